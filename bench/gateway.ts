@@ -1,0 +1,121 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { openDatabase } from '../src/audit/database.js';
+import { SqliteAuditStore } from '../src/audit/sqlite-audit-store.js';
+import { policySchema } from '../src/config/schema.js';
+import { createWhitelistSandbox } from '../src/policy/index.js';
+import { silentLogger } from '../src/shared/logger.js';
+import { Gateway } from '../src/tools/gateway.js';
+import { PermissionPolicy } from '../src/tools/permissions.js';
+import { ToolRegistry } from '../src/tools/registry.js';
+import { InputValidator } from '../src/tools/validation.js';
+import { PADDOCK_BIN, startServe, tempProject } from '../test/helpers/paddock-process.js';
+import type { Figure } from './run.js';
+import { median, timeCalls } from './stats.js';
+
+/** Gateway pipeline in-process, and MCP round trips over stdio and HTTP. */
+export async function benchGateway(): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'paddock-bench-'));
+  try {
+    const db = openDatabase(join(dir, 'bench.db'));
+    const registry = new ToolRegistry();
+    registry.register([
+      {
+        name: 'noop',
+        description: 'no-op',
+        inputSchema: { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false },
+        annotations: { readOnlyHint: true },
+        source: 'builtin',
+        toolsets: ['builtin'],
+        execute: async () => ({ structured: { ok: true } }),
+      },
+    ]);
+    const gateway = new Gateway({
+      registry,
+      audit: new SqliteAuditStore(db),
+      policy: createWhitelistSandbox(policySchema.parse({})),
+      permissions: new PermissionPolicy([]),
+      validator: new InputValidator(),
+      logger: silentLogger(),
+    });
+    const caller = { caller: 'bench', via: 'direct' as const, attended: true };
+    const inproc = await timeCalls(20_000, () => gateway.call('noop', { n: 1 }, caller), 2000);
+    figures.push({
+      name: 'gateway+validation+audit, no-op (median)',
+      value: median(inproc) * 1000,
+      unit: 'µs/call',
+      target: '≤ 50 µs',
+    });
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const project = tempProject();
+  try {
+    const stdio = new Client({ name: 'bench', version: '1' });
+    await stdio.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [PADDOCK_BIN, 'mcp'],
+        cwd: project.dir,
+        env: project.env as Record<string, string>,
+        stderr: 'ignore',
+      }),
+    );
+    const call = { name: 'recall_memory', arguments: { query: '', limit: 1 } };
+    const stdioTimes = await timeCalls(2000, () => stdio.callTool(call));
+    figures.push({
+      name: 'MCP stdio round trip, recall_memory (median)',
+      value: median(stdioTimes),
+      unit: 'ms/call',
+      target: '≤ 1 ms',
+    });
+    await stdio.close();
+
+    const serve = await startServe(project);
+    try {
+      const clients = await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          const c = new Client({ name: 'bench', version: '1' });
+          await c.connect(
+            new StreamableHTTPClientTransport(new URL(`${serve.url}/mcp`), {
+              requestInit: { headers: { authorization: `Bearer ${serve.token}` } },
+            }),
+          );
+          return c;
+        }),
+      );
+      for (const c of clients) await c.callTool(call);
+      const durationMs = 5000;
+      const end = performance.now() + durationMs;
+      let count = 0;
+      const t0 = performance.now();
+      await Promise.all(
+        clients.map(async (c) => {
+          while (performance.now() < end) {
+            await c.callTool(call);
+            count++;
+          }
+        }),
+      );
+      const rate = count / ((performance.now() - t0) / 1000);
+      figures.push({
+        name: 'MCP HTTP, 16 concurrent clients',
+        value: rate,
+        unit: 'calls/s',
+        target: '≥ 2,000 calls/s',
+      });
+      await Promise.all(clients.map((c) => c.close()));
+    } finally {
+      await serve.stop();
+    }
+  } finally {
+    project.cleanup();
+  }
+  return figures;
+}

@@ -1,0 +1,184 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { PaddockError } from '../shared/errors.js';
+
+/** One step of the schema. Versions are 1, 2, 3… in list order; a released step is never edited. */
+export interface Migration {
+  version: number;
+  /** Short snake_case label, stored beside the version so an edited or reordered list is caught. */
+  name: string;
+  /** Statements run with `db.exec`, inside the transaction that records the step. */
+  sql: string;
+}
+
+/**
+ * The whole schema of Paddock's database, oldest step first. Later modules (agent runs,
+ * approvals, jobs) append their tables here as new versions; existing entries never change.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'tool_invocations',
+    // seq is the rowid (max + 1 on insert): monotonic as long as the newest row is never
+    // deleted, which retention (oldest rows first) respects. AUTOINCREMENT would add a
+    // sqlite_sequence write to every insert (about 4 µs of a ~30 µs record).
+    sql: `
+      CREATE TABLE tool_invocations (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        started_at INTEGER NOT NULL,
+        duration_ms REAL NOT NULL,
+        tool TEXT NOT NULL,
+        source TEXT NOT NULL,
+        caller TEXT NOT NULL,
+        via TEXT NOT NULL,
+        parent_id TEXT,
+        generation INTEGER,
+        job_id TEXT,
+        input TEXT NOT NULL,
+        output_bytes INTEGER NOT NULL,
+        success INTEGER NOT NULL CHECK (success IN (0, 1)),
+        error_code TEXT,
+        error_message TEXT,
+        policy_rule TEXT
+      );
+      CREATE INDEX tool_invocations_tool ON tool_invocations (tool);
+      CREATE INDEX tool_invocations_caller ON tool_invocations (caller);
+      CREATE INDEX tool_invocations_started_at ON tool_invocations (started_at);
+      CREATE INDEX tool_invocations_parent_id ON tool_invocations (parent_id) WHERE parent_id IS NOT NULL;
+      CREATE INDEX tool_invocations_job_id ON tool_invocations (job_id) WHERE job_id IS NOT NULL;
+    `,
+  },
+  {
+    version: 2,
+    name: 'memories',
+    sql: `
+      CREATE TABLE memories (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        namespace TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tags TEXT NOT NULL DEFAULT '[]',
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX memories_namespace_recent ON memories (namespace, created_at, seq);
+      CREATE VIRTUAL TABLE memories_fts USING fts5 (
+        content, tags,
+        content = 'memories', content_rowid = 'seq',
+        tokenize = 'unicode61 remove_diacritics 2'
+      );
+      CREATE TRIGGER memories_after_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, content, tags) VALUES (new.seq, new.content, new.tags);
+      END;
+      CREATE TRIGGER memories_after_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, content, tags)
+          VALUES ('delete', old.seq, old.content, old.tags);
+      END;
+      CREATE TRIGGER memories_after_update AFTER UPDATE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, content, tags)
+          VALUES ('delete', old.seq, old.content, old.tags);
+        INSERT INTO memories_fts (rowid, content, tags) VALUES (new.seq, new.content, new.tags);
+      END;
+    `,
+  },
+  {
+    version: 3,
+    name: 'launch_links',
+    sql: `
+      CREATE TABLE launch_links (
+        id TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        profile_id TEXT NOT NULL,
+        startup_script TEXT NOT NULL DEFAULT ''
+      );
+      CREATE INDEX launch_links_created_at ON launch_links (created_at);
+    `,
+  },
+];
+
+const LEDGER_SQL = `
+  CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at INTEGER NOT NULL
+  )`;
+
+/** Throws unless versions run 1, 2, 3… without gaps and names are unique. */
+function assertWellFormed(migrations: readonly Migration[]): void {
+  const names = new Set<string>();
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1 || names.has(m.name)) {
+      throw new PaddockError(
+        'INTERNAL',
+        `Migration list is malformed at position ${i + 1} ("${m.name}", version ${m.version}): versions must run 1, 2, 3… with unique names. Fix src/audit/migrations.ts.`,
+      );
+    }
+    names.add(m.name);
+  });
+}
+
+/** Throws when the database was migrated by a different (newer or edited) schema list. */
+function assertCompatible(applied: ReadonlyMap<number, string>, migrations: readonly Migration[]): void {
+  for (const [version, name] of applied) {
+    const known = migrations[version - 1];
+    if (!known) {
+      throw new PaddockError(
+        'INTERNAL',
+        `The database has schema version ${version} ("${name}"), newer than this build knows (${migrations.length}). Upgrade Paddock, or point PADDOCK_DATA at another directory.`,
+      );
+    }
+    if (known.name !== name) {
+      throw new PaddockError(
+        'INTERNAL',
+        `The database recorded schema version ${version} as "${name}" but this build calls it "${known.name}". The migration list was edited after release; restore it and append new steps instead.`,
+      );
+    }
+  }
+}
+
+function readLedger(db: BetterSqlite3.Database): Map<number, string> {
+  const rows = db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all() as {
+    version: number;
+    name: string;
+  }[];
+  return new Map(rows.map((r) => [r.version, r.name]));
+}
+
+/**
+ * Brings the database up to the last step of `migrations`. Pending steps run in one
+ * `BEGIN IMMEDIATE` transaction (so two processes opening the same file never both apply a
+ * step) and are recorded in `schema_migrations`; `PRAGMA user_version` mirrors the latest
+ * version. Either every pending step applies or none does. Returns how many steps ran.
+ */
+export function applyMigrations(
+  db: BetterSqlite3.Database,
+  migrations: readonly Migration[] = MIGRATIONS,
+): number {
+  assertWellFormed(migrations);
+  // Up to date: check the ledger without taking the write lock.
+  if (migrations.length > 0 && db.pragma('user_version', { simple: true }) === migrations.length) {
+    assertCompatible(readLedger(db), migrations);
+    return 0;
+  }
+  const run = db.transaction(() => {
+    db.exec(LEDGER_SQL);
+    const applied = readLedger(db);
+    assertCompatible(applied, migrations);
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    let count = 0;
+    for (const m of migrations) {
+      if (applied.has(m.version)) continue;
+      db.exec(m.sql);
+      record.run(m.version, m.name, Date.now());
+      count++;
+    }
+    if (count > 0) db.pragma(`user_version = ${migrations.length}`);
+    return count;
+  });
+  return run.immediate();
+}
+
+/** The versions recorded in `schema_migrations`, oldest first (empty for a fresh file). */
+export function appliedMigrations(db: BetterSqlite3.Database): { version: number; name: string }[] {
+  db.exec(LEDGER_SQL);
+  return [...readLedger(db)].map(([version, name]) => ({ version, name }));
+}

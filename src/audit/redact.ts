@@ -1,0 +1,107 @@
+/** What replaces the value of a secret-looking key. */
+export const REDACTED = '[REDACTED]';
+
+/** Largest stored input, in UTF-8 bytes, marker included. */
+export const MAX_INPUT_BYTES = 4096;
+
+/** Nesting below this depth is replaced by a placeholder (keeps the walk off the stack limit). */
+const MAX_DEPTH = 64;
+
+/**
+ * Key names treated as secrets, matched anywhere in the key and case-insensitively, so
+ * `accessToken`, `X-Api-Key`, `client_secret` and `Set-Cookie` all count. Over-matching
+ * (`max_tokens`) is accepted: an audit row loses a harmless value rather than leak a secret.
+ * The short names `auth`, `pass` and `pwd` count only as whole keys (not inside `author`).
+ */
+const SECRET_KEY =
+  /token|secret|passw(?:or)?d|passphrase|authorization|api[_-]?key|access[_-]?key|private[_-]?key|cookie|credential|^(?:auth|pass|pwd)$/i;
+
+/** True when a key (property name or header name) names a secret. */
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEY.test(key);
+}
+
+/**
+ * A deep copy of `value` that is safe to store: the value of every secret-named key is
+ * replaced by {@link REDACTED}, in nested objects and arrays alike. Header lists are covered
+ * in their common shapes: `{Authorization: …}`, `[["Authorization", …]]` and
+ * `[{name: "Authorization", value: …}]`. Cycles, functions and bigints become strings so the
+ * result always serialises. The input is never modified.
+ */
+export function redactSecrets(value: unknown): unknown {
+  return walk(value, 0, new WeakSet());
+}
+
+function walk(value: unknown, depth: number, seen: WeakSet<object>): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'function' || typeof value === 'symbol') return undefined;
+  if (value === null || typeof value !== 'object') return value;
+  const withJson = value as { toJSON?: () => unknown };
+  if (typeof withJson.toJSON === 'function') return walk(withJson.toJSON(), depth, seen);
+  if (seen.has(value)) return '[Circular]';
+  if (depth >= MAX_DEPTH) return '[Too deep]';
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) return walkArray(value, depth, seen);
+    const out: Record<string, unknown> = {};
+    const pairName = headerPairName(value as Record<string, unknown>);
+    for (const [key, child] of Object.entries(value)) {
+      const secret = isSecretKey(key) || (pairName !== undefined && key === 'value');
+      out[key] = secret ? REDACTED : walk(child, depth + 1, seen);
+    }
+    return out;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+function walkArray(value: unknown[], depth: number, seen: WeakSet<object>): unknown[] {
+  if (value.length === 2 && typeof value[0] === 'string' && isSecretKey(value[0])) {
+    return [value[0], REDACTED];
+  }
+  return value.map((child) => {
+    const out = walk(child, depth + 1, seen);
+    return out === undefined ? null : out;
+  });
+}
+
+/** `{name: "Authorization", value: …}` (and `key` instead of `name`): the pair's secret name. */
+function headerPairName(obj: Record<string, unknown>): string | undefined {
+  if (!('value' in obj)) return undefined;
+  const name = typeof obj.name === 'string' ? obj.name : typeof obj.key === 'string' ? obj.key : undefined;
+  return name !== undefined && isSecretKey(name) ? name : undefined;
+}
+
+/**
+ * Cuts `text` to at most `maxBytes` UTF-8 bytes including a marker
+ * `…[truncated N bytes]` that says how many bytes were dropped. The cut never splits a
+ * character, so the result is valid UTF-8. Text that fits is returned unchanged.
+ */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  // Every UTF-16 code unit encodes to at most 3 bytes, so short text needs no measuring.
+  if (text.length * 3 <= maxBytes) return text;
+  const totalBytes = Buffer.byteLength(text, 'utf8');
+  if (totalBytes <= maxBytes) return text;
+  const budget = Math.max(0, maxBytes - Buffer.byteLength(marker(totalBytes)));
+  // Encode only a head that is surely long enough: `budget` code units give ≥ `budget` bytes.
+  // A pair split at the end of the head encodes as a 3-byte U+FFFD that always lies past
+  // `budget`, so the step back below drops it.
+  const head = Buffer.from(text.slice(0, budget), 'utf8');
+  let cut = Math.min(budget, head.length);
+  // Step back over continuation bytes (10xxxxxx) to land on the start of a character.
+  while (cut > 0 && cut < head.length && ((head[cut] ?? 0) & 0xc0) === 0x80) cut--;
+  return head.subarray(0, cut).toString('utf8') + marker(totalBytes - cut);
+}
+
+function marker(droppedBytes: number): string {
+  return `…[truncated ${droppedBytes} bytes]`;
+}
+
+/**
+ * The text stored in an audit row's `input`: secrets redacted, serialised as JSON, then cut
+ * to `maxBytes` with a marker (so a truncated input is no longer parseable JSON).
+ */
+export function serializeInput(input: unknown, maxBytes: number = MAX_INPUT_BYTES): string {
+  const json = JSON.stringify(redactSecrets(input)) ?? 'null';
+  return truncateUtf8(json, maxBytes);
+}

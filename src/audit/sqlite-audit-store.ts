@@ -1,0 +1,266 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { PaddockError } from '../shared/errors.js';
+import { type Logger, silentLogger } from '../shared/logger.js';
+import { applyMigrations } from './migrations.js';
+import { MAX_INPUT_BYTES, serializeInput, truncateUtf8 } from './redact.js';
+import type { AuditQuery, AuditStore, Disposable, InvocationRecord, StoredInvocation, Via } from './types.js';
+
+/** Rows returned by a query when no limit is given. */
+export const DEFAULT_QUERY_LIMIT = 100;
+/** Largest `limit` a query accepts; page further with `afterSeq` / `beforeSeq`. */
+export const MAX_QUERY_LIMIT = 10_000;
+
+export interface SqliteAuditStoreOptions {
+  /** Receives `audit.listener_failed` when a subscriber throws. */
+  logger?: Logger;
+  /** Cap for the stored input text, in UTF-8 bytes. Default 4 KiB. */
+  maxInputBytes?: number;
+  /** Cap for the stored error message, in UTF-8 bytes. Default 4 KiB. */
+  maxErrorMessageBytes?: number;
+}
+
+interface Row {
+  seq: number;
+  id: string;
+  started_at: number;
+  duration_ms: number;
+  tool: string;
+  source: string;
+  caller: string;
+  via: string;
+  parent_id: string | null;
+  generation: number | null;
+  job_id: string | null;
+  input: string;
+  output_bytes: number;
+  success: number;
+  error_code: string | null;
+  error_message: string | null;
+  policy_rule: string | null;
+}
+
+const COLUMNS =
+  'seq, id, started_at, duration_ms, tool, source, caller, via, parent_id, generation, job_id, input, ' +
+  'output_bytes, success, error_code, error_message, policy_rule';
+
+const INSERT_SQL = `INSERT INTO tool_invocations (id, started_at, duration_ms, tool, source, caller, via,
+  parent_id, generation, job_id, input, output_bytes, success, error_code, error_message, policy_rule)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/**
+ * The audit log in SQLite (`tool_invocations`). `record` is one synchronous autocommit insert
+ * through a prepared statement: when it returns, the row is committed (it survives a crash of
+ * the process; see `openDatabase` for OS crashes). Inputs are redacted and truncated first.
+ * The connection belongs to the caller; pass one from `openDatabase`.
+ */
+export class SqliteAuditStore implements AuditStore {
+  private readonly db: BetterSqlite3.Database;
+  private readonly logger: Logger;
+  private readonly maxInputBytes: number;
+  private readonly maxErrorMessageBytes: number;
+  private readonly insert: BetterSqlite3.Statement;
+  private readonly byId: BetterSqlite3.Statement;
+  private readonly queries = new Map<string, BetterSqlite3.Statement>();
+  private readonly listeners = new Set<(row: StoredInvocation) => void>();
+
+  constructor(db: BetterSqlite3.Database, options: SqliteAuditStoreOptions = {}) {
+    applyMigrations(db);
+    this.db = db;
+    this.logger = options.logger ?? silentLogger();
+    this.maxInputBytes = options.maxInputBytes ?? MAX_INPUT_BYTES;
+    this.maxErrorMessageBytes = options.maxErrorMessageBytes ?? MAX_INPUT_BYTES;
+    this.insert = db.prepare(INSERT_SQL);
+    this.byId = db.prepare(`SELECT ${COLUMNS} FROM tool_invocations WHERE id = ?`);
+  }
+
+  /** Writes one row and returns it as stored; listeners run after the commit. */
+  record(row: InvocationRecord): StoredInvocation {
+    const stored: Omit<StoredInvocation, 'seq'> = {
+      id: row.id,
+      startedAt: row.startedAt,
+      durationMs: row.durationMs,
+      tool: row.tool,
+      source: row.source,
+      caller: row.caller,
+      via: row.via,
+      parentId: row.parentId ?? null,
+      generation: row.generation ?? null,
+      jobId: row.jobId ?? null,
+      input: safeSerialize(row.input, this.maxInputBytes),
+      outputBytes: row.outputBytes,
+      success: row.success,
+      errorCode: row.errorCode ?? null,
+      errorMessage:
+        row.errorMessage == null ? null : truncateUtf8(row.errorMessage, this.maxErrorMessageBytes),
+      policyRule: row.policyRule ?? null,
+    };
+    let seq: number;
+    try {
+      const info = this.insert.run(
+        stored.id,
+        stored.startedAt,
+        stored.durationMs,
+        stored.tool,
+        stored.source,
+        stored.caller,
+        stored.via,
+        stored.parentId,
+        stored.generation,
+        stored.jobId,
+        stored.input,
+        stored.outputBytes,
+        stored.success ? 1 : 0,
+        stored.errorCode,
+        stored.errorMessage,
+        stored.policyRule,
+      );
+      seq = Number(info.lastInsertRowid);
+    } catch (e) {
+      throw insertError(row.id, e);
+    }
+    const result: StoredInvocation = { seq, ...stored };
+    this.notify(result);
+    return result;
+  }
+
+  /** Rows matching every given filter, newest first unless `ascending`. */
+  query(q: AuditQuery = {}): StoredInvocation[] {
+    const limit = checkLimit(q.limit);
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (clause: string, value: unknown) => {
+      where.push(clause);
+      params.push(value);
+    };
+    if (q.tool !== undefined) add('tool = ?', q.tool);
+    if (q.caller !== undefined) add('caller = ?', q.caller);
+    if (q.parentId !== undefined) add('parent_id = ?', q.parentId);
+    if (q.jobId !== undefined) add('job_id = ?', q.jobId);
+    if (q.since !== undefined) add('started_at >= ?', checkNumber('since', q.since));
+    if (q.afterSeq !== undefined) add('seq > ?', checkNumber('afterSeq', q.afterSeq));
+    if (q.beforeSeq !== undefined) add('seq < ?', checkNumber('beforeSeq', q.beforeSeq));
+    if (q.failed === true) where.push('success = 0');
+    const sql =
+      `SELECT ${COLUMNS} FROM tool_invocations` +
+      (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
+      ` ORDER BY seq ${q.ascending ? 'ASC' : 'DESC'} LIMIT ?`;
+    let statement = this.queries.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.queries.set(sql, statement);
+    }
+    return (statement.all(...params, limit) as Row[]).map(fromRow);
+  }
+
+  /** The row with this invocation id, if any. */
+  get(id: string): StoredInvocation | undefined {
+    const row = this.byId.get(id) as Row | undefined;
+    return row ? fromRow(row) : undefined;
+  }
+
+  /**
+   * Calls `listener` with every row recorded through this store, right after its commit.
+   * A listener that throws (or returns a rejected promise) is logged and never affects
+   * `record` or the other listeners.
+   */
+  subscribe(listener: (row: StoredInvocation) => void): Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => void this.listeners.delete(listener) };
+  }
+
+  private notify(row: StoredInvocation): void {
+    if (this.listeners.size === 0) return;
+    for (const listener of [...this.listeners]) {
+      try {
+        const result: unknown = listener(row);
+        if (result instanceof Promise) result.catch((e: unknown) => this.listenerFailed(row, e));
+      } catch (e) {
+        this.listenerFailed(row, e);
+      }
+    }
+  }
+
+  private listenerFailed(row: StoredInvocation, e: unknown): void {
+    this.logger.warn('audit.listener_failed', {
+      invocationId: row.id,
+      error: e instanceof Error ? e.message : String(e),
+    });
+  }
+}
+
+/** Serialises an input; one whose getters or `toJSON` throw is stored as a placeholder. */
+function safeSerialize(input: unknown, maxBytes: number): string {
+  try {
+    return serializeInput(input, maxBytes);
+  } catch {
+    return JSON.stringify('[unserializable input]');
+  }
+}
+
+function fromRow(r: Row): StoredInvocation {
+  return {
+    seq: r.seq,
+    id: r.id,
+    startedAt: r.started_at,
+    durationMs: r.duration_ms,
+    tool: r.tool,
+    source: r.source,
+    caller: r.caller,
+    via: r.via as Via,
+    parentId: r.parent_id,
+    generation: r.generation,
+    jobId: r.job_id,
+    input: r.input,
+    outputBytes: r.output_bytes,
+    success: r.success === 1,
+    errorCode: r.error_code,
+    errorMessage: r.error_message,
+    policyRule: r.policy_rule,
+  };
+}
+
+function checkLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_QUERY_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_QUERY_LIMIT) {
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      `limit must be a whole number from 1 to ${MAX_QUERY_LIMIT}, got ${limit}. Ask for fewer rows and page with afterSeq.`,
+      { argument: 'limit' },
+    );
+  }
+  return limit;
+}
+
+const NUMBER_HINTS: Record<string, string> = {
+  since: 'Pass epoch milliseconds; parseSince turns "1h" or an ISO time into one.',
+  afterSeq: 'Pass the seq of the last row already seen.',
+  beforeSeq: 'Pass the seq of the oldest row already seen.',
+};
+
+function checkNumber(name: string, value: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      `${name} must be a finite number, got ${String(value)}. ${NUMBER_HINTS[name] ?? ''}`.trim(),
+      {
+        argument: name,
+      },
+    );
+  }
+  return value;
+}
+
+function insertError(id: string, e: unknown): PaddockError {
+  const reason = e instanceof Error ? e.message : String(e);
+  if (reason.includes('UNIQUE constraint failed: tool_invocations.id')) {
+    return new PaddockError(
+      'INVALID_ARGUMENT',
+      `An audit row with id "${id}" already exists; give every invocation a fresh id.`,
+      { id },
+    );
+  }
+  return new PaddockError(
+    'INTERNAL',
+    `Could not write the audit row: ${reason}. Check that the data directory is writable and has free space, then retry.`,
+  );
+}

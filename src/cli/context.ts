@@ -1,0 +1,29 @@
+import { type LoadedConfig, loadConfig } from '../config/load.js';
+import { createPaddock, type Paddock } from '../main.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+
+/** The `--config` option every command accepts. */
+export const CONFIG_OPTION = { config: { type: 'string' as const } };
+
+/** Loads the configuration named by `--config` (or the defaults). */
+export function loadFor(values: Record<string, unknown>): LoadedConfig {
+  return loadConfig({ ...(typeof values.config === 'string' ? { configPath: values.config } : {}) });
+}
+
+export function loggerFor(loaded: LoadedConfig, quiet = false): Logger {
+  return createLogger({ level: quiet ? 'warn' : loaded.config.log.level, json: loaded.config.log.json });
+}
+
+/** Builds the services for a one-shot command and closes them afterwards. */
+export async function withPaddock<T>(
+  values: Record<string, unknown>,
+  fn: (p: Paddock) => Promise<T>,
+): Promise<T> {
+  const loaded = loadFor(values);
+  const paddock = await createPaddock(loaded, { logger: loggerFor(loaded, true) });
+  try {
+    return await fn(paddock);
+  } finally {
+    await paddock.close();
+  }
+}

@@ -1,0 +1,107 @@
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDatabase } from '../audit/database.js';
+import { ConfigError, type LoadedConfig, loadConfig } from '../config/load.js';
+import { out, parseCommandArgs } from './args.js';
+
+interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  /** How to fix it, when not ok. */
+  fix?: string;
+}
+
+const HELP = `Usage: paddock doctor [--json] [--config FILE]
+
+Checks Node, bubblewrap and user namespaces, SQLite, the configuration and the data
+directory, and says how to fix each failure. Exit code 0 when everything passes.`;
+
+export async function doctorCommand(args: string[]): Promise<number> {
+  const { values } = parseCommandArgs(
+    'doctor',
+    args,
+    { config: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    false,
+  );
+  if (values.help) {
+    out(HELP);
+    return 0;
+  }
+  const checks: Check[] = [];
+  const major = Number(process.versions.node.split('.')[0]);
+  checks.push({
+    name: 'node',
+    ok: major >= 20,
+    detail: `Node ${process.versions.node}`,
+    fix: 'Install Node.js 20 or newer.',
+  });
+  const bwrap = spawnSync('bwrap', ['--version'], { encoding: 'utf8' });
+  checks.push({
+    name: 'bubblewrap',
+    ok: bwrap.status === 0,
+    detail: bwrap.status === 0 ? bwrap.stdout.trim() : 'bwrap not found',
+    fix: 'Install bubblewrap: `sudo apt-get install -y bubblewrap` (Debian/Ubuntu).',
+  });
+  if (bwrap.status === 0) {
+    const probe = spawnSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true'], {
+      encoding: 'utf8',
+    });
+    checks.push({
+      name: 'user namespaces',
+      ok: probe.status === 0,
+      detail:
+        probe.status === 0 ? 'bwrap can create namespaces' : probe.stderr.trim() || `exit ${probe.status}`,
+      fix: 'Enable unprivileged user namespaces: `sudo sysctl -w kernel.unprivileged_userns_clone=1` (and on Ubuntu 24.04+, `kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile for bwrap).',
+    });
+  }
+  let loaded: LoadedConfig | undefined;
+  try {
+    loaded = loadConfig({ ...(typeof values.config === 'string' ? { configPath: values.config } : {}) });
+    checks.push({ name: 'config', ok: true, detail: loaded.file ?? 'no paddock.yaml: built-in defaults' });
+  } catch (e) {
+    checks.push({
+      name: 'config',
+      ok: false,
+      detail: e instanceof ConfigError ? e.message : (e as Error).message,
+      fix: 'Fix the lines above, or run `paddock init` for a commented starter file.',
+    });
+  }
+  if (loaded) {
+    const dataDir = loaded.dataDir;
+    try {
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      accessSync(dataDir, constants.W_OK);
+      checks.push({ name: 'data directory', ok: true, detail: dataDir });
+      try {
+        const db = openDatabase(join(dataDir, 'paddock.db'));
+        const mode = db.pragma('journal_mode', { simple: true });
+        db.close();
+        checks.push({ name: 'sqlite', ok: true, detail: `paddock.db opens (journal ${String(mode)})` });
+      } catch (e) {
+        checks.push({
+          name: 'sqlite',
+          ok: false,
+          detail: (e as Error).message,
+          fix: 'Reinstall dependencies (`npm ci`) so better-sqlite3 is built for this Node, and check the disk.',
+        });
+      }
+    } catch (e) {
+      checks.push({
+        name: 'data directory',
+        ok: false,
+        detail: `${dataDir}: ${(e as Error).message}`,
+        fix: 'Set PADDOCK_DATA to a writable directory.',
+      });
+    }
+  }
+  if (values.json) out(JSON.stringify(checks, null, 2));
+  else {
+    for (const c of checks) {
+      out(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name.padEnd(16)} ${c.detail}`);
+      if (!c.ok && c.fix) out(`      ${''.padEnd(16)} fix: ${c.fix}`);
+    }
+  }
+  return checks.every((c) => c.ok) ? 0 : 1;
+}

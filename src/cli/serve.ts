@@ -1,0 +1,82 @@
+import { createPaddock, VERSION } from '../main.js';
+import { McpHttpEndpoint } from '../mcp/http.js';
+import { WebApp } from '../web/app.js';
+import { loadOrCreateToken } from '../web/auth.js';
+import { out, parseCommandArgs, UsageError } from './args.js';
+import { CONFIG_OPTION, loadFor, loggerFor } from './context.js';
+
+const HELP = `Usage: paddock serve [--host H] [--port N] [--config FILE]
+
+Runs Paddock: the dock at http://127.0.0.1:7420/ and MCP (Streamable HTTP) at /mcp.
+The server token is created in the data directory on first start and printed once;
+clients send it as "Authorization: Bearer <token>". Stop with Ctrl-C.`;
+
+export async function serveCommand(args: string[]): Promise<number> {
+  const { values } = parseCommandArgs(
+    'serve',
+    args,
+    {
+      ...CONFIG_OPTION,
+      host: { type: 'string' },
+      port: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    false,
+  );
+  if (values.help) {
+    out(HELP);
+    return 0;
+  }
+  const loaded = loadFor(values);
+  const server = loaded.config.server;
+  const host = typeof values.host === 'string' ? values.host : server.host;
+  const port = typeof values.port === 'string' ? Number(values.port) : server.port;
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError('--port must be an integer from 0 to 65535.');
+  const logger = loggerFor(loaded);
+  const paddock = await createPaddock(loaded, { logger });
+  const { token, created, file } = loadOrCreateToken(loaded.dataDir);
+  const mcp = new McpHttpEndpoint(
+    {
+      gateway: paddock.gateway,
+      registry: paddock.registry,
+      version: VERSION,
+      toolsets: loaded.config.mcp.toolsets,
+    },
+    logger,
+  );
+  const app = new WebApp({
+    host,
+    port,
+    auth: server.auth,
+    token,
+    allowedHosts: server.allowedHosts,
+    mcp,
+    logger,
+  });
+  let address: { port: number };
+  try {
+    address = await app.listen();
+  } catch (e) {
+    await paddock.close();
+    throw new UsageError(`cannot listen on ${host}:${port} (${(e as Error).message}); pick another --port.`);
+  }
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  const base = server.publicUrl ?? `http://${shownHost}:${address.port}`;
+  out(`Paddock ${VERSION} is running.`);
+  out(`  MCP endpoint: ${base}/mcp`);
+  out(`  Dock:         ${base}/`);
+  if (server.auth === 'token') {
+    if (created) out(`  Token:        ${token}   (new; stored in ${file}; shown once)`);
+    else out(`  Token:        stored in ${file}`);
+  } else out('  Auth:         none (loopback only)');
+  logger.info('server.started', { url: base, dataDir: loaded.dataDir });
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  logger.info('server.stopping');
+  await app.close();
+  await paddock.close();
+  return 0;
+}

@@ -1,0 +1,107 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { PaddockError } from '../shared/errors.js';
+import { type PaddockConfig, paddockConfigSchema } from './paddock-config.js';
+
+/** A configuration problem: one `path: message` line per problem; the CLI exits with 2. */
+export class ConfigError extends PaddockError {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super('INVALID_ARGUMENT', `${file}: invalid configuration\n${problems.map((p) => `  ${p}`).join('\n')}`, {
+      problems,
+    });
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadedConfig {
+  config: PaddockConfig;
+  /** The file read, or undefined when the built-in defaults apply. */
+  file?: string;
+  /** Directory holding `.paddock/` (the config file's directory, else the working directory). */
+  projectDir: string;
+  dataDir: string;
+}
+
+export interface LoadOptions {
+  /** `--config` from the command line. */
+  configPath?: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Finds and validates paddock.yaml: `--config`, then `PADDOCK_CONFIG`, then
+ * `./paddock.yaml`. A missing file (when none was named) means the built-in defaults; a
+ * named file that is missing, or any invalid file, is an error — never a silent fallback.
+ */
+export function loadConfig(options: LoadOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const named = options.configPath ?? env.PADDOCK_CONFIG;
+  let file: string | undefined;
+  if (named) {
+    file = resolve(cwd, named);
+    if (!existsSync(file)) {
+      throw new ConfigError(file, [`(file): not found; create it with \`paddock init\` or fix the path`]);
+    }
+  } else {
+    for (const name of ['paddock.yaml', 'paddock.yml']) {
+      const candidate = join(cwd, name);
+      if (existsSync(candidate)) {
+        file = candidate;
+        break;
+      }
+    }
+  }
+  const raw = file ? parseYaml(file, readFileSync(file, 'utf8')) : {};
+  const config = validate(paddockConfigSchema, raw ?? {}, file ?? '(defaults)');
+  if (config.server.auth === 'none' && !isLoopbackHost(config.server.host)) {
+    throw new ConfigError(file ?? '(defaults)', [
+      `server.auth: "none" is only allowed when server.host is a loopback address (got "${config.server.host}")`,
+    ]);
+  }
+  const projectDir = file ? dirname(file) : cwd;
+  const dataDir = resolve(cwd, env.PADDOCK_DATA ?? join(homedir(), '.local', 'share', 'paddock'));
+  return { config, ...(file ? { file } : {}), projectDir, dataDir };
+}
+
+/** Parses YAML, turning syntax errors into `line:col: message` problems. */
+export function parseYaml(file: string, text: string): unknown {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      file,
+      doc.errors.map((e) => {
+        const pos = e.linePos?.[0];
+        return `${pos ? `line ${pos.line}, column ${pos.col}` : '(yaml)'}: ${e.message.split('\n')[0]}`;
+      }),
+    );
+  }
+  return doc.toJS();
+}
+
+/** Validates with zod, reporting one `path: message` line per problem. */
+export function validate<T extends z.ZodType>(schema: T, value: unknown, file: string): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    file,
+    parsed.error.issues.map((issue) => {
+      const path = issue.path.length > 0 ? issue.path.join('.') : '(root)';
+      if (issue.code === 'unrecognized_keys') {
+        return `${path}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+      }
+      return `${path}: ${issue.message}`;
+    }),
+  );
+}
+
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}

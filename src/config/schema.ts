@@ -1,0 +1,147 @@
+import { z } from 'zod';
+
+const permission = z.enum(['auto', 'ask', 'deny']);
+
+/** An executable the policy allows, with optional argument rules. */
+export const execRuleSchema = z
+  .object({
+    name: z
+      .string()
+      .min(1)
+      .describe('Bare executable name (resolved against the computer PATH) or an absolute path.'),
+    denyArgs: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('Argument patterns refused for this executable (globs, e.g. "-c", "--upload-pack*").'),
+  })
+  .strict();
+
+export const policySchema = z
+  .object({
+    files: z
+      .object({
+        read: z
+          .array(z.string())
+          .default(['/workspace', '/tmp'])
+          .describe('Absolute guest roots readable by file tools.'),
+        write: z
+          .array(z.string())
+          .default(['/workspace', '/tmp'])
+          .describe('Absolute guest roots writable by file tools.'),
+        deny: z
+          .array(z.string())
+          .default([])
+          .describe('Absolute guest roots refused for reading and writing.'),
+      })
+      .strict()
+      .default({ read: ['/workspace', '/tmp'], write: ['/workspace', '/tmp'], deny: [] })
+      .describe('Path whitelist for file.read and file.write.'),
+    exec: z
+      .object({
+        allow: z.array(execRuleSchema).default([]).describe('Executables the `shell` tool may run.'),
+        deny: z
+          .array(z.string())
+          .default([])
+          .describe('Executables always refused (names or absolute paths).'),
+        path: z
+          .array(z.string())
+          .default(['/usr/local/bin', '/usr/bin', '/bin'])
+          .describe('The fixed PATH bare names resolve against (never a writable directory).'),
+      })
+      .strict()
+      .default({ allow: [], deny: [], path: ['/usr/local/bin', '/usr/bin', '/bin'] })
+      .describe('Executable whitelist for the exec action.'),
+    http: z
+      .object({
+        allow: z
+          .array(z.string())
+          .default([])
+          .describe('Domains (`api.example.com`, `*.example.com` for subdomains), optionally with `:port`.'),
+        deny: z.array(z.string()).default([]).describe('Domains always refused, checked before allow.'),
+      })
+      .strict()
+      .default({ allow: [], deny: [] })
+      .describe('Domain whitelist for http_get, http_post and notify.'),
+  })
+  .strict();
+
+export type PolicyConfig = z.infer<typeof policySchema>;
+export type ExecRule = z.infer<typeof execRuleSchema>;
+
+export const serverSchema = z
+  .object({
+    host: z
+      .string()
+      .min(1)
+      .default('127.0.0.1')
+      .describe('Address `paddock serve` binds; loopback by default.'),
+    port: z
+      .number()
+      .int()
+      .min(0)
+      .max(65535)
+      .default(7420)
+      .describe('Port of the dock and the /mcp endpoint (0 = any free port).'),
+    auth: z
+      .enum(['token', 'none'])
+      .default('token')
+      .describe(
+        '`token`: /mcp and the dock need the server token; `none` is only accepted on a loopback host.',
+      ),
+    publicUrl: z
+      .string()
+      .url()
+      .optional()
+      .describe('The URL people and agents use to reach the dock, if not http://<host>:<port>.'),
+    allowedHosts: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'Extra Host header names accepted (DNS-rebinding protection); loopback names are always accepted on loopback.',
+      ),
+  })
+  .strict();
+
+export const mcpSchema = z
+  .object({
+    toolsets: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'Tool sets the MCP endpoints expose (`computer`, `builtin`, `integrations`, a server name); empty = all.',
+      ),
+  })
+  .strict();
+
+/** Builds the full paddock.yaml schema from the sections of each module. */
+export function buildConfigSchema<S extends z.ZodRawShape>(extra: S) {
+  return z
+    .object({
+      server: serverSchema.default(serverSchema.parse({})).describe('The HTTP server (dock, /mcp).'),
+      mcp: mcpSchema.default({ toolsets: [] }).describe('MCP endpoint options.'),
+      policy: policySchema
+        .default(policySchema.parse({}))
+        .describe('The whitelist policy: paths, executables, domains.'),
+      permissions: z
+        .record(z.string().min(1), permission)
+        .default({})
+        .describe('Tool-name globs → auto | ask | deny. The most specific pattern wins.'),
+      plugins: z
+        .array(z.string().min(1))
+        .default([])
+        .describe('Extra plugin module paths (besides .paddock/plugins/).'),
+      log: z
+        .object({
+          level: z
+            .enum(['debug', 'info', 'warn', 'error'])
+            .default('info')
+            .describe('Least severe level written to stderr.'),
+          json: z.boolean().default(false).describe('One JSON object per line instead of key=value text.'),
+        })
+        .strict()
+        .default({ level: 'info', json: false })
+        .describe('Server logs (stderr).'),
+      ...extra,
+    })
+    .strict();
+}

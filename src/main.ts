@@ -1,0 +1,110 @@
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { openDatabase } from './audit/database.js';
+import { SqliteAuditStore } from './audit/sqlite-audit-store.js';
+import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
+import type { AuditStore, MemoryStore } from './audit/types.js';
+import { ConfigError, type LoadedConfig } from './config/load.js';
+import { createWhitelistSandbox } from './policy/index.js';
+import type { Sandbox } from './policy/types.js';
+import { isPaddockError } from './shared/errors.js';
+import type { Logger } from './shared/logger.js';
+import { createBuiltinTools } from './tools/builtin/index.js';
+import { Gateway } from './tools/gateway.js';
+import { PermissionPolicy, type PermissionRule } from './tools/permissions.js';
+import { ToolRegistry } from './tools/registry.js';
+import { InputValidator } from './tools/validation.js';
+
+/**
+ * Compiles the whitelist policy of a loaded configuration. An invalid rule is a
+ * configuration error (exit code 2) naming the rule, never a silent fallback.
+ */
+export function compilePolicy(loaded: LoadedConfig): Sandbox {
+  try {
+    return createWhitelistSandbox(loaded.config.policy);
+  } catch (e) {
+    if (isPaddockError(e)) throw new ConfigError(loaded.file ?? '(defaults)', [`policy: ${e.message}`]);
+    throw e;
+  }
+}
+
+/** Paddock's version, from package.json. */
+export const VERSION = '0.1.0';
+
+/** The wired services of one Paddock process. */
+export interface Paddock {
+  loaded: LoadedConfig;
+  logger: Logger;
+  db: Database.Database;
+  audit: AuditStore;
+  memory: MemoryStore;
+  policy: Sandbox;
+  registry: ToolRegistry;
+  permissions: PermissionPolicy;
+  validator: InputValidator;
+  gateway: Gateway;
+  close(): Promise<void>;
+}
+
+export interface CreateOptions {
+  logger: Logger;
+}
+
+/**
+ * The composition root: config → services → tools. No other module wires services;
+ * everything else receives what it needs from here.
+ */
+export async function createPaddock(loaded: LoadedConfig, options: CreateOptions): Promise<Paddock> {
+  const { config, dataDir } = loaded;
+  const logger = options.logger;
+  const db = openDatabase(join(dataDir, 'paddock.db'));
+  const closers: (() => Promise<void> | void)[] = [
+    () => {
+      db.close();
+    },
+  ];
+  try {
+    const audit = new SqliteAuditStore(db);
+    const memory = new SqliteMemoryStore(db);
+    const policy = compilePolicy(loaded);
+    const registry = new ToolRegistry();
+    const validator = new InputValidator();
+    const rules: PermissionRule[] = Object.entries(config.permissions).map(([pattern, permission]) => ({
+      pattern,
+      permission,
+      origin: loaded.file ?? 'defaults',
+    }));
+    const permissions = new PermissionPolicy(rules);
+    const gateway = new Gateway({ registry, audit, policy, permissions, validator, logger });
+
+    registry.onChange(() => {
+      for (const tool of registry.list()) validator.compile(tool.inputSchema, tool.name);
+    });
+    registry.register(createBuiltinTools({ memory, notify: config.notify, logger }));
+
+    return {
+      loaded,
+      logger,
+      db,
+      audit,
+      memory,
+      policy,
+      registry,
+      permissions,
+      validator,
+      gateway,
+      async close() {
+        for (const close of closers.reverse()) {
+          try {
+            await close();
+          } catch (e) {
+            logger.warn('paddock.close_failed', { error: (e as Error).message });
+          }
+        }
+      },
+    };
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}

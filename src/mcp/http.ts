@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { isInitializeRequest } from '@modelcontextprotocol/server';
+import type { Logger } from '../shared/logger.js';
+import type { CallerContext } from '../tools/tool.js';
+import { createMcpServer, type McpServerDeps } from './server.js';
+
+interface Session {
+  transport: NodeStreamableHTTPServerTransport;
+  dispose(): void;
+  lastSeen: number;
+}
+
+export interface McpHttpOptions {
+  /** Most sessions kept at once; the least recently used is closed past it. */
+  maxSessions?: number;
+  /** A session unused this long is closed. */
+  idleTimeoutMs?: number;
+  /** Body size limit for one POST. */
+  maxBodyBytes?: number;
+}
+
+/**
+ * Streamable HTTP endpoint (`/mcp`) with sessions: one MCP server instance per session,
+ * each session a caller `mcp:<session id>`. Authentication, Host and Origin checks
+ * happen in the web app before a request reaches this handler.
+ */
+export class McpHttpEndpoint {
+  private readonly sessions = new Map<string, Session>();
+  private readonly maxSessions: number;
+  private readonly idleTimeoutMs: number;
+  private readonly maxBodyBytes: number;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly deps: McpServerDeps,
+    private readonly logger: Logger,
+    options: McpHttpOptions = {},
+  ) {
+    this.maxSessions = options.maxSessions ?? 256;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? 30 * 60_000;
+    this.maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
+    this.sweeper = setInterval(() => this.sweep(), 60_000);
+    this.sweeper.unref();
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const sessionId = header(req, 'mcp-session-id');
+    if (sessionId) {
+      const session = this.sessions.get(sessionId);
+      if (!session) {
+        return sendJsonRpcError(
+          res,
+          404,
+          -32001,
+          'Session not found: it expired or the server restarted. Start a new session with initialize.',
+        );
+      }
+      session.lastSeen = Date.now();
+      const body = req.method === 'POST' ? await readJson(req, res, this.maxBodyBytes) : undefined;
+      if (body === INVALID) return;
+      await session.transport.handleRequest(req, res, body);
+      return;
+    }
+    if (req.method !== 'POST') {
+      return sendJsonRpcError(
+        res,
+        400,
+        -32000,
+        'Missing Mcp-Session-Id header: send initialize first to open a session.',
+      );
+    }
+    const body = await readJson(req, res, this.maxBodyBytes);
+    if (body === INVALID) return;
+    if (!isInitializeRequest(body)) {
+      return sendJsonRpcError(
+        res,
+        400,
+        -32000,
+        'No session: the first request must be initialize (then send Mcp-Session-Id).',
+      );
+    }
+    this.evictIfFull();
+    let caller = 'mcp:pending';
+    const { server, dispose } = createMcpServer(
+      this.deps,
+      (): CallerContext => ({ caller, via: 'direct', attended: true }),
+    );
+    const transport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id: string) => {
+        caller = `mcp:${id}`;
+        this.sessions.set(id, { transport, dispose, lastSeen: Date.now() });
+        this.logger.info('mcp.session_opened', { session: id, transport: 'http' });
+      },
+    });
+    transport.onclose = () => {
+      const id = transport.sessionId;
+      if (id && this.sessions.delete(id)) this.logger.info('mcp.session_closed', { session: id });
+      dispose();
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.allSettled(all.map((s) => s.transport.close()));
+  }
+
+  private evictIfFull(): void {
+    if (this.sessions.size < this.maxSessions) return;
+    let oldest: [string, Session] | undefined;
+    for (const entry of this.sessions) if (!oldest || entry[1].lastSeen < oldest[1].lastSeen) oldest = entry;
+    if (oldest) void oldest[1].transport.close();
+  }
+
+  private sweep(): void {
+    const cutoff = Date.now() - this.idleTimeoutMs;
+    for (const s of this.sessions.values()) if (s.lastSeen < cutoff) void s.transport.close();
+  }
+}
+
+const INVALID = Symbol('invalid');
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+async function readJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  maxBytes: number,
+): Promise<unknown | typeof INVALID> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) {
+      sendJsonRpcError(res, 413, -32600, `Request body over ${maxBytes} bytes; send smaller requests.`);
+      return INVALID;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    sendJsonRpcError(res, 400, -32700, 'The body is not valid JSON; send one JSON-RPC message or a batch.');
+    return INVALID;
+  }
+}
+
+/** Answers with a JSON-RPC error body and the given HTTP status. */
+export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}

@@ -1,0 +1,68 @@
+import { PaddockError } from '../shared/errors.js';
+import type { PolicyAction, PolicyDecision } from './types.js';
+
+/**
+ * A decision as text for people (`paddock policy check`): `allow` or `deny`, the rule
+ * that decided and the reason, then the resolved target and vetted addresses when known.
+ */
+export function explainDecision(decision: PolicyDecision): string {
+  const lines = [
+    `${decision.allow ? 'allow' : 'deny'}  rule: ${decision.rule}`,
+    `  reason: ${decision.reason}`,
+  ];
+  if (decision.resolved !== undefined) lines.push(`  resolved: ${decision.resolved}`);
+  if (decision.addresses?.length) lines.push(`  addresses: ${decision.addresses.join(', ')}`);
+  return lines.join('\n');
+}
+
+const ACTION_NAMES: Readonly<Record<string, PolicyAction['type']>> = {
+  'file.read': 'file.read',
+  'file.write': 'file.write',
+  read: 'file.read',
+  write: 'file.write',
+  exec: 'exec',
+  http: 'http',
+};
+
+const METHOD = /^[A-Za-z]+$/;
+
+/**
+ * Turns the CLI's `<action> <target>` into an action: a path for `file.read` /
+ * `file.write` (also `read` / `write`), a command line split on whitespace for `exec`
+ * (no quoting: argv is never interpreted by a shell), and `URL` or `METHOD URL` for `http`
+ * (method upper-cased, GET by default). Throws INVALID_ARGUMENT for an unknown action or an
+ * empty target.
+ */
+export function parsePolicyTarget(actionType: string, target: string): PolicyAction {
+  const type = ACTION_NAMES[actionType];
+  if (!type) {
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      `Unknown policy action "${actionType}"; use one of file.read, file.write, exec or http.`,
+    );
+  }
+  const words = target.trim().split(/\s+/).filter(Boolean);
+  if (words.length === 0) {
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      `The ${type} target is empty; give a path, a command line or a URL.`,
+    );
+  }
+  switch (type) {
+    case 'file.read':
+    case 'file.write':
+      return { type, path: target };
+    case 'exec':
+      return { type, argv: words };
+    case 'http': {
+      if (words.length === 1) return { type, method: 'GET', url: words[0]! };
+      if (words.length === 2 && METHOD.test(words[0]!)) {
+        return { type, method: words[0]!.toUpperCase(), url: words[1]! };
+      }
+      throw new PaddockError(
+        'INVALID_ARGUMENT',
+        'An http target is "URL" or "METHOD URL", e.g. "POST https://api.example.com/x".',
+      );
+    }
+  }
+}

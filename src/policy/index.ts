@@ -1,0 +1,24 @@
+/**
+ * The policy module: the whitelist Sandbox and its helpers. Other modules import from here
+ * (or `types.js` for the interfaces alone).
+ */
+export { BUILTIN_RULES, policyDeniedError } from './decision.js';
+export { createSystemHostResolver, type SystemHostResolverOptions } from './dns.js';
+export {
+  DANGEROUS_ENV_PREFIXES,
+  DANGEROUS_ENV_VARS,
+  HARMLESS_GIT_VARS,
+  isDangerousEnvName,
+  sanitizeEnv,
+} from './env.js';
+export { explainDecision, parsePolicyTarget } from './explain.js';
+export { type IpInfo, inspectAddress } from './ip.js';
+export { MAX_SYMLINK_HOPS, type ResolvedPath, resolveGuestPath } from './path-resolve.js';
+export { type GuestPath, MAX_PATH_CHARS, parseGuestPath } from './path-rules.js';
+export type * from './types.js';
+export { listPolicyProblems } from './validate.js';
+export {
+  createWhitelistSandbox,
+  type WhitelistSandbox,
+  type WhitelistSandboxOptions,
+} from './whitelist-sandbox.js';

@@ -1,0 +1,171 @@
+import type { PolicyConfig } from '../config/schema.js';
+import { BUILTIN_RULES, deny, policyDeniedError } from './decision.js';
+import {
+  compileHostRules,
+  type HostRule,
+  type HostRules,
+  type HttpTarget,
+  parseHttpTarget,
+} from './domain-rules.js';
+import { sanitizeEnv } from './env.js';
+import { checkExec, checkResolvedExec, compileExecRules, type ExecRules } from './exec-rules.js';
+import { decideHttp, resolveAndVet } from './http-decide.js';
+import { resolveGuestPath } from './path-resolve.js';
+import { compileRoots, decidePath, type FileRules, parseGuestPath } from './path-rules.js';
+import type {
+  EnforceOptions,
+  ExecResolver,
+  HostResolver,
+  PathResolver,
+  PolicyAction,
+  PolicyDecision,
+  Sandbox,
+} from './types.js';
+
+/** Defaults for {@link createWhitelistSandbox}: resolvers `enforce` uses when a call passes none. */
+export interface WhitelistSandboxOptions {
+  paths?: PathResolver;
+  dns?: HostResolver;
+  which?: ExecResolver;
+}
+
+/** The whitelist policy; see {@link createWhitelistSandbox}. */
+export interface WhitelistSandbox extends Sandbox {
+  /** The fixed executable search path (`exec.path`): the `PATH` an executor must set. */
+  readonly execPath: readonly string[];
+}
+
+interface Compiled {
+  files: FileRules;
+  exec: ExecRules;
+  http: HostRules;
+}
+
+type Decided = { decision: PolicyDecision; http?: HttpTarget; hostRule?: HostRule };
+
+function decideCwd(files: FileRules, cwd: unknown): PolicyDecision | null {
+  if (cwd === undefined) return null;
+  const parsed = parseGuestPath(cwd);
+  if (!parsed.ok) return deny(BUILTIN_RULES.pathSyntax, `the working directory is invalid: ${parsed.reason}`);
+  const decision = decidePath(files, 'read', parsed.path);
+  return decision.allow ? null : { ...decision, reason: `working directory: ${decision.reason}` };
+}
+
+/**
+ * Builds the whitelist policy from the `policy` config section. Every rule is compiled here
+ * once; an invalid one throws PaddockError `INVALID_ARGUMENT` naming it (`*`, `*.com`,
+ * relative or dotted roots, empty names, wildcard executables, a search path anyone can write).
+ *
+ * Decisions: deny by default, deny rules before allow rules, and each decision names the
+ * configured rule that decided (`files.write[0]=/workspace`, `http.allow[2]=*.example.com`)
+ * or a built-in one (see BUILTIN_RULES: `default-deny`, `path-syntax`, `ip-literal` …).
+ *
+ * - `file.read` / `file.write`: lexical checks of the path against `files.deny`, then
+ *   `files.read` or `files.write` (separate lists). With a PathResolver, `enforce` re-checks
+ *   the path the guest really reaches (symlinks, dangling links, new files' ancestors).
+ * - `exec`: argv[0] exactly as allowed, arguments against `denyArgs`, `exec.deny` first; a
+ *   `cwd`, if given, must be a readable path. With an ExecResolver, a bare name is resolved
+ *   against `exec.path` and re-checked.
+ * - `http`: scheme, userinfo, IP literals, host and port rules. With a HostResolver, the
+ *   resolved addresses are vetted and returned in `addresses` for the caller to pin.
+ *   Redirects are not followed here: the caller must call `enforce` again for every hop.
+ */
+export function createWhitelistSandbox(
+  config: PolicyConfig,
+  defaults: WhitelistSandboxOptions = {},
+): WhitelistSandbox {
+  const files: FileRules = {
+    read: compileRoots('files.read', config.files.read),
+    write: compileRoots('files.write', config.files.write),
+    deny: compileRoots('files.deny', config.files.deny),
+  };
+  const rules: Compiled = {
+    files,
+    exec: compileExecRules(config.exec, files.write),
+    http: compileHostRules(config.http),
+  };
+
+  const decide = (action: PolicyAction): Decided => {
+    switch (action?.type) {
+      case 'file.read':
+      case 'file.write': {
+        const parsed = parseGuestPath(action.path);
+        if (!parsed.ok) return { decision: deny(BUILTIN_RULES.pathSyntax, parsed.reason) };
+        return {
+          decision: decidePath(rules.files, action.type === 'file.read' ? 'read' : 'write', parsed.path),
+        };
+      }
+      case 'exec': {
+        const decision = checkExec(rules.exec, action.argv);
+        return { decision: decision.allow ? (decideCwd(rules.files, action.cwd) ?? decision) : decision };
+      }
+      case 'http': {
+        const target = parseHttpTarget(action.method, action.url);
+        if ('allow' in target) return { decision: target };
+        const { decision, rule } = decideHttp(rules.http, target);
+        return { decision, http: target, hostRule: rule };
+      }
+      default:
+        return {
+          decision: deny(
+            BUILTIN_RULES.invalidAction,
+            'the action type is not file.read, file.write, exec or http',
+          ),
+        };
+    }
+  };
+
+  const resolvePath = async (
+    kind: 'read' | 'write',
+    path: string,
+    resolver: PathResolver,
+    lexical: PolicyDecision,
+  ): Promise<PolicyDecision> => {
+    const resolved = await resolveGuestPath(resolver, path);
+    if (!resolved.ok) return deny(BUILTIN_RULES.pathResolution, resolved.reason);
+    if (resolved.path === path) return { ...lexical, resolved: path };
+    return decidePath(rules.files, kind, resolved.path, { requested: path });
+  };
+
+  const enforceDecided = async (action: PolicyAction, given: EnforceOptions): Promise<PolicyDecision> => {
+    const { decision, http, hostRule } = decide(action);
+    if (!decision.allow) return decision;
+    const paths = given.paths ?? defaults.paths;
+    switch (action.type) {
+      case 'file.read':
+      case 'file.write': {
+        if (!paths) return decision;
+        const path = (parseGuestPath(action.path) as { path: string }).path;
+        return resolvePath(action.type === 'file.read' ? 'read' : 'write', path, paths, decision);
+      }
+      case 'exec': {
+        if (action.cwd !== undefined && paths) {
+          const cwd = (parseGuestPath(action.cwd) as { path: string }).path;
+          const checked = await resolvePath('read', cwd, paths, decision);
+          if (!checked.allow) return { ...checked, reason: `working directory: ${checked.reason}` };
+        }
+        const which = given.which ?? defaults.which;
+        const name = action.argv[0]!;
+        if (!which || name.includes('/')) return decision;
+        const found = await which.which(name, rules.exec.path);
+        return checkResolvedExec(rules.exec, name, found) ?? { ...decision, resolved: found! };
+      }
+      case 'http': {
+        const dns = given.dns ?? defaults.dns;
+        if (!dns || !http || http.ip || !hostRule) return decision;
+        return resolveAndVet(rules.http, hostRule, http, dns);
+      }
+    }
+  };
+
+  return {
+    execPath: rules.exec.path,
+    check: (action) => decide(action).decision,
+    async enforce(action, enforceOptions = {}) {
+      const decision = await enforceDecided(action, enforceOptions);
+      if (!decision.allow) throw policyDeniedError(action, decision);
+      return decision;
+    },
+    sanitizeEnv,
+  };
+}

@@ -1,0 +1,74 @@
+import type { HttpClient } from '../../net/http-client.js';
+import { PaddockError } from '../../shared/errors.js';
+import type { Tool } from '../tool.js';
+import {
+  commonRequestFields,
+  HTTP_OUTPUT_SCHEMA,
+  HTTP_RESULT_NOTES,
+  httpRequestProperties,
+  runHttpRequest,
+} from './http-get.js';
+
+/** http_post: send a body to a URL the domain policy allows. */
+export function createHttpPostTool(client: HttpClient): Tool {
+  const maxBodyBytes = client.limits.maxRequestBytes;
+  return {
+    name: 'http_post',
+    title: 'HTTP POST',
+    description:
+      'Send an HTTP POST to a URL the domain policy allows and return the response: submit a form, call a JSON API, trigger a webhook. ' +
+      'Give either json (an object or array, sent as application/json) or body (a string, sent as text/plain unless contentType says otherwise), not both; with neither, the body is empty. ' +
+      `The body may be at most ${maxBodyBytes} bytes. A 301/302/303 redirect is followed as a GET without the body, as browsers do; 307/308 repeat the POST. ` +
+      HTTP_RESULT_NOTES,
+    inputSchema: {
+      type: 'object',
+      properties: {
+        ...httpRequestProperties(client.limits),
+        body: {
+          type: 'string',
+          maxLength: maxBodyBytes,
+          description: 'Raw request body (UTF-8 text). Use contentType to label it.',
+        },
+        json: {
+          type: ['object', 'array'],
+          description: 'A JSON value to send as the body with Content-Type application/json.',
+        },
+        contentType: {
+          type: 'string',
+          maxLength: 200,
+          description:
+            'Content-Type of the body, e.g. "application/x-www-form-urlencoded". Defaults to application/json with json and text/plain; charset=utf-8 with body.',
+        },
+      },
+      required: ['url'],
+      not: { required: ['body', 'json'] },
+      additionalProperties: false,
+    },
+    outputSchema: HTTP_OUTPUT_SCHEMA,
+    annotations: { title: 'HTTP POST', readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+    source: 'builtin',
+    toolsets: ['builtin'],
+    async execute(input, ctx) {
+      if (input.body !== undefined && input.json !== undefined) {
+        throw new PaddockError('INVALID_ARGUMENT', 'Give either body or json, not both; drop one of them.');
+      }
+      const fields = commonRequestFields(input);
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(fields.headers ?? {})) headers[name.toLowerCase()] = value;
+      let body: string | undefined;
+      if (input.json !== undefined) {
+        body = JSON.stringify(input.json);
+        headers['content-type'] =
+          (input.contentType as string | undefined) ?? headers['content-type'] ?? 'application/json';
+      } else if (input.body !== undefined) {
+        body = input.body as string;
+        headers['content-type'] =
+          (input.contentType as string | undefined) ?? headers['content-type'] ?? 'text/plain; charset=utf-8';
+      } else if (input.contentType !== undefined) {
+        headers['content-type'] = input.contentType as string;
+      }
+      const request = { ...fields, method: 'POST', url: input.url as string, headers };
+      return runHttpRequest(client, body === undefined ? request : { ...request, body }, ctx);
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import type { MemoryStore } from '../../audit/types.js';
+import { PaddockError } from '../../shared/errors.js';
+import type { CallerContext, Tool } from '../tool.js';
+
+/** Largest memory, in UTF-8 bytes. */
+export const MAX_MEMORY_BYTES = 16 * 1024;
+/** Most tags on one memory. */
+export const MAX_MEMORY_TAGS = 16;
+
+/** Maps a caller to the namespace its memories live in. */
+export type NamespaceOf = (caller: CallerContext) => string;
+
+/** What the memory tools need. */
+export interface MemoryToolDeps {
+  store: MemoryStore;
+  /** Default: `defaultNamespaceOf`. The agent runner passes one that names the agent. */
+  namespaceOf?: NamespaceOf;
+}
+
+/**
+ * The default namespace: the kind of caller, i.e. the text before the first `:` of its
+ * `caller` string (`mcp`, `dock`, `cli`, `channel`, `agent`). Session and job ids are
+ * short-lived, so keying on them would lose every memory at the next connection; the
+ * composition root passes a resolver that gives each agent its own namespace
+ * (e.g. `agent:<name>` for a run of that agent).
+ */
+export function defaultNamespaceOf(caller: CallerContext): string {
+  const colon = caller.caller.indexOf(':');
+  return colon < 0 ? caller.caller : caller.caller.slice(0, colon);
+}
+
+/** Resolves the namespace of a call and refuses an empty one. */
+export function resolveNamespace(namespaceOf: NamespaceOf, caller: CallerContext): string {
+  const namespace = namespaceOf(caller);
+  if (!namespace) {
+    throw new PaddockError(
+      'INTERNAL',
+      `No memory namespace could be derived for caller "${caller.caller}"; report this to the operator.`,
+    );
+  }
+  return namespace;
+}
+
+/** save_memory: keep a note for later recall. */
+export function createSaveMemoryTool(deps: MemoryToolDeps): Tool {
+  const namespaceOf = deps.namespaceOf ?? defaultNamespaceOf;
+  return {
+    name: 'save_memory',
+    title: 'Save memory',
+    description:
+      'Store a short note in long-term memory so that a later conversation or run can find it with recall_memory. ' +
+      'Save durable facts worth knowing next time (a decision, a preference, where something lives, the outcome of a task), one fact per note, written so it makes sense without this conversation. ' +
+      'Do not save secrets such as passwords or tokens, and do not save what you can cheaply look up again. ' +
+      'Memories are private to you (your agent, or your kind of client) and survive restarts; tags help later searches.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        content: {
+          type: 'string',
+          minLength: 1,
+          maxLength: MAX_MEMORY_BYTES,
+          description: `The note, at most ${MAX_MEMORY_BYTES} bytes of UTF-8.`,
+        },
+        tags: {
+          type: 'array',
+          maxItems: MAX_MEMORY_TAGS,
+          items: { type: 'string', minLength: 1, maxLength: 64 },
+          description: 'Optional keywords, e.g. ["deploy", "billing-service"].',
+        },
+      },
+      required: ['content'],
+      additionalProperties: false,
+    },
+    annotations: { title: 'Save memory', readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+    source: 'builtin',
+    toolsets: ['builtin'],
+    async execute(input, ctx) {
+      const content = input.content as string;
+      const bytes = Buffer.byteLength(content, 'utf8');
+      if (bytes > MAX_MEMORY_BYTES) {
+        throw new PaddockError(
+          'LIMIT_EXCEEDED',
+          `The note is ${bytes} bytes; the limit is ${MAX_MEMORY_BYTES}. Shorten it or split it into several notes.`,
+        );
+      }
+      const namespace = resolveNamespace(namespaceOf, ctx.caller);
+      const memory = deps.store.save(namespace, content, (input.tags as string[] | undefined) ?? []);
+      ctx.logger.debug('memory.saved', { namespace, id: memory.id });
+      return {
+        structured: {
+          id: memory.id,
+          namespace: memory.namespace,
+          tags: memory.tags,
+          createdAt: memory.createdAt,
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,240 @@
+import type { AuditStore } from '../audit/types.js';
+import type { Sandbox } from '../policy/types.js';
+import { PaddockError, toPaddockError } from '../shared/errors.js';
+import { randomId } from '../shared/ids.js';
+import type { Logger } from '../shared/logger.js';
+import type { PermissionPolicy } from './permissions.js';
+import type { ToolRegistry } from './registry.js';
+import type { CallerContext, Permission, Tool, ToolContext, ToolResult } from './tool.js';
+import type { InputValidator } from './validation.js';
+
+/** Everything the gateway needs; built once by the composition root. */
+export interface GatewayDeps {
+  registry: ToolRegistry;
+  audit: AuditStore;
+  policy: Sandbox;
+  permissions: PermissionPolicy;
+  validator: InputValidator;
+  logger: Logger;
+  /** Upper bound of a call without a caller deadline. */
+  defaultTimeoutMs?: number;
+}
+
+/**
+ * The outcome of one call. `protocol` errors (unknown tool, invalid arguments) are
+ * JSON-RPC errors for MCP clients; the others are tool errors (`isError: true`).
+ */
+export type CallOutcome =
+  | { ok: true; invocationId: string; result: ToolResult }
+  | { ok: false; invocationId: string; error: PaddockError; protocol: boolean };
+
+const DEFAULT_TIMEOUT_MS = 330_000;
+
+/**
+ * The one pipeline every call passes, whoever makes it:
+ * lookup → permission → input validation → execute (tools call policy first, bounded by
+ * the deadline) → audit row. The row is committed before the outcome is returned.
+ */
+export class Gateway {
+  private readonly defaultTimeoutMs: number;
+
+  constructor(private readonly deps: GatewayDeps) {
+    this.defaultTimeoutMs = deps.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** The permission of a tool (for listings and the tool channel). */
+  permissionOf(tool: Tool): Permission {
+    return this.deps.permissions.resolve(tool).permission;
+  }
+
+  /** Tools this caller may see: allowed by its filter, not `deny`, and not `ask` when nobody can approve. */
+  listTools(caller: CallerContext): Tool[] {
+    return this.deps.registry.list((tool) => this.visible(tool, caller));
+  }
+
+  private visible(tool: Tool, caller: CallerContext): boolean {
+    if (caller.allowTool && !caller.allowTool(tool.name, tool)) return false;
+    const permission = this.permissionOf(tool);
+    return permission === 'auto' || (permission === 'ask' && caller.attended);
+  }
+
+  /** Runs one call through the pipeline. Never throws; every outcome has an audit row. */
+  async call(name: string, input: unknown, caller: CallerContext): Promise<CallOutcome> {
+    const invocationId = randomId('inv');
+    const startedAt = Date.now();
+    const started = performance.now();
+    const tool = this.deps.registry.get(name);
+    const lineage: { generation?: number; jobId?: string; policyRule?: string } = {};
+    if (caller.jobId) lineage.jobId = caller.jobId;
+
+    const finish = (outcome: CallOutcome): CallOutcome => {
+      const error = outcome.ok ? undefined : outcome.error;
+      const outputBytes = outcome.ok ? byteLength(outcome.result) : 0;
+      try {
+        this.deps.audit.record({
+          id: invocationId,
+          startedAt,
+          durationMs: performance.now() - started,
+          tool: name,
+          source: tool?.source ?? 'unknown',
+          caller: caller.caller,
+          via: caller.via,
+          parentId: caller.parentId ?? null,
+          generation: lineage.generation ?? null,
+          jobId: lineage.jobId ?? null,
+          input,
+          outputBytes,
+          success: outcome.ok && !outcome.result.isError,
+          errorCode: error?.code ?? (outcome.ok && outcome.result.isError ? 'UPSTREAM_ERROR' : null),
+          errorMessage: error?.message ?? null,
+          policyRule: lineage.policyRule ?? (error?.details.rule as string | undefined) ?? null,
+        });
+      } catch (e) {
+        this.deps.logger.error('audit.failed', { tool: name, invocationId, error: (e as Error).message });
+        return {
+          ok: false,
+          invocationId,
+          protocol: false,
+          error: new PaddockError(
+            'INTERNAL',
+            'The call could not be recorded in the audit log, so its result is withheld. Check the data directory (disk full or read-only?) and retry.',
+          ),
+        };
+      }
+      if (error) {
+        this.deps.logger.info('tool.failed', { tool: name, caller: caller.caller, code: error.code });
+      }
+      return outcome;
+    };
+
+    if (!tool || (caller.allowTool && !caller.allowTool(name, tool))) {
+      return finish({
+        ok: false,
+        invocationId,
+        protocol: true,
+        error: new PaddockError(
+          'NOT_FOUND',
+          `Unknown tool "${name}". List the available tools and use one of their names.`,
+        ),
+      });
+    }
+
+    const { permission, rule } = this.deps.permissions.resolve(tool);
+    if (permission === 'deny') {
+      return finish({
+        ok: false,
+        invocationId,
+        protocol: false,
+        error: new PaddockError(
+          'POLICY_DENIED',
+          `Tool "${name}" is denied by ${rule}; ask an operator to change its permission.`,
+          {
+            rule,
+          },
+        ),
+      });
+    }
+    if (permission === 'ask' && !caller.attended) {
+      return finish({
+        ok: false,
+        invocationId,
+        protocol: false,
+        error: new PaddockError(
+          'PERMISSION_REQUIRED',
+          `Tool "${name}" needs a person's approval (${rule}) and nobody can approve it here; call it directly from an attended session, or set its permission to auto.`,
+          { rule },
+        ),
+      });
+    }
+
+    try {
+      this.deps.validator.validate(tool.inputSchema, input ?? {}, name);
+    } catch (e) {
+      return finish({ ok: false, invocationId, protocol: true, error: toPaddockError(e) });
+    }
+
+    const deadline = Math.min(
+      caller.deadline ?? Number.POSITIVE_INFINITY,
+      Date.now() + this.defaultTimeoutMs,
+    );
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () =>
+        controller.abort(
+          new PaddockError(
+            'TIMEOUT',
+            `Tool "${name}" ran past its deadline; retry with a longer timeout or a smaller request.`,
+          ),
+        ),
+      Math.max(0, deadline - Date.now()),
+    );
+    const onCallerAbort = () =>
+      controller.abort(new PaddockError('TIMEOUT', `The call to "${name}" was cancelled by the caller.`));
+    if (caller.signal?.aborted) onCallerAbort();
+    else caller.signal?.addEventListener('abort', onCallerAbort, { once: true });
+
+    const ctx: ToolContext = {
+      invocationId,
+      caller,
+      signal: controller.signal,
+      deadline,
+      policy: this.deps.policy,
+      logger: this.deps.logger.child({ tool: name, invocationId }),
+      notePolicyRule: (r) => {
+        lineage.policyRule = r;
+      },
+      noteComputer: (info) => {
+        if (info.generation !== undefined) lineage.generation = info.generation;
+        if (info.jobId !== undefined) lineage.jobId = info.jobId;
+      },
+      progress: (p) => caller.onProgress?.(p),
+    };
+
+    try {
+      const result = await raceAbort(
+        tool.execute((input ?? {}) as Record<string, unknown>, ctx),
+        controller.signal,
+      );
+      return finish({ ok: true, invocationId, result });
+    } catch (e) {
+      const error = toPaddockError(e);
+      if (error.code === 'INTERNAL') {
+        this.deps.logger.error('tool.crashed', {
+          tool: name,
+          invocationId,
+          error: (e as Error)?.stack ?? String(e),
+        });
+      }
+      return finish({ ok: false, invocationId, protocol: false, error });
+    } finally {
+      clearTimeout(timer);
+      caller.signal?.removeEventListener('abort', onCallerAbort);
+    }
+  }
+}
+
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+function byteLength(result: ToolResult): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(result));
+  } catch {
+    return 0;
+  }
+}

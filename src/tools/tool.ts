@@ -1,0 +1,101 @@
+import type { Via } from '../audit/types.js';
+import type { Sandbox } from '../policy/types.js';
+import type { Logger } from '../shared/logger.js';
+
+export type { Via };
+
+/** Permission of a tool for a caller. */
+export type Permission = 'auto' | 'ask' | 'deny';
+
+/** Where a tool comes from. */
+export type ToolSource = 'builtin' | 'computer' | `mcp:${string}` | `plugin:${string}`;
+
+/** A JSON Schema object (draft 2020-12 / draft-07 subset that MCP uses). */
+export type JsonSchema = Record<string, unknown>;
+
+/** MCP tool annotations. */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** Progress reported by a long operation (forwarded as MCP progress notifications). */
+export interface Progress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/**
+ * Who is calling and under which bounds. Built by the entry point (MCP session, dock,
+ * agent runner, tool channel, CLI) and carried through the pipeline unchanged.
+ */
+export interface CallerContext {
+  /** `mcp:<session>`, `dock:<user>`, `agent:<run>`, `channel:<job>`, `cli`. */
+  caller: string;
+  via: Via;
+  /** Invocation id of the parent call (a channel call's `run_command`, an agent run). */
+  parentId?: string;
+  /** Absolute deadline, epoch milliseconds. */
+  deadline?: number;
+  /** Cancellation from the caller (client disconnect, MCP cancel, job end). */
+  signal?: AbortSignal;
+  /** A person can approve `ask` tools for this caller (MCP client, dock, CLI). */
+  attended: boolean;
+  /** Restricts which tools this caller sees and may call (agent allow-lists, tool sets). */
+  allowTool?: (name: string, tool: Tool) => boolean;
+  /** Agent run this call belongs to, if any. */
+  runId?: string;
+  /** Job id for calls made through the tool channel. */
+  jobId?: string;
+  /** Receives progress of long operations. */
+  onProgress?: (progress: Progress) => void;
+}
+
+/** What a tool receives besides its input. */
+export interface ToolContext {
+  invocationId: string;
+  caller: CallerContext;
+  /** Aborts at the deadline or when the caller cancels. */
+  signal: AbortSignal;
+  /** Absolute deadline, epoch milliseconds. */
+  deadline: number;
+  policy: Sandbox;
+  logger: Logger;
+  /** Records the policy rule that allowed an action (stored in the audit row). */
+  notePolicyRule(rule: string): void;
+  /** Records computer lineage (stored in the audit row). */
+  noteComputer(info: { generation?: number; jobId?: string }): void;
+  progress(progress: Progress): void;
+}
+
+/** An MCP content block (text, image, resource…), passed through as is. */
+export type ContentBlock = { type: string } & Record<string, unknown>;
+
+/**
+ * The result of a tool. `structured` becomes MCP `structuredContent` and is rendered as
+ * text when `content` is absent. Tools signal failure by throwing a PaddockError;
+ * `isError` is only for upstream results that arrive already failed.
+ */
+export interface ToolResult {
+  structured?: Record<string, unknown>;
+  content?: ContentBlock[];
+  isError?: boolean;
+}
+
+/** One tool, whatever its source. */
+export interface Tool {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations: ToolAnnotations;
+  source: ToolSource;
+  /** Tool sets this tool belongs to (`computer`, `builtin`, `integrations`, a server name). */
+  toolsets: string[];
+  execute(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}

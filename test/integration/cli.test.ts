@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { runCli, tempProject } from '../helpers/paddock-process.js';
+
+describe('paddock CLI', () => {
+  it('exits 2 with one path: message line per problem on an invalid config', async () => {
+    const p = tempProject('server:\n  port: nope\nextra: 1\n');
+    try {
+      const r = await runCli(p, ['tools', 'list']);
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, /server\.port: /);
+      assert.match(r.stderr, /unknown key "extra"/);
+      assert.doesNotMatch(r.stderr, /\n\s+at /);
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it('exits 2 naming the rule when a policy rule is invalid (*, *.com, relative roots)', async () => {
+    for (const yaml of [
+      'policy:\n  http:\n    allow: ["*"]\n',
+      'policy:\n  http:\n    allow: ["*.com"]\n',
+      'policy:\n  files:\n    read: [relative/dir]\n',
+    ]) {
+      const p = tempProject(yaml);
+      try {
+        const r = await runCli(p, ['tools', 'list']);
+        assert.equal(r.code, 2, yaml);
+        assert.match(r.stderr, /policy: /);
+      } finally {
+        p.cleanup();
+      }
+    }
+  });
+
+  it('init writes a starter config that loads, and the .paddock layout', async () => {
+    const p = tempProject();
+    try {
+      const r = await runCli(p, ['init']);
+      assert.equal(r.code, 0, r.stderr);
+      for (const f of ['paddock.yaml', '.paddock/agents', '.paddock/skills', '.paddock/mcp_servers.yaml']) {
+        assert.ok(existsSync(join(p.dir, f)), f);
+      }
+      const list = await runCli(p, ['tools', 'list', '--json']);
+      assert.equal(list.code, 0, list.stderr);
+      assert.ok(JSON.parse(list.stdout).some((t: { name: string }) => t.name === 'http_get'));
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it('tools call runs through the gateway and leaves an audit row with caller cli', async () => {
+    const p = tempProject();
+    try {
+      const r = await runCli(p, ['tools', 'call', 'save_memory', '-'], '{"content":"from the cli"}');
+      assert.equal(r.code, 0, r.stderr);
+      const a = await runCli(p, ['audit', '--json', '--caller', 'cli']);
+      assert.match(a.stdout, /from the cli/);
+      const bad = await runCli(p, ['tools', 'call', 'save_memory', '{"nope":1}']);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /INVALID_ARGUMENT/);
+      const failed = await runCli(p, ['audit', '--failed', '--json']);
+      assert.match(failed.stdout, /INVALID_ARGUMENT/);
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it('policy check prints allow or deny with the deciding rule and sets the exit code', async () => {
+    const p = tempProject('policy:\n  http:\n    allow: ["*.example.com"]\n');
+    try {
+      const allow = await runCli(p, ['policy', 'check', 'http', 'https://api.example.com/x']);
+      assert.equal(allow.code, 0, allow.stderr);
+      assert.match(allow.stdout, /allow/i);
+      assert.match(allow.stdout, /\*\.example\.com/);
+      const deny = await runCli(p, ['policy', 'check', 'http', 'https://example.com/x']);
+      assert.equal(deny.code, 1);
+      assert.match(deny.stdout, /deny/i);
+      const traversal = await runCli(p, ['policy', 'check', 'file.read', '/workspace/../etc/shadow']);
+      assert.equal(traversal.code, 1);
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it('doctor reports each check and how to fix a failure', async () => {
+    const p = tempProject();
+    try {
+      writeFileSync(join(p.dir, 'paddock.yaml'), 'nope: 1\n');
+      const r = await runCli(p, ['doctor']);
+      assert.equal(r.code, 1);
+      assert.match(r.stdout, /ok\s+node/);
+      assert.match(r.stdout, /FAIL\s+config/);
+      assert.match(r.stdout, /fix: /);
+    } finally {
+      p.cleanup();
+    }
+  });
+});

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  runCli,
+  type ServeProcess,
+  startServe,
+  type TempProject,
+  tempProject,
+} from '../helpers/paddock-process.js';
+
+async function connect(url: string, token: string): Promise<Client> {
+  const client = new Client({ name: 'paddock-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}
+
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+describe('MCP over Streamable HTTP against a real paddock serve', () => {
+  let project: TempProject;
+  let serve: ServeProcess;
+  let client: Client;
+
+  before(async () => {
+    project = tempProject();
+    serve = await startServe(project);
+    client = await connect(serve.url, serve.token);
+  });
+
+  after(async () => {
+    await client?.close().catch(() => {});
+    await serve?.stop();
+    project?.cleanup();
+  });
+
+  it('creates a token on first start and prints it once', () => {
+    assert.ok(serve.token.length >= 32);
+    assert.ok(serve.stdout().includes(serve.token));
+  });
+
+  it('lists tools and calls a built-in through the gateway', async () => {
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t) => t.name === 'save_memory'));
+    const r = await client.callTool({ name: 'save_memory', arguments: { content: 'over http' } });
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+    assert.ok(r.structuredContent);
+  });
+
+  it('rejects schema-invalid arguments and unknown tools as JSON-RPC errors', async () => {
+    await assert.rejects(
+      client.callTool({ name: 'recall_memory', arguments: { query: 'x', limit: 100000 } }),
+      /limit/,
+    );
+    await assert.rejects(client.callTool({ name: 'nope', arguments: {} }), /Unknown tool/);
+  });
+
+  it('refuses a request without the token', async () => {
+    const res = await fetch(`${serve.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: INIT,
+    });
+    assert.equal(res.status, 401);
+  });
+
+  it('refuses a request with a wrong token', async () => {
+    const res = await fetch(`${serve.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: 'Bearer nope',
+      },
+      body: INIT,
+    });
+    assert.equal(res.status, 401);
+  });
+
+  it('refuses a foreign Origin even with the token (DNS rebinding, cross-site)', async () => {
+    const res = await fetch(`${serve.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${serve.token}`,
+        origin: 'http://evil.example',
+      },
+      body: INIT,
+    });
+    assert.equal(res.status, 403);
+  });
+
+  it('produces exactly one audit row per call for 1,000 concurrent calls', async () => {
+    const marker = `burst-${Date.now()}`;
+    const clients = await Promise.all(Array.from({ length: 8 }, () => connect(serve.url, serve.token)));
+    try {
+      await Promise.all(
+        Array.from({ length: 1000 }, (_, i) =>
+          clients[i % clients.length]!.callTool({
+            name: 'recall_memory',
+            arguments: { query: marker, limit: 1 },
+          }),
+        ),
+      );
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+    const res = await runCli(project, ['audit', '--tool', 'recall_memory', '--json', '--limit', '10000']);
+    assert.equal(res.code, 0, res.stderr);
+    const rows = res.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { input: string });
+    assert.equal(rows.filter((r) => r.input.includes(marker)).length, 1000);
+  });
+});
+
+describe('audit durability across a killed server', () => {
+  it('keeps the row of a call answered right before SIGKILL', async () => {
+    const project = tempProject();
+    try {
+      const serve = await startServe(project);
+      const client = await connect(serve.url, serve.token);
+      const marker = `durable-${Date.now()}`;
+      const r = await client.callTool({ name: 'save_memory', arguments: { content: marker } });
+      assert.notEqual(r.isError, true);
+      await serve.stop('SIGKILL');
+      const res = await runCli(project, ['audit', '--tool', 'save_memory', '--json']);
+      assert.equal(res.code, 0, res.stderr);
+      assert.ok(res.stdout.includes(marker), `row missing after SIGKILL: ${res.stdout}`);
+    } finally {
+      project.cleanup();
+    }
+  });
+});

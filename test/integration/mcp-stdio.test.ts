@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { PADDOCK_BIN, type TempProject, tempProject } from '../helpers/paddock-process.js';
+
+const BUILTINS = ['http_get', 'http_post', 'save_memory', 'recall_memory', 'notify'];
+
+describe('MCP over stdio (paddock mcp) with the official client', () => {
+  let project: TempProject;
+  let client: Client;
+
+  before(async () => {
+    project = tempProject(`notify:\n  channels:\n    log:\n      type: log\n`);
+    client = new Client({ name: 'paddock-test', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [PADDOCK_BIN, 'mcp'],
+        cwd: project.dir,
+        env: project.env as Record<string, string>,
+        stderr: 'ignore',
+      }),
+    );
+  });
+
+  after(async () => {
+    await client?.close();
+    project?.cleanup();
+  });
+
+  it('lists every built-in that needs no computer, with annotations and closed input schemas', async () => {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    for (const b of BUILTINS) assert.ok(names.includes(b), `missing ${b} in ${names.join(',')}`);
+    for (const t of tools) {
+      assert.equal(
+        (t.inputSchema as { additionalProperties?: unknown }).additionalProperties,
+        false,
+        `${t.name} schema is open`,
+      );
+      assert.ok(t.annotations, `${t.name} has no annotations`);
+    }
+  });
+
+  it('saves a memory and recalls it in a later call', async () => {
+    const saved = await client.callTool({
+      name: 'save_memory',
+      arguments: { content: 'the deploy key rotates on Fridays' },
+    });
+    assert.notEqual(saved.isError, true, JSON.stringify(saved));
+    const recalled = await client.callTool({ name: 'recall_memory', arguments: { query: 'deploy key' } });
+    assert.notEqual(recalled.isError, true);
+    assert.match(JSON.stringify(recalled.structuredContent), /rotates on Fridays/);
+  });
+
+  it('sends a notification to a log channel', async () => {
+    const r = await client.callTool({ name: 'notify', arguments: { channel: 'log', message: 'hello' } });
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+  });
+
+  it('answers http_get to a host outside the whitelist with POLICY_DENIED as a tool error', async () => {
+    const r = await client.callTool({ name: 'http_get', arguments: { url: 'https://example.com/' } });
+    assert.equal(r.isError, true);
+    const body = JSON.parse((r.content as { text: string }[])[0]!.text);
+    assert.equal(body.code, 'POLICY_DENIED');
+    assert.match(body.message, /\S/);
+  });
+
+  it('answers http_post to a host outside the whitelist with POLICY_DENIED as a tool error', async () => {
+    const r = await client.callTool({
+      name: 'http_post',
+      arguments: { url: 'https://example.com/', body: 'x' },
+    });
+    assert.equal(r.isError, true);
+    assert.equal(JSON.parse((r.content as { text: string }[])[0]!.text).code, 'POLICY_DENIED');
+  });
+
+  it('rejects schema-invalid arguments with a JSON-RPC error naming the problem', async () => {
+    await assert.rejects(
+      client.callTool({ name: 'save_memory', arguments: { content: 'x', bogus: 1 } }),
+      (e: Error & { code?: number }) => {
+        assert.equal(e.code, -32602);
+        assert.match(e.message, /bogus/);
+        return true;
+      },
+    );
+  });
+
+  it('rejects an unknown tool with a JSON-RPC error', async () => {
+    await assert.rejects(
+      client.callTool({ name: 'no_such_tool', arguments: {} }),
+      (e: Error & { code?: number }) => {
+        assert.equal(e.code, -32602);
+        assert.match(e.message, /Unknown tool/);
+        return true;
+      },
+    );
+  });
+});

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { formatAuditRow, formatDuration } from '../../../src/audit/format.js';
+
+const base = {
+  startedAt: Date.UTC(2025, 0, 31, 9, 0, 0, 123),
+  durationMs: 12.4,
+  tool: 'read_file',
+  caller: 'mcp:s1',
+  via: 'direct' as const,
+  success: true,
+  errorCode: null,
+};
+
+describe('formatAuditRow', () => {
+  it('shows time, duration, tool, caller, via and outcome on one line', () => {
+    const line = formatAuditRow(base, { utc: true });
+    assert.equal(line.includes('\n'), false);
+    assert.match(line, /^2025-01-31 09:00:00\.123Z\s+12ms\s+read_file\s+mcp:s1\s+direct\s+ok$/);
+  });
+
+  it('shows a failure with its error code', () => {
+    const line = formatAuditRow({ ...base, success: false, errorCode: 'POLICY_DENIED' }, { utc: true });
+    assert.match(line, /\sFAIL POLICY_DENIED$/);
+  });
+
+  it('aligns the columns of rows with short values', () => {
+    const a = formatAuditRow(base, { utc: true });
+    const b = formatAuditRow({ ...base, tool: 'x', caller: 'cli', durationMs: 2500 }, { utc: true });
+    assert.equal(a.indexOf('direct'), b.indexOf('direct'));
+  });
+
+  it('prints control characters from stored values as ?', () => {
+    const line = formatAuditRow({ ...base, tool: 'evil\u001b[2Jtool', caller: 'a\nb' }, { utc: true });
+    assert.equal(/[\u0000-\u001f]/.test(line), false);
+    assert.match(line, /evil\?\[2Jtool/);
+  });
+
+  it('prints local time without a zone suffix by default', () => {
+    assert.match(formatAuditRow(base), /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}\s/);
+  });
+});
+
+describe('formatDuration', () => {
+  it('uses tenths under 10 ms, whole ms under a second, then seconds and minutes', () => {
+    assert.equal(formatDuration(0.42), '0.4ms');
+    assert.equal(formatDuration(12.4), '12ms');
+    assert.equal(formatDuration(1500), '1.5s');
+    assert.equal(formatDuration(125_000), '2m05s');
+    assert.equal(formatDuration(59_990), '1m00s');
+    assert.equal(formatDuration(Number.NaN), '?');
+  });
+});

@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  isSecretKey,
+  MAX_INPUT_BYTES,
+  REDACTED,
+  redactSecrets,
+  serializeInput,
+  truncateUtf8,
+} from '../../../src/audit/redact.js';
+
+describe('redactSecrets', () => {
+  it('redacts secret-named keys whatever their case or separator', () => {
+    const keys = [
+      'token',
+      'accessToken',
+      'GITHUB_TOKEN',
+      'secret',
+      'client_secret',
+      'password',
+      'Password',
+      'passwd',
+      'authorization',
+      'api_key',
+      'apikey',
+      'api-key',
+      'X-Api-Key',
+      'apiKey',
+      'access_key',
+      'AWS_ACCESS_KEY_ID',
+      'private_key',
+      'privateKey',
+      'cookie',
+      'Set-Cookie',
+      'credential',
+      'credentials',
+      'auth',
+      'pwd',
+    ];
+    const input = Object.fromEntries(keys.map((k) => [k, `value-of-${k}`]));
+    assert.deepEqual(redactSecrets(input), Object.fromEntries(keys.map((k) => [k, REDACTED])));
+  });
+
+  it('keeps ordinary keys and their values as they are', () => {
+    const input = { path: '/ws/a.txt', author: 'ada', count: 3, ok: true, none: null, list: [1, 'two'] };
+    assert.deepEqual(redactSecrets(input), input);
+    for (const key of ['path', 'author', 'authority', 'name', 'url', 'description', 'passage']) {
+      assert.equal(isSecretKey(key), false, key);
+    }
+  });
+
+  it('redacts inside nested objects and arrays of objects', () => {
+    const input = {
+      request: { url: 'https://api.example.com', auth: { user: 'u', password: 'p' } },
+      accounts: [
+        { id: 1, apiKey: 'k1' },
+        { id: 2, nested: [{ refresh_token: 't2' }] },
+      ],
+    };
+    assert.deepEqual(redactSecrets(input), {
+      request: { url: 'https://api.example.com', auth: REDACTED },
+      accounts: [
+        { id: 1, apiKey: REDACTED },
+        { id: 2, nested: [{ refresh_token: REDACTED }] },
+      ],
+    });
+  });
+
+  it('redacts a whole object or array held under a secret key', () => {
+    const input = { credentials: { user: 'u', pass: 'p' }, tokens: ['a', 'b'] };
+    assert.deepEqual(redactSecrets(input), { credentials: REDACTED, tokens: REDACTED });
+  });
+
+  it('redacts Authorization in headers given as an object, as pairs or as name/value entries', () => {
+    const input = {
+      headers: { Authorization: 'Bearer abc', Accept: 'application/json' },
+      rawHeaders: [
+        ['authorization', 'Basic xyz'],
+        ['Accept', 'text/plain'],
+      ],
+      harHeaders: [
+        { name: 'Cookie', value: 'sid=1' },
+        { name: 'Accept', value: '*/*' },
+        { key: 'X-Api-Key', value: 'k' },
+      ],
+    };
+    assert.deepEqual(redactSecrets(input), {
+      headers: { Authorization: REDACTED, Accept: 'application/json' },
+      rawHeaders: [
+        ['authorization', REDACTED],
+        ['Accept', 'text/plain'],
+      ],
+      harHeaders: [
+        { name: 'Cookie', value: REDACTED },
+        { name: 'Accept', value: '*/*' },
+        { key: 'X-Api-Key', value: REDACTED },
+      ],
+    });
+  });
+
+  it('leaves the caller’s object untouched', () => {
+    const input = { headers: { Authorization: 'Bearer abc' } };
+    redactSecrets(input);
+    assert.equal(input.headers.Authorization, 'Bearer abc');
+  });
+
+  it('serialises cycles, bigints, dates, functions and very deep nesting without throwing', () => {
+    const cyclic: Record<string, unknown> = { name: 'loop' };
+    cyclic.self = cyclic;
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 10_000; i++) deep = { next: deep };
+    const input = { cyclic, big: 10n, at: new Date(0), fn: () => 1, deep };
+    const text = serializeInput(input, 1_000_000);
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    assert.deepEqual(parsed.cyclic, { name: 'loop', self: '[Circular]' });
+    assert.equal(parsed.big, '10');
+    assert.equal(parsed.at, '1970-01-01T00:00:00.000Z');
+    assert.equal('fn' in parsed, false);
+    assert.match(text, /\[Too deep\]/);
+  });
+
+  it('stores the same object twice when it is shared but not cyclic', () => {
+    const shared = { a: 1 };
+    assert.deepEqual(redactSecrets({ x: shared, y: shared }), { x: { a: 1 }, y: { a: 1 } });
+  });
+});
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+describe('serializeInput and truncateUtf8', () => {
+  it('keeps an input under 4 KiB as parseable JSON', () => {
+    const input = { path: '/ws/a.txt', content: 'x'.repeat(3000) };
+    assert.deepEqual(JSON.parse(serializeInput(input)), input);
+  });
+
+  it('cuts an input over 4 KiB to 4 KiB with a marker giving the dropped byte count', () => {
+    const input = { content: 'y'.repeat(10_000) };
+    const full = JSON.stringify(input);
+    const text = serializeInput(input);
+    assert.ok(Buffer.byteLength(text) <= MAX_INPUT_BYTES);
+    assert.ok(Buffer.byteLength(text) > MAX_INPUT_BYTES - 40, 'uses nearly all of the budget');
+    const match = /…\[truncated (\d+) bytes\]$/.exec(text);
+    assert.ok(match, text.slice(-60));
+    const prefix = text.slice(0, match.index);
+    assert.ok(full.startsWith(prefix));
+    assert.equal(Buffer.byteLength(prefix) + Number(match[1]), Buffer.byteLength(full));
+  });
+
+  it('redacts before truncating, so a secret past the cut is never stored either', () => {
+    const text = serializeInput({ filler: 'z'.repeat(5000), password: 'hunter2' });
+    assert.ok(!text.includes('hunter2'));
+    const short = serializeInput({ password: 'hunter2' });
+    assert.equal(short, JSON.stringify({ password: REDACTED }));
+  });
+
+  it('never splits a multi-byte character, wherever the cut falls', () => {
+    // 2-, 3- and 4-byte characters (é, 語, 🦄) shifted across every cut position.
+    for (const char of ['é', '語', '🦄']) {
+      for (let shift = 0; shift < 4; shift++) {
+        const text = `${'a'.repeat(shift)}${char.repeat(3000)}`;
+        const out = truncateUtf8(text, 4096);
+        assert.ok(Buffer.byteLength(out) <= 4096);
+        assert.ok(!LONE_SURROGATE.test(out), `lone surrogate with ${char} shift ${shift}`);
+        const bytes = Buffer.from(out, 'utf8');
+        assert.doesNotThrow(() => new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+        const prefix = out.slice(0, out.indexOf('…[truncated'));
+        assert.ok(text.startsWith(prefix), `prefix differs with ${char} shift ${shift}`);
+        assert.ok(!prefix.includes('\uFFFD'));
+        const dropped = Number(/(\d+) bytes\]$/.exec(out)?.[1]);
+        assert.equal(Buffer.byteLength(prefix) + dropped, Buffer.byteLength(text));
+      }
+    }
+  });
+
+  it('returns text that fits unchanged, even when it is exactly the limit', () => {
+    const exact = 'é'.repeat(2048);
+    assert.equal(truncateUtf8(exact, 4096), exact);
+    assert.notEqual(truncateUtf8(`${exact}a`, 4096), `${exact}a`);
+  });
+});

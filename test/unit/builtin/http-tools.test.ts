@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createHttpClient } from '../../../src/net/http-client.js';
+import { createHttpGetTool } from '../../../src/tools/builtin/http-get.js';
+import { createHttpPostTool } from '../../../src/tools/builtin/http-post.js';
+import { httpPolicy, type LocalServer, startServer, staticResolver } from '../net/helpers.js';
+import { createHarness, errorCode, type Harness, structured } from './harness.js';
+
+describe('http_get and http_post through the gateway', () => {
+  let server: LocalServer;
+  let h: Harness;
+
+  before(async () => {
+    server = await startServer((req, res, body) => {
+      if (req.url === '/missing')
+        return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not here');
+      if (req.url === '/away') return void res.writeHead(302, { location: 'http://evil.test/' }).end();
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ method: req.method, type: req.headers['content-type'] ?? null, body }));
+    });
+    const client = createHttpClient({
+      dns: staticResolver({ localhost: ['127.0.0.1'], 'evil.test': ['127.0.0.1'] }),
+    });
+    h = await createHarness(httpPolicy([`localhost:${server.port}`]), () => [
+      createHttpGetTool(client),
+      createHttpPostTool(client),
+    ]);
+  });
+  after(async () => {
+    await h.close();
+    await server.close();
+  });
+
+  it('fetches an allowed URL and records the allowing rule on a successful audit row', async () => {
+    const { outcome, row } = await h.call('http_get', { url: `http://localhost:${server.port}/x` });
+    const result = structured(outcome);
+    assert.equal(result.status, 200);
+    assert.equal(JSON.parse(String(result.body)).method, 'GET');
+    assert.equal(row.success, true);
+    assert.match(String(row.policyRule), new RegExp(`localhost:${server.port}`));
+  });
+
+  it('returns a 404 as a successful call carrying the status', async () => {
+    const { outcome, row } = await h.call('http_get', { url: `http://localhost:${server.port}/missing` });
+    assert.equal(structured(outcome).status, 404);
+    assert.equal(row.success, true);
+  });
+
+  for (const [label, url] of [
+    ['a host no rule allows', () => 'http://example.org/'],
+    ['http://allowed@evil', () => `http://localhost:${server.port}@evil.test:${server.port}/`],
+    ['http://2130706433/', () => `http://2130706433:${server.port}/`],
+    ['http://[::ffff:127.0.0.1]/', () => `http://[::ffff:127.0.0.1]:${server.port}/`],
+    ['a name that resolves to 127.0.0.1 without a rule', () => `http://evil.test:${server.port}/`],
+    ['a redirect to a host no rule allows', () => `http://localhost:${server.port}/away`],
+  ] as const) {
+    it(`denies ${label} with POLICY_DENIED and an audit row success=0`, async () => {
+      const { outcome, row } = await h.call('http_get', { url: url() });
+      assert.equal(errorCode(outcome), 'POLICY_DENIED');
+      assert.equal(row.success, false);
+      assert.equal(row.errorCode, 'POLICY_DENIED');
+      assert.ok(row.policyRule, 'the deciding rule is recorded');
+    });
+  }
+
+  it('records both hops of a redirect that was denied on the second', async () => {
+    const { row } = await h.call('http_get', { url: `http://localhost:${server.port}/away` });
+    assert.match(String(row.policyRule), new RegExp(`localhost:${server.port}.* -> `));
+  });
+
+  it('posts JSON with an application/json content type', async () => {
+    const { outcome } = await h.call('http_post', {
+      url: `http://localhost:${server.port}/`,
+      json: { a: [1, 2] },
+    });
+    assert.deepEqual(JSON.parse(String(structured(outcome).body)), {
+      method: 'POST',
+      type: 'application/json',
+      body: '{"a":[1,2]}',
+    });
+  });
+
+  it('posts a raw body with the given content type', async () => {
+    const { outcome } = await h.call('http_post', {
+      url: `http://localhost:${server.port}/`,
+      body: 'a=1&b=2',
+      contentType: 'application/x-www-form-urlencoded',
+    });
+    assert.deepEqual(JSON.parse(String(structured(outcome).body)), {
+      method: 'POST',
+      type: 'application/x-www-form-urlencoded',
+      body: 'a=1&b=2',
+    });
+  });
+
+  it('rejects arguments outside the schema before any request', async () => {
+    const seen = server.seen.length;
+    const url = `http://localhost:${server.port}/`;
+    for (const input of [
+      { url, extra: true },
+      { url, maxBytes: 10 * 1024 * 1024 + 1 },
+      { url, timeoutMs: 10 },
+      { url: 'ftp://localhost/' },
+    ]) {
+      const { outcome, row } = await h.call('http_get', input);
+      assert.equal(errorCode(outcome), 'INVALID_ARGUMENT', JSON.stringify(input));
+      assert.equal(row.success, false);
+    }
+    const both = await h.call('http_post', { url, body: 'x', json: {} });
+    assert.equal(errorCode(both.outcome), 'INVALID_ARGUMENT');
+    assert.equal(server.seen.length, seen);
+  });
+
+  it('describes itself as a read-only builtin and http_post as not read-only', () => {
+    const [get, post] = h.gateway.listTools({ caller: 'cli', via: 'direct', attended: true });
+    assert.ok(get && post);
+    assert.equal(get.name, 'http_get');
+    assert.equal(get.source, 'builtin');
+    assert.deepEqual(get.toolsets, ['builtin']);
+    assert.equal(get.annotations.readOnlyHint, true);
+    assert.equal(post.annotations.readOnlyHint, false);
+    for (const tool of [get, post]) {
+      assert.equal((tool.inputSchema as { additionalProperties: boolean }).additionalProperties, false);
+    }
+  });
+});

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { openDatabase } from '../../../src/audit/database.js';
+import { SqliteMemoryStore } from '../../../src/audit/sqlite-memory-store.js';
+import { notifySchema } from '../../../src/config/notify-schema.js';
+import { createBuiltinTools } from '../../../src/tools/builtin/index.js';
+import { httpPolicy, type LocalServer, startServer, staticResolver } from '../net/helpers.js';
+import { createHarness, errorCode, type Harness, structured } from './harness.js';
+
+describe('notify through the gateway (and the builtin factory)', () => {
+  let hook: LocalServer;
+  let h: Harness;
+  let db: ReturnType<typeof openDatabase>;
+
+  before(async () => {
+    hook = await startServer((_req, res) => res.writeHead(204).end());
+    h = await createHarness(httpPolicy([`localhost:${hook.port}`]), (dir) => {
+      db = openDatabase(join(dir, 'memory.db'));
+      return createBuiltinTools({
+        memory: new SqliteMemoryStore(db),
+        dns: staticResolver({ localhost: ['127.0.0.1'], 'hooks.example.net': ['127.0.0.1'] }),
+        notify: notifySchema.parse({
+          channels: {
+            team: { type: 'webhook', url: `http://localhost:${hook.port}/team` },
+            audit: { type: 'file', path: join(dir, 'notify.jsonl') },
+            elsewhere: { type: 'slack', url: 'https://hooks.example.net/services/x' },
+          },
+        }),
+      });
+    });
+  });
+  after(async () => {
+    db.close();
+    await h.close();
+    await hook.close();
+  });
+
+  it('offers the five builtins and names the channels in the notify schema', () => {
+    const tools = h.gateway.listTools({ caller: 'cli', via: 'direct', attended: true });
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ['http_get', 'http_post', 'save_memory', 'recall_memory', 'notify'],
+    );
+    const notify = tools.find((t) => t.name === 'notify');
+    assert.ok(notify);
+    const schema = notify.inputSchema as { properties: { channel: { description: string } } };
+    assert.match(schema.properties.channel.description, /audit, elsewhere, team/);
+  });
+
+  it('delivers to a local webhook and records the allowing rule', async () => {
+    const { outcome, row } = await h.call('notify', { channel: 'team', message: 'deployed', title: 'CI' });
+    assert.equal(structured(outcome).delivered, true);
+    assert.equal(structured(outcome).status, 204);
+    assert.deepEqual(JSON.parse(hook.seen.at(-1)?.body ?? '').message, 'deployed');
+    assert.match(String(row.policyRule), new RegExp(`localhost:${hook.port}`));
+  });
+
+  it('appends to a JSONL file channel', async () => {
+    const { outcome } = await h.call('notify', { channel: 'audit', message: 'line one', data: { k: 'v' } });
+    assert.equal(structured(outcome).type, 'file');
+    const line = JSON.parse((await readFile(join(h.dir, 'notify.jsonl'), 'utf8')).trim());
+    assert.equal(line.message, 'line one');
+    assert.deepEqual(line.data, { k: 'v' });
+  });
+
+  it('denies a webhook on a domain the policy does not allow, with an audit row success=0', async () => {
+    const { outcome, row } = await h.call('notify', { channel: 'elsewhere', message: 'x' });
+    assert.equal(errorCode(outcome), 'POLICY_DENIED');
+    assert.equal(row.success, false);
+  });
+
+  it('answers NOT_FOUND listing the channels for a channel that is not configured', async () => {
+    const { outcome, row } = await h.call('notify', { channel: 'pager', message: 'x' });
+    assert.equal(errorCode(outcome), 'NOT_FOUND');
+    assert.match(outcome.ok ? '' : outcome.error.message, /audit, elsewhere, team/);
+    assert.equal(row.success, false);
+  });
+});

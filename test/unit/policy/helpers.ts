@@ -1,0 +1,91 @@
+import { constants } from 'node:fs';
+import { access, mkdtemp, readlink, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { policySchema } from '../../../src/config/schema.js';
+import { createWhitelistSandbox, type WhitelistSandbox } from '../../../src/policy/index.js';
+import type { ExecResolver, HostResolver, PathResolver } from '../../../src/policy/types.js';
+
+/** The real whitelist sandbox from a partial `policy` config section (schema defaults fill the rest). */
+export function sandboxFor(policy: unknown): WhitelistSandbox {
+  return createWhitelistSandbox(policySchema.parse(policy));
+}
+
+function missing(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'EINVAL';
+}
+
+/**
+ * A PathResolver over node:fs, as the guest agent would implement one. The test's "guest"
+ * filesystem is the real one, and the policy roots live in a temp directory.
+ */
+export function fsResolver(options: { readlink?: boolean } = {}): PathResolver & { calls: string[] } {
+  const calls: string[] = [];
+  const resolver: PathResolver & { calls: string[] } = {
+    calls,
+    async realpath(path) {
+      calls.push(`realpath ${path}`);
+      try {
+        return await realpath(path);
+      } catch (e) {
+        if (missing(e)) return null;
+        throw e;
+      }
+    },
+  };
+  if (options.readlink !== false) {
+    resolver.readlink = async (path) => {
+      calls.push(`readlink ${path}`);
+      try {
+        return await readlink(path);
+      } catch (e) {
+        if (missing(e)) return null;
+        throw e;
+      }
+    };
+  }
+  return resolver;
+}
+
+/** An ExecResolver over node:fs: the first executable `<dir>/<name>`, like execvp. */
+export function fsWhich(): ExecResolver {
+  return {
+    async which(name, searchPath) {
+      for (const dir of searchPath) {
+        const candidate = `${dir}/${name}`;
+        try {
+          await access(candidate, constants.X_OK);
+          return candidate;
+        } catch {
+          // not here; try the next directory
+        }
+      }
+      return null;
+    },
+  };
+}
+
+/** A HostResolver with fixed answers that fails unknown names like getaddrinfo does. */
+export function tableResolver(answers: Record<string, string[]>): HostResolver & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    async lookup(hostname) {
+      calls.push(hostname);
+      const found = answers[hostname];
+      if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+      return found;
+    },
+  };
+}
+
+/** Runs `fn` with a fresh real temp directory (canonical path), removed afterwards. */
+export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), 'paddock-policy-')));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
