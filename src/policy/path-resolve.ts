@@ -58,18 +58,14 @@ export async function resolveGuestPath(resolver: PathResolver, path: string): Pr
     rest = segments.slice(keep);
     break;
   }
-  return walk(resolver, cur, rest, true);
+  return walk(resolver, cur, rest);
 }
 
-async function walk(
-  resolver: PathResolver,
-  start: string,
-  components: string[],
-  firstKnownMissing: boolean,
-): Promise<ResolvedPath> {
+/** Walks `components` from the canonical directory `start`; the first one is known to be missing. */
+async function walk(resolver: PathResolver, start: string, components: string[]): Promise<ResolvedPath> {
   let cur = start;
   const todo = components.slice();
-  let skipRealpath = firstKnownMissing;
+  let skipRealpath = true;
   let hops = 0;
   while (todo.length > 0) {
     const name = todo.shift()!;

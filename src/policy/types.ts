@@ -12,8 +12,9 @@ export interface PolicyDecision {
   rule: string;
   reason: string;
   /**
-   * The target the decision was finally made on, when it differs in form from the request:
-   * for paths, the canonical path after symlink resolution; for exec, the absolute executable.
+   * The target the decision was finally made on: for paths checked with a PathResolver, the
+   * canonical path after symlink resolution (operate on this one); for exec, the absolute
+   * executable when known (given absolute, or found by an ExecResolver).
    */
   resolved?: string;
   /**
