@@ -1,10 +1,13 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openDatabase } from './audit/database.js';
 import { SqliteAuditStore } from './audit/sqlite-audit-store.js';
 import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
 import type { AuditStore, MemoryStore } from './audit/types.js';
 import { ConfigError, type LoadedConfig } from './config/load.js';
+import { loadMcpServers } from './integrations/load-config.js';
+import { loadPlugins } from './integrations/plugins.js';
+import { IntegrationsService } from './integrations/service.js';
 import { createWhitelistSandbox } from './policy/index.js';
 import type { Sandbox } from './policy/types.js';
 import { isPaddockError } from './shared/errors.js';
@@ -13,6 +16,7 @@ import { createBuiltinTools } from './tools/builtin/index.js';
 import { Gateway } from './tools/gateway.js';
 import { PermissionPolicy, type PermissionRule } from './tools/permissions.js';
 import { ToolRegistry } from './tools/registry.js';
+import type { Tool } from './tools/tool.js';
 import { InputValidator } from './tools/validation.js';
 
 /**
@@ -43,6 +47,7 @@ export interface Paddock {
   permissions: PermissionPolicy;
   validator: InputValidator;
   gateway: Gateway;
+  integrations: IntegrationsService;
   close(): Promise<void>;
 }
 
@@ -69,11 +74,31 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     const policy = compilePolicy(loaded);
     const registry = new ToolRegistry();
     const validator = new InputValidator();
-    const rules: PermissionRule[] = Object.entries(config.permissions).map(([pattern, permission]) => ({
-      pattern,
-      permission,
-      origin: loaded.file ?? 'defaults',
-    }));
+    const servers = loadMcpServers(join(loaded.projectDir, '.paddock'), process.env);
+    for (const warning of servers.warnings) logger.warn('integrations.config_warning', { warning });
+    const plugins = await loadPlugins(
+      [
+        join(loaded.projectDir, '.paddock', 'plugins'),
+        ...config.plugins.map((p) => resolve(loaded.projectDir, p)),
+      ],
+      logger,
+    );
+    const integrations = new IntegrationsService({
+      servers: servers.servers,
+      plugins,
+      logger,
+      toolCacheFile: join(dataDir, 'mcp-tools.json'),
+    });
+    closers.push(() => integrations.close());
+    // upstream rules first: paddock.yaml is declared later and wins ties
+    const rules: PermissionRule[] = [
+      ...integrations.permissionRules(),
+      ...Object.entries(config.permissions).map(([pattern, permission]) => ({
+        pattern,
+        permission,
+        origin: loaded.file ?? 'defaults',
+      })),
+    ];
     const permissions = new PermissionPolicy(rules);
     const gateway = new Gateway({ registry, audit, policy, permissions, validator, logger });
 
@@ -81,6 +106,22 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       for (const tool of registry.list()) validator.compile(tool.inputSchema, tool.name);
     });
     registry.register(createBuiltinTools({ memory, notify: config.notify, logger }));
+    const syncSources = (tools: readonly Tool[], sources: Iterable<string>) => {
+      for (const source of sources) {
+        try {
+          registry.replaceSource(
+            source,
+            tools.filter((t) => t.source === source),
+          );
+        } catch (e) {
+          logger.error('integrations.collision', { source, error: (e as Error).message });
+        }
+      }
+    };
+    integrations.onToolsChanged(({ tools, changedSources }) => syncSources(tools, changedSources));
+    await integrations.start();
+    const initial = integrations.tools();
+    syncSources(initial, new Set(initial.map((t) => t.source)));
 
     return {
       loaded,
@@ -93,6 +134,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       permissions,
       validator,
       gateway,
+      integrations,
       async close() {
         for (const close of closers.reverse()) {
           try {
@@ -104,7 +146,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       },
     };
   } catch (e) {
-    db.close();
+    for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => {});
     throw e;
   }
 }

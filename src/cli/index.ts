@@ -7,6 +7,7 @@ import { initCommand } from './init.js';
 import { mcpCommand } from './mcp.js';
 import { policyCommand } from './policy.js';
 import { serveCommand } from './serve.js';
+import { serversCommand } from './servers.js';
 import { toolsCommand } from './tools.js';
 
 /** One CLI command: gets its arguments, returns the exit code. */
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, { run: Command; summary: string }> = {
   tools: { run: toolsCommand, summary: 'list tools, or call one through the gateway' },
   audit: { run: auditCommand, summary: 'read the audit log of tool calls' },
   policy: { run: policyCommand, summary: 'check an action against the whitelist policy' },
+  servers: { run: serversCommand, summary: 'upstream MCP servers: list, tools, call, logs' },
   init: { run: initCommand, summary: 'write a starter paddock.yaml and the .paddock/ layout' },
   doctor: { run: doctorCommand, summary: 'check this machine and the configuration' },
 };

@@ -1,3 +1,4 @@
+import type { IntegrationsService } from '../integrations/service.js';
 import { describeTool } from '../mcp/server.js';
 import type { CallerContext } from '../tools/tool.js';
 import { out, parseCommandArgs, parseJsonArg, UsageError } from './args.js';
@@ -34,6 +35,7 @@ export async function toolsCommand(args: string[]): Promise<number> {
   }
   if (sub === 'list') {
     return withPaddock(values, async (p) => {
+      await discovered(p.integrations);
       const tools = p.gateway.listTools(cliCaller());
       if (values.json)
         out(
@@ -64,6 +66,7 @@ export async function toolsCommand(args: string[]): Promise<number> {
     if (timeoutMs !== undefined && !(timeoutMs > 0))
       throw new UsageError('--timeout-ms must be a positive number of milliseconds.');
     return withPaddock(values, async (p) => {
+      if (!p.registry.get(name)) await discovered(p.integrations);
       const outcome = await p.gateway.call(name, args, cliCaller(timeoutMs));
       if (outcome.ok) {
         const r = outcome.result;
@@ -75,6 +78,18 @@ export async function toolsCommand(args: string[]): Promise<number> {
     });
   }
   throw new UsageError(`unknown subcommand "${sub}"; use list or call.`);
+}
+
+/** Waits (bounded) until every upstream server has listed its tools once. */
+export async function discovered(integrations: IntegrationsService, timeoutMs = 15_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    integrations.discovered(),
+    new Promise<void>((r) => {
+      timer = setTimeout(r, timeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 function firstSentence(text: string): string {

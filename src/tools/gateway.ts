@@ -29,6 +29,8 @@ export type CallOutcome =
   | { ok: false; invocationId: string; error: PaddockError; protocol: boolean };
 
 const DEFAULT_TIMEOUT_MS = 330_000;
+/** How long a tool may take to settle by itself after its deadline or cancellation. */
+const ABORT_GRACE_MS = 100;
 
 /**
  * The one pipeline every call passes, whoever makes it:
@@ -213,18 +215,30 @@ export class Gateway {
   }
 }
 
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+/**
+ * Settles with the tool's own outcome, or with the abort reason. After an abort the tool gets
+ * a short grace period to settle by itself, so a tool that honours its signal reports its own,
+ * more precise error (e.g. an upstream server that never answered is UPSTREAM_ERROR).
+ */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, graceMs = ABORT_GRACE_MS): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      timer = setTimeout(() => reject(signal.reason), graceMs);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    };
     promise.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        done();
         resolve(v);
       },
       (e) => {
-        signal.removeEventListener('abort', onAbort);
+        done();
         reject(e);
       },
     );

@@ -1,0 +1,60 @@
+import type { Tool, ToolAnnotations } from '../tools/tool.js';
+import type { McpClientPool, UpstreamToolDef } from './client-pool.js';
+import type { McpServerConfig } from './load-config.js';
+import { upstreamToolName } from './naming.js';
+
+const ANNOTATION_KEYS = [
+  'title',
+  'readOnlyHint',
+  'destructiveHint',
+  'idempotentHint',
+  'openWorldHint',
+] as const;
+
+/** An upstream tool as a registry {@link Tool}, with the upstream name it forwards to. */
+export interface UpstreamTool extends Tool {
+  upstreamName: string;
+}
+
+/**
+ * Wraps the listed tools of one server as {@link Tool}s named `<server>_<tool>`, keeping
+ * description, input and output schemas and annotations. Source `mcp:<server>`; tool sets
+ * `integrations`, the server's name and its configured `toolsets`. `execute` forwards with
+ * the context's signal and deadline (the gateway validated the input already).
+ */
+export function upstreamTools(
+  config: McpServerConfig,
+  defs: readonly UpstreamToolDef[],
+  pool: McpClientPool,
+): UpstreamTool[] {
+  const toolsets = [...new Set(['integrations', config.name, ...config.toolsets])];
+  return defs.map((def) => {
+    const annotations: ToolAnnotations = {};
+    for (const key of ANNOTATION_KEYS) {
+      const v = def.annotations?.[key];
+      if (key === 'title' ? typeof v === 'string' : typeof v === 'boolean')
+        (annotations as Record<string, unknown>)[key] = v;
+    }
+    const title = def.title ?? annotations.title;
+    const tool: UpstreamTool = {
+      name: upstreamToolName(config.name, def.name),
+      upstreamName: def.name,
+      ...(title !== undefined ? { title } : {}),
+      description:
+        def.description?.trim() ||
+        `Tool "${def.name}" of the MCP server "${config.name}" (no description given).`,
+      inputSchema: def.inputSchema,
+      ...(def.outputSchema ? { outputSchema: def.outputSchema } : {}),
+      annotations,
+      source: `mcp:${config.name}`,
+      toolsets,
+      execute: (input, ctx) =>
+        pool.callTool(config.name, def.name, input, {
+          signal: ctx.signal,
+          deadline: ctx.deadline,
+          onProgress: (p) => ctx.progress(p),
+        }),
+    };
+    return tool;
+  });
+}
