@@ -1,9 +1,13 @@
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { openDatabase } from './audit/database.js';
 import { SqliteAuditStore } from './audit/sqlite-audit-store.js';
 import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
 import type { AuditStore, MemoryStore } from './audit/types.js';
+import { BwrapBackend } from './computer/backend/bwrap.js';
+import { ComputerManager } from './computer/manager.js';
+import { createComputerTools } from './computer/tools/index.js';
 import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadMcpServers } from './integrations/load-config.js';
 import { loadPlugins } from './integrations/plugins.js';
@@ -12,6 +16,7 @@ import { createWhitelistSandbox } from './policy/index.js';
 import type { Sandbox } from './policy/types.js';
 import { isPaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
+import { createComputerBuiltins } from './tools/builtin/computer-builtins.js';
 import { createBuiltinTools } from './tools/builtin/index.js';
 import { Gateway } from './tools/gateway.js';
 import { PermissionPolicy, type PermissionRule } from './tools/permissions.js';
@@ -48,11 +53,14 @@ export interface Paddock {
   validator: InputValidator;
   gateway: Gateway;
   integrations: IntegrationsService;
+  computer: ComputerManager;
   close(): Promise<void>;
 }
 
 export interface CreateOptions {
   logger: Logger;
+  /** Base URL of the dock (what launch_computer answers); `serve` sets the real one once listening. */
+  dockUrl?: string;
 }
 
 /**
@@ -76,9 +84,10 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     const validator = new InputValidator();
     const servers = loadMcpServers(join(loaded.projectDir, '.paddock'), process.env);
     for (const warning of servers.warnings) logger.warn('integrations.config_warning', { warning });
+    const pluginDir = join(loaded.projectDir, '.paddock', 'plugins');
     const plugins = await loadPlugins(
       [
-        join(loaded.projectDir, '.paddock', 'plugins'),
+        ...(existsSync(pluginDir) ? [pluginDir] : []),
         ...config.plugins.map((p) => resolve(loaded.projectDir, p)),
       ],
       logger,
@@ -105,7 +114,19 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     registry.onChange(() => {
       for (const tool of registry.list()) validator.compile(tool.inputSchema, tool.name);
     });
+    const computer = new ComputerManager({
+      backend: new BwrapBackend({ logger, sandboxUid: config.computer.sandboxUid }),
+      config: config.computer,
+      dataDir,
+      dockUrl:
+        options.dockUrl ?? config.server.publicUrl ?? `http://${config.server.host}:${config.server.port}`,
+      logger,
+      db,
+    });
+    closers.push(() => computer.close());
     registry.register(createBuiltinTools({ memory, notify: config.notify, logger }));
+    registry.register(createComputerTools(computer));
+    registry.register(createComputerBuiltins(computer));
     const syncSources = (tools: readonly Tool[], sources: Iterable<string>) => {
       for (const source of sources) {
         try {
@@ -135,6 +156,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       validator,
       gateway,
       integrations,
+      computer,
       async close() {
         for (const close of closers.reverse()) {
           try {

@@ -4,6 +4,7 @@ import { UsageError } from './args.js';
 import { auditCommand } from './audit.js';
 import { doctorCommand } from './doctor.js';
 import { initCommand } from './init.js';
+import { launchCommand } from './launch.js';
 import { mcpCommand } from './mcp.js';
 import { policyCommand } from './policy.js';
 import { serveCommand } from './serve.js';
@@ -20,6 +21,7 @@ const COMMANDS: Record<string, { run: Command; summary: string }> = {
   audit: { run: auditCommand, summary: 'read the audit log of tool calls' },
   policy: { run: policyCommand, summary: 'check an action against the whitelist policy' },
   servers: { run: serversCommand, summary: 'upstream MCP servers: list, tools, call, logs' },
+  launch: { run: launchCommand, summary: 'boot a computer from a launch link and run its startup script' },
   init: { run: initCommand, summary: 'write a starter paddock.yaml and the .paddock/ layout' },
   doctor: { run: doctorCommand, summary: 'check this machine and the configuration' },
 };

@@ -63,6 +63,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   const shownHost = host.includes(':') ? `[${host}]` : host;
   const base = server.publicUrl ?? `http://${shownHost}:${address.port}`;
+  paddock.computer.setDockUrl(base);
   out(`Paddock ${VERSION} is running.`);
   out(`  MCP endpoint: ${base}/mcp`);
   out(`  Dock:         ${base}/`);

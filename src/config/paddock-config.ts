@@ -1,10 +1,14 @@
 import type { z } from 'zod';
+import { computerSchema } from './computer-schema.js';
 import { notifySchema } from './notify-schema.js';
 import { buildConfigSchema } from './schema.js';
 
 /** The schema of paddock.yaml, composed from each module's section. */
 export const paddockConfigSchema = buildConfigSchema({
   notify: notifySchema.default({ channels: {} }),
+  computer: computerSchema
+    .default(computerSchema.parse({}))
+    .describe('The computer: profiles, limits, retention.'),
 });
 
 export type PaddockConfig = z.infer<typeof paddockConfigSchema>;

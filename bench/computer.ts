@@ -1,0 +1,272 @@
+/**
+ * Benchmarks of the computer: launch → running, run_command round trips, job output
+ * throughput, and a 64 KiB read_file beside @modelcontextprotocol/server-filesystem reading the
+ * same file over MCP stdio. Needs root-capable bwrap like the integration tests.
+ *
+ * `node dist/bench/computer.js` prints the figures; `--serve-mcp <dataDir>` runs the MCP stdio
+ * server the benchmark talks to (the computer tools behind the real gateway). Importing this
+ * module has no side effects.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { openDatabase } from '../src/audit/database.js';
+import { SqliteAuditStore } from '../src/audit/sqlite-audit-store.js';
+import { BwrapBackend } from '../src/computer/backend/bwrap.js';
+import { ComputerManager } from '../src/computer/manager.js';
+import { createComputerTools } from '../src/computer/tools/index.js';
+import { computerSchema } from '../src/config/computer-schema.js';
+import { policySchema } from '../src/config/schema.js';
+import { createWhitelistSandbox } from '../src/policy/index.js';
+import { silentLogger } from '../src/shared/logger.js';
+import type { ToolContext } from '../src/tools/tool.js';
+import type { Figure } from './run.js';
+import { median, timeCalls } from './stats.js';
+
+const SELF = fileURLToPath(import.meta.url);
+const FILE_BYTES = 65_536;
+const THROUGHPUT_BYTES = 512 * 1024 * 1024;
+
+function manager(dataDir: string): ComputerManager {
+  const logger = silentLogger();
+  return new ComputerManager({
+    backend: new BwrapBackend({ logger }),
+    config: computerSchema.parse({}),
+    dataDir,
+    dockUrl: 'http://127.0.0.1:7331',
+    logger,
+  });
+}
+
+function toolContext(): ToolContext {
+  return {
+    invocationId: 'bench',
+    caller: { caller: 'bench', via: 'direct', attended: true },
+    signal: new AbortController().signal,
+    deadline: Date.now() + 3_600_000,
+    policy: createWhitelistSandbox(policySchema.parse({})),
+    logger: silentLogger(),
+    notePolicyRule: () => undefined,
+    noteComputer: () => undefined,
+    progress: () => undefined,
+  };
+}
+
+async function launchTimed(m: ComputerManager, profile = 'shell'): Promise<number> {
+  const t = performance.now();
+  m.launch(profile);
+  await m.computer!.booted;
+  if (m.computer!.lifecycle !== 'running') throw new Error(`boot failed: ${m.computer!.bootError}`);
+  return performance.now() - t;
+}
+
+/** The in-process figures. */
+async function inProcess(figures: Figure[]): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'paddock-bench-computer-'));
+  const m = manager(dir);
+  try {
+    const launches: number[] = [];
+    for (let i = 0; i < 9; i++) launches.push(await launchTimed(m));
+    figures.push({
+      name: 'launch_computer → running (median of 9)',
+      value: median(launches),
+      unit: 'ms',
+      target: '≤ 150 ms (E2B ~150 ms)',
+    });
+
+    const tools = new Map(createComputerTools(m).map((t) => [t.name, t]));
+    const ctx = toolContext();
+    const run = tools.get('run_command')!;
+    const trueTimes = await timeCalls(100, () => run.execute({ script: 'true', waitMs: 10_000 }, ctx), 10);
+    figures.push({
+      name: 'run_command `true`, in-process (median)',
+      value: median(trueTimes),
+      unit: 'ms/call',
+      target: '≤ 15 ms over MCP',
+    });
+
+    const t = performance.now();
+    const job = await m.runCommand({
+      script: `head -c ${THROUGHPUT_BYTES} /dev/zero`,
+      waitMs: 0,
+      timeoutMs: 300_000,
+    });
+    const { job: running } = m.resolveJob(job.jobId);
+    await running.waitForExit(300_000);
+    while (!(running.ended.stdout && running.ended.stderr)) await new Promise((r) => setTimeout(r, 1));
+    const seconds = (performance.now() - t) / 1000;
+    figures.push({
+      name: 'job output through the pipeline',
+      value: running.stdout.endOffset / 1e6 / seconds,
+      unit: 'MB/s',
+      target: '≥ 200 MB/s',
+    });
+
+    await run.execute(
+      {
+        script: `head -c ${FILE_BYTES} /dev/urandom | base64 -w0 | head -c ${FILE_BYTES} > /workspace/bench.txt`,
+        waitMs: 10_000,
+      },
+      ctx,
+    );
+    const read = tools.get('read_file')!;
+    const readTimes = await timeCalls(
+      200,
+      () => read.execute({ path: '/workspace/bench.txt', byteLimit: FILE_BYTES }, ctx),
+      20,
+    );
+    figures.push({
+      name: 'read_file 64 KiB, in-process (median)',
+      value: median(readTimes),
+      unit: 'ms/call',
+      target: '—',
+    });
+  } finally {
+    await m.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function connect(command: string, args: string[]): Promise<Client> {
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(new StdioClientTransport({ command, args, stderr: 'ignore' }));
+  return client;
+}
+
+/** The MCP stdio figures: our tools behind the gateway, and the reference filesystem server. */
+async function overMcp(figures: Figure[]): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'paddock-bench-mcp-'));
+  let ours: Client | null = null;
+  let peer: Client | null = null;
+  try {
+    ours = await connect(process.execPath, [SELF, '--serve-mcp', dataDir]);
+    const client = ours;
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = (await client.callTool({ name, arguments: args })) as {
+        isError?: boolean;
+        content?: unknown;
+      };
+      if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
+      return r;
+    };
+    await call('launch_computer', { profileId: 'shell' });
+    for (let i = 0; i < 500; i++) {
+      const s = (await call('get_computer_status', {})) as { structuredContent?: { lifecycle?: string } };
+      if (s.structuredContent?.lifecycle === 'running') break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await call('run_command', {
+      script: `head -c ${FILE_BYTES} /dev/urandom | base64 -w0 | head -c ${FILE_BYTES} > /workspace/bench.txt`,
+      waitMs: 10_000,
+    });
+    const trueTimes = await timeCalls(200, () => call('run_command', { script: 'true', waitMs: 10_000 }), 20);
+    figures.push({
+      name: 'run_command `true` over MCP stdio (median)',
+      value: median(trueTimes),
+      unit: 'ms/call',
+      target: '≤ 15 ms',
+    });
+    const readTimes = await timeCalls(
+      300,
+      () => call('read_file', { path: '/workspace/bench.txt', byteLimit: FILE_BYTES }),
+      30,
+    );
+
+    const hostFile = join(dataDir, 'computers', 'g1', 'workspace', 'bench.txt');
+    if (!existsSync(hostFile)) throw new Error(`expected the benchmark file at ${hostFile}`);
+    const require = createRequire(import.meta.url);
+    const serverFs = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+    peer = await connect(process.execPath, [serverFs, join(dataDir, 'computers', 'g1', 'workspace')]);
+    const p = peer;
+    const peerTimes = await timeCalls(
+      300,
+      () => p.callTool({ name: 'read_text_file', arguments: { path: hostFile } }),
+      30,
+    );
+    const peerMedian = median(peerTimes);
+    figures.push({
+      name: 'read_file 64 KiB over MCP stdio (median)',
+      value: median(readTimes),
+      unit: 'ms/call',
+      target: `≤ server-filesystem (${peerMedian.toFixed(3)} ms)`,
+    });
+    figures.push({
+      name: 'server-filesystem read_text_file 64 KiB (median)',
+      value: peerMedian,
+      unit: 'ms/call',
+      target: 'peer',
+    });
+  } finally {
+    await ours?.close().catch(() => undefined);
+    await peer?.close().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Every computer figure, measured in one run. */
+export async function benchComputer(): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  await inProcess(figures);
+  await overMcp(figures);
+  return figures;
+}
+
+/** The MCP stdio server of the benchmark: the computer tools behind the real gateway. */
+async function serveMcp(dataDir: string): Promise<void> {
+  const [
+    { StdioServerTransport },
+    { createMcpServer },
+    { Gateway },
+    { PermissionPolicy },
+    { ToolRegistry },
+    { InputValidator },
+  ] = await Promise.all([
+    import('@modelcontextprotocol/server/stdio'),
+    import('../src/mcp/server.js'),
+    import('../src/tools/gateway.js'),
+    import('../src/tools/permissions.js'),
+    import('../src/tools/registry.js'),
+    import('../src/tools/validation.js'),
+  ]);
+  const db = openDatabase(join(dataDir, 'paddock.db'));
+  const m = manager(dataDir);
+  const registry = new ToolRegistry();
+  registry.register(createComputerTools(m));
+  const gateway = new Gateway({
+    registry,
+    audit: new SqliteAuditStore(db),
+    policy: createWhitelistSandbox(policySchema.parse({})),
+    permissions: new PermissionPolicy([{ pattern: '*', permission: 'auto', origin: 'bench' }]),
+    validator: new InputValidator(),
+    logger: silentLogger(),
+  });
+  const { server } = createMcpServer({ gateway, registry, version: 'bench' }, () => ({
+    caller: 'mcp:bench',
+    via: 'direct',
+    attended: true,
+  }));
+  const transport = new StdioServerTransport();
+  const stop = async () => {
+    await m.close();
+    db.close();
+    process.exit(0);
+  };
+  transport.onclose = () => void stop();
+  process.stdin.on('end', () => void stop());
+  await server.connect(transport);
+}
+
+if (process.argv[1] && pathToFileURL(process.argv[1]).href === import.meta.url) {
+  if (process.argv[2] === '--serve-mcp') {
+    await serveMcp(process.argv[3]!);
+  } else {
+    for (const f of await benchComputer())
+      process.stdout.write(
+        `${f.name.padEnd(52)} ${f.value.toFixed(3).padStart(12)} ${f.unit.padEnd(8)} ${f.target}\n`,
+      );
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The bwrap command line of a computer: deny-by-default mounts, every namespace unshared, no
+ * capabilities. Pure (host facts are passed in) so the layout can be read and tested as data.
+ */
+import {
+  GUEST_AGENT_DIR,
+  GUEST_NODE,
+  GUEST_OPT,
+  GUEST_PATH,
+  GUEST_UID,
+  GUEST_USER,
+  GUEST_WORKSPACE,
+} from '../guest-layout.js';
+import type { SandboxSpec } from './types.js';
+
+/** Host /etc entries a userland needs and that hold no secrets (missing ones are skipped). */
+export const ETC_ALLOWLIST = [
+  'alternatives',
+  'bash.bashrc',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'debian_version',
+  'fonts',
+  'inputrc',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'locale.alias',
+  'localtime',
+  'magic',
+  'magic.mime',
+  'mime.types',
+  'os-release',
+  'perl',
+  'profile.d',
+  'protocols',
+  'python3',
+  'services',
+  'ssl',
+  'terminfo',
+  'timezone',
+  'vim',
+  'xml',
+];
+
+/** Top-level system paths besides /usr: each is a symlink (merged /usr), a directory, or absent. */
+export type RootEntry = { kind: 'symlink'; target: string } | { kind: 'dir' } | { kind: 'absent' };
+
+/** Host facts and generated files the command line refers to. */
+export interface BwrapLayout {
+  /** Host node binary. */
+  nodePath: string;
+  /** Host directory of the compiled guest agent. */
+  guestDir: string;
+  /** Host directory that becomes /workspace. */
+  workspace: string;
+  /** Generated files: the file descriptor bwrap reads each one from, by guest path (e.g. /etc/passwd). */
+  generated: Record<string, number>;
+  /** /bin, /sbin, /lib, /lib32, /lib64, /libx32 on the host. */
+  rootEntries: Record<string, RootEntry>;
+  /** Extra /etc names present on the host that match the allow-list (e.g. python3.11). */
+  etcEntries: string[];
+}
+
+/** The full argv after `bwrap` (pass it with `--args` so it never shows in the guest's /proc). */
+export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[] {
+  const a: string[] = [
+    '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--uid',
+    String(GUEST_UID),
+    '--gid',
+    String(GUEST_UID),
+    '--hostname',
+    `paddock-g${spec.generation}`,
+    '--clearenv',
+  ];
+  for (const [k, v] of Object.entries(spec.env)) a.push('--setenv', k, v);
+  a.push('--ro-bind', '/usr', '/usr');
+  for (const [path, entry] of Object.entries(layout.rootEntries)) {
+    if (entry.kind === 'symlink') a.push('--symlink', entry.target, path);
+    else if (entry.kind === 'dir') a.push('--ro-bind', path, path);
+  }
+  a.push('--dir', '/etc');
+  for (const name of layout.etcEntries) a.push('--ro-bind-try', `/etc/${name}`, `/etc/${name}`);
+  for (const [target, fd] of Object.entries(layout.generated))
+    a.push('--perms', '0644', '--ro-bind-data', String(fd), target);
+  a.push('--proc', '/proc', '--dev', '/dev');
+  a.push('--perms', '1777', '--size', String(spec.limits.diskMb * 1024 * 1024), '--tmpfs', '/tmp');
+  a.push('--dir', '/var', '--symlink', '../tmp', '/var/tmp');
+  a.push('--bind', layout.workspace, GUEST_WORKSPACE);
+  a.push('--ro-bind', layout.guestDir, GUEST_AGENT_DIR);
+  a.push('--ro-bind', layout.nodePath, GUEST_NODE);
+  for (const m of spec.mounts) a.push(m.readOnly ? '--ro-bind' : '--bind', m.source, m.target);
+  a.push('--chdir', GUEST_WORKSPACE);
+  a.push('--', GUEST_NODE, `${GUEST_AGENT_DIR}/agent.js`, '--probe', spec.probe.join(','));
+  return a;
+}
+
+/** /etc/passwd, /etc/group and friends for the guest. */
+export function generatedEtc(generation: number, shell: string): Record<string, string> {
+  const hostname = `paddock-g${generation}`;
+  return {
+    '/etc/passwd': [
+      'root:x:0:0:root:/nonexistent:/usr/sbin/nologin',
+      `${GUEST_USER}:x:${GUEST_UID}:${GUEST_UID}:Paddock agent:${GUEST_WORKSPACE}:${shell}`,
+      'nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin',
+      '',
+    ].join('\n'),
+    '/etc/group': ['root:x:0:', `${GUEST_USER}:x:${GUEST_UID}:`, 'nogroup:x:65534:', ''].join('\n'),
+    '/etc/hosts': `127.0.0.1\tlocalhost ${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`,
+    '/etc/hostname': `${hostname}\n`,
+    '/etc/nsswitch.conf': 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n',
+    '/etc/shells': '/bin/sh\n/bin/bash\n/usr/bin/bash\n',
+    '/etc/profile': [
+      '# Written by Paddock for the computer; PATH is fixed and read-only.',
+      `PATH=${GUEST_PATH}`,
+      'export PATH',
+      'if [ -d /etc/profile.d ]; then',
+      '  for i in /etc/profile.d/*.sh; do if [ -r "$i" ]; then . "$i"; fi; done',
+      '  unset i',
+      'fi',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+      'if [ -n "${BASH_VERSION-}" ] && [ -n "${PS1-}" ] && [ -r /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi',
+      '',
+    ].join('\n'),
+    [`${GUEST_OPT}/package.json`]: '{"type":"module","private":true}\n',
+  };
+}

@@ -1,0 +1,352 @@
+/**
+ * The local backend: one bubblewrap sandbox per computer, the guest agent inside it.
+ *
+ * As root, every computer and every job is a cgroup (see cgroups.ts): limits, CPU fairness and
+ * whole-family kills are enforced by the kernel. Without cgroups, jobs get rlimits and a new
+ * session, and a kill reaches the job's process group only (reported as `session`).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import {
+  accessSync,
+  chmodSync,
+  chownSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PaddockError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import {
+  type BwrapLayout,
+  buildBwrapArgs,
+  ETC_ALLOWLIST,
+  generatedEtc,
+  type RootEntry,
+} from './bwrap-args.js';
+import { type CgroupNode, CgroupRoot } from './cgroups.js';
+import { findDescendantByInnerPid } from './proc.js';
+import type { ComputerBackend, JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
+
+const MIB = 1024 * 1024;
+/** The first file descriptor of the generated files handed to bwrap (0–2 stdio, 3 its options). */
+const FIRST_DATA_FD = 4;
+/** Default host uid of sandboxes when Paddock runs as root without cgroups. */
+export const DEFAULT_SANDBOX_UID = 64_000;
+const HOST_PATH = ['/usr/local/bin', '/usr/bin', '/bin'];
+
+/** Options of the bwrap backend. */
+export interface BwrapBackendOptions {
+  logger: Logger;
+  /** The bwrap executable; default `bwrap` from PATH. */
+  bwrapPath?: string;
+  /** Compiled guest agent directory; default dist/src/guest next to this file. */
+  guestDir?: string;
+  /** Use cgroups when writable (default true). False forces the rlimit fallback. */
+  useCgroups?: boolean;
+  /**
+   * Host uid (and gid) the sandbox runs as when Paddock runs as root without cgroups, so that
+   * RLIMIT_NPROC limits jobs (it never limits uid 0). Default 64000; it should own nothing else.
+   */
+  sandboxUid?: number;
+}
+
+/** The guest agent directory of this build. */
+export function defaultGuestDir(): string {
+  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'guest');
+}
+
+function rootEntries(): Record<string, RootEntry> {
+  const out: Record<string, RootEntry> = {};
+  for (const path of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
+    try {
+      const s = lstatSync(path);
+      out[path] = s.isSymbolicLink() ? { kind: 'symlink', target: readlinkSync(path) } : { kind: 'dir' };
+    } catch {
+      out[path] = { kind: 'absent' };
+    }
+  }
+  return out;
+}
+
+function etcEntries(): string[] {
+  let names: string[] = [];
+  try {
+    names = readdirSync('/etc');
+  } catch {
+    return [];
+  }
+  return names.filter((n) => ETC_ALLOWLIST.includes(n) || /^python3\.\d+$/.test(n)).sort();
+}
+
+/** Splits a limit into the share one job's family may use and the reserve kept for the rest. */
+function jobShare(total: number, reserveCap: number, floor: number): number {
+  return Math.max(floor, total - Math.min(reserveCap, Math.floor(total / 4)));
+}
+
+/** The bwrap backend. Create one per server; `dispose` removes its cgroups. */
+export class BwrapBackend implements ComputerBackend {
+  readonly name = 'bwrap';
+  private readonly logger: Logger;
+  private readonly bwrapPath: string;
+  private readonly guestDir: string;
+  private readonly cgroups: CgroupRoot | null;
+  /** The unprivileged host account sandboxes run as, when not the server's own. */
+  private readonly runAs: { uid: number; gid: number } | null;
+  private sandboxRoot: string | null = null;
+
+  constructor(options: BwrapBackendOptions) {
+    this.logger = options.logger;
+    this.bwrapPath = options.bwrapPath ?? 'bwrap';
+    this.guestDir = options.guestDir ?? defaultGuestDir();
+    this.cgroups = options.useCgroups === false ? null : CgroupRoot.create(options.logger);
+    const uid = options.sandboxUid ?? DEFAULT_SANDBOX_UID;
+    this.runAs = !this.cgroups && process.getuid?.() === 0 ? { uid, gid: uid } : null;
+    if (this.runAs)
+      this.logger.warn('computer.sandbox_uid', { uid, reason: 'root without cgroups: limits by rlimit' });
+  }
+
+  /** What the kernel enforces for this server's computers. */
+  get cgroupSupport(): { familyKill: boolean; limits: string[] } | null {
+    return this.cgroups?.support ?? null;
+  }
+
+  hasProgram(name: string): boolean {
+    if (name.startsWith('/')) return canExecute(name);
+    return HOST_PATH.some((dir) => canExecute(join(dir, name)));
+  }
+
+  async launch(spec: SandboxSpec): Promise<SandboxInstance> {
+    if (spec.networkMode === 'proxy') {
+      throw new PaddockError(
+        'UNSUPPORTED_CAPABILITY',
+        'This profile asks for networkMode "proxy", but egress through the proxy is not available yet; set networkMode to "none" in the profile and launch again.',
+      );
+    }
+    if (!existsSync(join(this.guestDir, 'agent.js'))) {
+      throw new PaddockError(
+        'INTERNAL',
+        `The compiled guest agent is missing at ${this.guestDir}; run "npm run build" and launch again.`,
+      );
+    }
+    const workspace = this.workspaceFor(spec);
+    const shell = canExecute('/bin/bash') ? '/bin/bash' : '/bin/sh';
+    const files = Object.entries(generatedEtc(spec.generation, shell));
+    // Generated files reach bwrap through pipes (fd 4, 5, …): no host path to expose or traverse.
+    const generated: Record<string, number> = {};
+    files.forEach(([target], i) => {
+      generated[target] = FIRST_DATA_FD + i;
+    });
+    const layout: BwrapLayout = {
+      nodePath: process.execPath,
+      guestDir: this.guestDir,
+      workspace,
+      generated,
+      rootEntries: rootEntries(),
+      etcEntries: etcEntries(),
+    };
+    const args = buildBwrapArgs(spec, layout);
+    const node = this.cgroups?.computer(`g${spec.generation}`, {
+      pidsMax: spec.limits.processes,
+      memoryBytes: spec.limits.memoryMb * MIB,
+    });
+    const child = this.spawnBwrap(
+      args,
+      node?.procsFiles() ?? [],
+      files.map(([, content]) => content),
+    );
+    const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve) => {
+      child.once('exit', (exitCode, signal) => resolve({ exitCode, signal }));
+      child.once('error', () => resolve({ exitCode: null, signal: null }));
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => resolve());
+      child.once('error', (e) =>
+        reject(
+          new PaddockError(
+            'UNSUPPORTED_CAPABILITY',
+            `Could not start bubblewrap (${e.message}); install the "bubblewrap" package and launch again.`,
+          ),
+        ),
+      );
+    }).catch(async (e) => {
+      await node?.destroy();
+      throw e;
+    });
+    return new BwrapInstance(child, exited, node ?? null, spec, this.logger, workspace, this.runAs !== null);
+  }
+
+  async dispose(): Promise<void> {
+    await this.cgroups?.dispose();
+    if (this.sandboxRoot) rmSync(this.sandboxRoot, { recursive: true, force: true });
+  }
+
+  /**
+   * The host directory that becomes /workspace. As a dedicated uid the sandbox cannot reach the
+   * data directory, so workspaces then live in a traversable root of their own.
+   */
+  private workspaceFor(spec: SandboxSpec): string {
+    if (!this.runAs) {
+      const dir = join(spec.hostDir, 'workspace');
+      mkdirSync(dir, { recursive: true, mode: 0o755 });
+      return dir;
+    }
+    if (!this.sandboxRoot) {
+      this.sandboxRoot = mkdtempSync(join(tmpdir(), 'paddock-sandboxes-'));
+      chmodSync(this.sandboxRoot, 0o711);
+    }
+    const generationDir = join(this.sandboxRoot, `g${spec.generation}`);
+    mkdirSync(generationDir, { mode: 0o711 });
+    const dir = join(generationDir, 'workspace');
+    mkdirSync(dir, { mode: 0o755 });
+    chownSync(dir, this.runAs.uid, this.runAs.gid);
+    return dir;
+  }
+
+  /** Spawns bwrap, first moving the launching shell into the computer's cgroups (so nothing escapes). */
+  private spawnBwrap(argv: string[], procsFiles: string[], dataFiles: string[]): ChildProcess {
+    // Options travel through fd 3 (kept out of the guest's /proc/1/cmdline); bwrap reads the
+    // command itself only from its real argv.
+    const split = argv.indexOf('--');
+    const options = argv.slice(0, split);
+    const command = argv.slice(split);
+    const enter =
+      'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+    const child = spawn(
+      '/bin/sh',
+      [
+        '-c',
+        enter,
+        'paddock-launch',
+        String(procsFiles.length),
+        ...procsFiles,
+        this.bwrapPath,
+        '--args',
+        '3',
+        ...command,
+      ],
+      {
+        stdio: ['pipe', 'pipe', 'pipe', 'pipe', ...dataFiles.map(() => 'pipe' as const)],
+        env: { PATH: process.env.PATH ?? HOST_PATH.join(':') },
+        ...(this.runAs ?? {}),
+      },
+    );
+    const feed = (fd: number, content: string) => {
+      const pipe = child.stdio[fd] as NodeJS.WritableStream;
+      pipe.on('error', () => undefined);
+      pipe.end(Buffer.from(content));
+    };
+    feed(3, `${options.join('\0')}\0`);
+    dataFiles.forEach((content, i) => {
+      feed(FIRST_DATA_FD + i, content);
+    });
+    return child;
+  }
+}
+
+function canExecute(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+class BwrapInstance implements SandboxInstance {
+  readonly fromGuest;
+  readonly toGuest;
+  readonly diagnostics;
+  readonly familyMechanism;
+  readonly jobRlimits: JobRlimits;
+  readonly enforcement: Record<string, string>;
+  readonly hostPid: number;
+  private agentHostPid: number | null = null;
+  private destroyed: Promise<void> | null = null;
+
+  constructor(
+    private readonly child: ChildProcess,
+    readonly exited: Promise<{ exitCode: number | null; signal: string | null }>,
+    private readonly node: CgroupNode | null,
+    private readonly spec: SandboxSpec,
+    private readonly logger: Logger,
+    readonly hostWorkspace: string,
+    private readonly ownWorkspace: boolean,
+  ) {
+    this.fromGuest = child.stdout!;
+    this.toGuest = child.stdin!;
+    this.diagnostics = child.stderr!;
+    this.toGuest.on('error', () => undefined);
+    this.hostPid = child.pid ?? 0;
+    this.familyMechanism = node ? ('cgroup' as const) : ('session' as const);
+    const { limits } = spec;
+    this.jobRlimits = { openFiles: limits.openFiles, fileSizeBytes: limits.diskMb * MIB };
+    if (!node) {
+      this.jobRlimits.processes = limits.processes;
+      this.jobRlimits.dataBytes = limits.memoryMb * MIB;
+    }
+    this.enforcement = {
+      processes: node ? 'cgroup pids' : 'rlimit (per host user)',
+      memory: node ? 'cgroup memory' : 'rlimit data',
+      disk: 'rlimit file size; /tmp tmpfs size',
+      openFiles: 'rlimit',
+      family: node ? 'cgroup' : 'session',
+    };
+  }
+
+  async adoptJob(name: string, guestPid: number, agentGuestPid: number): Promise<JobFamily | null> {
+    if (!this.node) return null;
+    this.agentHostPid ??= findDescendantByInnerPid(this.hostPid, agentGuestPid, 4);
+    if (!this.agentHostPid)
+      throw new PaddockError(
+        'INTERNAL',
+        'Could not find the guest agent on the host; relaunch the computer.',
+      );
+    const hostPid = findDescendantByInnerPid(this.agentHostPid, guestPid, 1);
+    if (!hostPid)
+      throw new PaddockError(
+        'INTERNAL',
+        `Could not find job process ${guestPid} on the host; run the command again.`,
+      );
+    const { limits } = this.spec;
+    const group = this.node.child(name, {
+      pidsMax: jobShare(limits.processes, 64, 8),
+      memoryBytes: jobShare(limits.memoryMb, 256, 32) * MIB,
+    });
+    group.addProcess(hostPid);
+    return {
+      kill: () => group.kill(),
+      isEmpty: () => group.isEmpty(),
+      waitEmpty: (timeoutMs) => group.waitEmpty(timeoutMs),
+      hostPids: () => group.pids(),
+      dispose: async () => {
+        await group.destroy();
+      },
+    };
+  }
+
+  destroy(): Promise<void> {
+    this.destroyed ??= this.teardown();
+    return this.destroyed;
+  }
+
+  private async teardown(): Promise<void> {
+    if (this.node) await this.node.kill();
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 2000))]);
+    if (this.node && !(await this.node.destroy(2000))) {
+      this.logger.warn('computer.cgroup_leftover', {
+        generation: this.spec.generation,
+        pids: this.node.pids(),
+      });
+    }
+    if (this.ownWorkspace) rmSync(dirname(this.hostWorkspace), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,355 @@
+/**
+ * Control groups for computers and jobs (needs root or a delegated subtree).
+ *
+ * Each computer is a node and each job a child node, present in every writable hierarchy:
+ * the cgroup2 tree gives an atomic `cgroup.kill` and a `populated` flag (a whole process family,
+ * whatever it does with sessions and process groups); v1 `pids`, `memory` and `cpu` (or their
+ * cgroup2 files when the controllers are enabled there) give limits and CPU fairness; v1
+ * `freezer` is the kill mechanism when there is no cgroup2 tree. Nodes nest under the server's
+ * own cgroup in each hierarchy, so Paddock never touches anybody else's groups.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../../shared/logger.js';
+import { isAlive } from './proc.js';
+
+type Kind = 'unified' | 'pids' | 'memory' | 'cpu' | 'freezer';
+
+interface Hierarchy {
+  kind: Kind;
+  /** Directory of the server's own cgroup in this hierarchy. */
+  own: string;
+  /** cgroup2 only: controllers available for limits. */
+  controllers?: Set<string>;
+}
+
+/** Limits of one node; absent fields stay unlimited. */
+export interface CgroupLimits {
+  pidsMax?: number;
+  memoryBytes?: number;
+}
+
+/** Where mountinfo says each hierarchy is, and where the server sits in it. */
+function discover(): Hierarchy[] {
+  const mountinfo = readFileSync('/proc/self/mountinfo', 'utf8').split('\n');
+  const membership = readFileSync('/proc/self/cgroup', 'utf8').split('\n');
+  const ownPath = (match: (controllers: string[]) => boolean): string | null => {
+    for (const line of membership) {
+      const [, ctrls, path] = line.split(/:(.*?):/);
+      if (path === undefined || ctrls === undefined) continue;
+      if (match(ctrls === '' ? [] : ctrls.split(','))) return path;
+    }
+    return null;
+  };
+  const out: Hierarchy[] = [];
+  for (const line of mountinfo) {
+    const [left, right] = line.split(' - ');
+    if (!left || !right) continue;
+    const fields = left.split(' ');
+    const [fstype, , superOpts] = right.split(' ');
+    const root = fields[3] ?? '/';
+    const mountPoint = fields[4] ?? '';
+    const place = (path: string | null): string | null => {
+      if (path === null || !(path === root || path.startsWith(root === '/' ? '/' : `${root}/`))) return null;
+      return join(mountPoint, path.slice(root === '/' ? 0 : root.length));
+    };
+    if (fstype === 'cgroup2') {
+      const own = place(ownPath((c) => c.length === 0));
+      if (!own) continue;
+      const controllers = new Set(
+        (readSafe(join(own, 'cgroup.controllers')) ?? '').trim().split(/\s+/).filter(Boolean),
+      );
+      out.push({ kind: 'unified', own, controllers });
+    } else if (fstype === 'cgroup') {
+      const opts = (superOpts ?? '').split(',');
+      for (const kind of ['pids', 'memory', 'cpu', 'freezer'] as const) {
+        if (!opts.includes(kind)) continue;
+        const own = place(ownPath((c) => c.includes(kind)));
+        if (own) out.push({ kind, own });
+      }
+    }
+  }
+  return out;
+}
+
+function readSafe(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function tryWrite(file: string, value: string): boolean {
+  try {
+    writeFileSync(file, value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One group (a computer or a job) across every hierarchy Paddock can write. */
+export class CgroupNode {
+  private readonly children = new Set<CgroupNode>();
+
+  constructor(
+    readonly dirs: ReadonlyMap<Kind, string>,
+    private readonly parent: CgroupNode | null,
+  ) {}
+
+  /** Every `cgroup.procs` file a new member must be written to. */
+  procsFiles(): string[] {
+    return [...this.dirs.values()].map((d) => join(d, 'cgroup.procs'));
+  }
+
+  /** Moves a host process into this group (in every hierarchy). */
+  addProcess(hostPid: number): void {
+    for (const file of this.procsFiles()) writeFileSync(file, String(hostPid));
+  }
+
+  /** A child group with its own limits. */
+  child(name: string, limits: CgroupLimits): CgroupNode {
+    const dirs = new Map<Kind, string>();
+    for (const [kind, dir] of this.dirs) {
+      const path = join(dir, name);
+      mkdirSync(path);
+      dirs.set(kind, path);
+    }
+    applyLimits(dirs, limits);
+    const node = new CgroupNode(dirs, this);
+    this.children.add(node);
+    return node;
+  }
+
+  /** Host pids of every process in this group and its children. */
+  pids(): number[] {
+    const dir = this.dirs.get('unified') ?? this.dirs.get('pids') ?? [...this.dirs.values()][0];
+    if (!dir) return [];
+    const out: number[] = [];
+    const walk = (d: string) => {
+      for (const line of (readSafe(join(d, 'cgroup.procs')) ?? '').split('\n'))
+        if (line) out.push(Number(line));
+      let entries: string[] = [];
+      try {
+        entries = readdirSync(d, { withFileTypes: true })
+          .filter((e) => e.isDirectory())
+          .map((e) => e.name);
+      } catch {
+        return;
+      }
+      for (const e of entries) walk(join(d, e));
+    };
+    walk(dir);
+    return out;
+  }
+
+  /** True when no process is left in this group or below. */
+  isEmpty(): boolean {
+    const unified = this.dirs.get('unified');
+    if (unified) {
+      const events = readSafe(join(unified, 'cgroup.events'));
+      if (events !== null) return /populated 0/.test(events);
+    }
+    return this.pids().length === 0;
+  }
+
+  /** Sends SIGKILL to every process of the group, atomically with respect to forks. */
+  async kill(): Promise<void> {
+    const unified = this.dirs.get('unified');
+    if (unified && tryWrite(join(unified, 'cgroup.kill'), '1')) return;
+    const freezer = this.dirs.get('freezer');
+    if (freezer) {
+      await this.killFrozen(freezer);
+      return;
+    }
+    for (const pid of this.pids()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+  }
+
+  /** Kills, waits until empty (or `timeoutMs`), then removes the group and its children. */
+  async destroy(timeoutMs = 2000): Promise<boolean> {
+    if (!this.isEmpty()) {
+      await this.kill();
+      if (!(await this.waitEmpty(timeoutMs))) return false;
+    }
+    for (const child of [...this.children]) await child.destroy(timeoutMs);
+    for (const dir of this.dirs.values()) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // Retried by the parent's removal or left for the next start's sweep.
+      }
+    }
+    this.parent?.children.delete(this);
+    return true;
+  }
+
+  /** Polls until no process is left, with a deadline. */
+  async waitEmpty(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    let delayMs = 2;
+    while (!this.isEmpty()) {
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, delayMs));
+      delayMs = Math.min(delayMs * 2, 50);
+    }
+    return true;
+  }
+
+  private async killFrozen(freezer: string): Promise<void> {
+    const state = join(freezer, 'freezer.state');
+    for (let round = 0; round < 20 && this.pids().length > 0; round++) {
+      tryWrite(state, 'FROZEN');
+      for (let i = 0; i < 100 && !/FROZEN/.test(readSafe(state) ?? 'FROZEN'); i++) {
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      for (const pid of this.pids()) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Gone already.
+        }
+      }
+      tryWrite(state, 'THAWED');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+}
+
+function applyLimits(dirs: ReadonlyMap<Kind, string>, limits: CgroupLimits): void {
+  const pids = dirs.get('pids');
+  const memory = dirs.get('memory');
+  const unified = dirs.get('unified');
+  if (limits.pidsMax !== undefined) {
+    if (pids) writeFileSync(join(pids, 'pids.max'), String(limits.pidsMax));
+    else if (unified && existsSync(join(unified, 'pids.max')))
+      writeFileSync(join(unified, 'pids.max'), String(limits.pidsMax));
+  }
+  if (limits.memoryBytes !== undefined) {
+    if (memory) {
+      writeFileSync(join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+      tryWrite(join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
+    } else if (unified && existsSync(join(unified, 'memory.max'))) {
+      writeFileSync(join(unified, 'memory.max'), String(limits.memoryBytes));
+      tryWrite(join(unified, 'memory.swap.max'), '0');
+    }
+  }
+}
+
+/** What the host can do with cgroups, found once at start-up. */
+export interface CgroupSupport {
+  /** Whether process families can be killed as a whole (cgroup2 kill or v1 freezer). */
+  familyKill: boolean;
+  /** Which limits are enforced: `pids`, `memory`, `cpu`. */
+  limits: string[];
+}
+
+/**
+ * The root of Paddock's groups for one server process. `create` returns null when no
+ * hierarchy is writable (not root and no delegation): callers fall back to rlimits.
+ */
+export class CgroupRoot {
+  private constructor(
+    private readonly root: CgroupNode,
+    readonly support: CgroupSupport,
+  ) {}
+
+  static create(logger: Logger): CgroupRoot | null {
+    if (process.platform !== 'linux') return null;
+    let hierarchies: Hierarchy[];
+    try {
+      hierarchies = discover();
+    } catch {
+      return null;
+    }
+    const name = `paddock-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const dirs = new Map<Kind, string>();
+    for (const h of hierarchies) {
+      if (dirs.has(h.kind)) continue;
+      sweepStale(h.own, logger);
+      const dir = join(h.own, name);
+      try {
+        mkdirSync(dir);
+      } catch {
+        continue;
+      }
+      if (h.kind === 'unified') {
+        const wanted = ['pids', 'memory'].filter((c) => h.controllers?.has(c));
+        if (wanted.length > 0)
+          tryWrite(join(dir, 'cgroup.subtree_control'), wanted.map((c) => `+${c}`).join(' '));
+      }
+      dirs.set(h.kind, dir);
+    }
+    const hasKill = dirs.has('unified') && existsSync(join(dirs.get('unified')!, 'cgroup.kill'));
+    const support: CgroupSupport = {
+      familyKill: hasKill || dirs.has('freezer'),
+      limits: [
+        dirs.has('pids') || existsSync(join(dirs.get('unified') ?? '/nonexistent', 'pids.max')) ? 'pids' : '',
+        dirs.has('memory') || existsSync(join(dirs.get('unified') ?? '/nonexistent', 'memory.max'))
+          ? 'memory'
+          : '',
+        dirs.has('cpu') ? 'cpu' : '',
+      ].filter(Boolean),
+    };
+    if (!support.familyKill) {
+      for (const dir of dirs.values()) tryRmdir(dir);
+      logger.warn('computer.cgroups_unavailable', {
+        reason: 'no writable cgroup2 tree or freezer hierarchy',
+      });
+      return null;
+    }
+    if (!hasKill) dirs.delete('unified');
+    return new CgroupRoot(new CgroupNode(dirs, null), support);
+  }
+
+  /** A group for one computer. */
+  computer(name: string, limits: CgroupLimits): CgroupNode {
+    return this.root.child(name, limits);
+  }
+
+  /** Kills everything and removes Paddock's groups. */
+  async dispose(): Promise<void> {
+    await this.root.destroy();
+  }
+}
+
+/** Removes empty groups left by Paddock servers that are no longer running. */
+function sweepStale(own: string, logger: Logger): void {
+  let names: string[] = [];
+  try {
+    names = readdirSync(own);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = /^paddock-(\d+)-[0-9a-f]+$/.exec(name);
+    if (!m || Number(m[1]) === process.pid || isAlive(Number(m[1]))) continue;
+    removeTree(join(own, name));
+    logger.debug('computer.cgroup_swept', { dir: join(own, name) });
+  }
+}
+
+function removeTree(dir: string): void {
+  try {
+    for (const e of readdirSync(dir, { withFileTypes: true }))
+      if (e.isDirectory()) removeTree(join(dir, e.name));
+  } catch {
+    return;
+  }
+  tryRmdir(dir);
+}
+
+function tryRmdir(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Left behind; harmless and empty.
+  }
+}

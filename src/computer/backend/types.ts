@@ -1,0 +1,109 @@
+/**
+ * The seam between the computer and where it runs. A backend starts the guest agent somewhere
+ * isolated and hands back its stdio; everything else (jobs, files, later PTYs and relays) is the
+ * guest protocol, the same for every backend. bwrap is the local backend; a remote backend
+ * (a Kubernetes pod, a VM) runs the same agent and implements the same interface.
+ */
+import type { Readable, Writable } from 'node:stream';
+
+/** A host path made visible inside the computer. */
+export interface MountSpec {
+  /** Absolute host path. */
+  source: string;
+  /** Absolute guest path. */
+  target: string;
+  readOnly: boolean;
+}
+
+/** Resource limits of one computer; a job's family gets most of them, the agent keeps a reserve. */
+export interface ResourceLimits {
+  /** Processes of the whole computer. */
+  processes: number;
+  /** Memory of the whole computer, MiB. */
+  memoryMb: number;
+  /** Largest file a job may write and size of /tmp, MiB. */
+  diskMb: number;
+  /** Open files per process. */
+  openFiles: number;
+}
+
+/** What to start. */
+export interface SandboxSpec {
+  /** Generation number (part of names and the hostname). */
+  generation: number;
+  /** Host directory owned by this computer: its workspace and generated files live here. */
+  hostDir: string;
+  /** Extra mounts from the profile. */
+  mounts: MountSpec[];
+  /** Environment of the guest agent (jobs get their own on top). */
+  env: Record<string, string>;
+  limits: ResourceLimits;
+  networkMode: 'none' | 'proxy';
+  /** Program names whose presence the agent reports in its hello. */
+  probe: string[];
+}
+
+/** How the root of a job and all its descendants are tracked. */
+export type FamilyMechanism = 'cgroup' | 'session';
+
+/** The process family of one job, owned by the host. */
+export interface JobFamily {
+  /** Kills every process of the family, whatever sessions or groups they moved to. */
+  kill(): Promise<void>;
+  /** True when no process of the family is left. */
+  isEmpty(): boolean;
+  /** Waits until empty; false at the deadline. */
+  waitEmpty(timeoutMs: number): Promise<boolean>;
+  /** Host pids of the family (diagnostics and tests). */
+  hostPids(): number[];
+  /** Frees host resources once the family is empty (idempotent). */
+  dispose(): Promise<void>;
+}
+
+/** The limits a job's processes get from the backend's families (rlimits applied in the guest). */
+export interface JobRlimits {
+  openFiles?: number;
+  fileSizeBytes?: number;
+  processes?: number;
+  dataBytes?: number;
+}
+
+/** A started sandbox: the agent's stdio and the host-side controls. */
+export interface SandboxInstance {
+  /** Frames from the guest agent (its stdout). */
+  readonly fromGuest: Readable;
+  /** Frames to the guest agent (its stdin). */
+  readonly toGuest: Writable;
+  /** The agent's diagnostics (its stderr). */
+  readonly diagnostics: Readable;
+  /** Settles when the sandbox is gone, with how it ended. */
+  readonly exited: Promise<{ exitCode: number | null; signal: string | null }>;
+  /** `cgroup`: families are killed as a whole by the host; `session`: best effort via the guest. */
+  readonly familyMechanism: FamilyMechanism;
+  /** rlimits the guest applies to each job (where the host cannot enforce a limit itself). */
+  readonly jobRlimits: JobRlimits;
+  /** Which limits are enforced and how, for status and logs. */
+  readonly enforcement: Record<string, string>;
+  /** Host pid of the outermost sandbox process (for tests and diagnostics). */
+  readonly hostPid: number;
+  /** Host directory shown as /workspace (null for a remote backend). */
+  readonly hostWorkspace: string | null;
+  /**
+   * Places a freshly spawned, still held job (guest pid) in its own family. Returns null when the
+   * backend has no host-side families (`session`).
+   */
+  adoptJob(name: string, guestPid: number, agentGuestPid: number): Promise<JobFamily | null>;
+  /** Kills everything of this computer and frees its host resources. Idempotent. */
+  destroy(): Promise<void>;
+}
+
+/** A place where computers run. */
+export interface ComputerBackend {
+  readonly name: string;
+  /** Starts the guest agent. Throws PaddockError with a clear message when the spec cannot run. */
+  launch(spec: SandboxSpec): Promise<SandboxInstance>;
+  /** Whether an executable exists where the guest will see it (profile availability). */
+  hasProgram(name: string): boolean;
+  /** Frees everything the backend holds (cgroups of this server). */
+  dispose(): Promise<void>;
+}

@@ -1,0 +1,120 @@
+/**
+ * File operations of the computer tools, executed by the guest agent: encoding rules, limits,
+ * UTF-8 boundaries. Policy checks happen before these are called (in the tools).
+ */
+
+import type { CallResult } from '../guest/protocol.js';
+import { PaddockError } from '../shared/errors.js';
+import type { Computer } from './computer.js';
+import type { WithAttachment } from './guest-client.js';
+import { utf8SafeLength } from './job.js';
+import { checkGuestPath } from './paths.js';
+
+/** Most bytes one write_file may write. */
+export const MAX_WRITE_BYTES = 65_536;
+/** Most bytes one read_file may return. */
+export const MAX_READ_BYTES = 65_536;
+
+export type FileEncoding = 'utf8' | 'base64';
+
+/** One directory entry. */
+export interface FileEntry {
+  [key: string]: unknown;
+  name: string;
+  path: string;
+  type: 'file' | 'dir' | 'symlink' | 'other';
+  size: number;
+  mtimeMs: number;
+  /** Permission bits as an octal string, e.g. "644". */
+  mode: string;
+}
+
+/** A page of a directory listing. */
+export async function listDirectory(c: Computer, path: string, offset: number, limit: number) {
+  checkGuestPath(path);
+  const r = await c.call('fs.list', { path, offset, limit });
+  const entries: FileEntry[] = r.entries.map((e) => ({
+    name: e.name,
+    path: path === '/' ? `/${e.name}` : `${path}/${e.name}`,
+    type: e.type,
+    size: e.size,
+    mtimeMs: e.mtimeMs,
+    mode: e.mode.toString(8).padStart(3, '0'),
+  }));
+  const nextOffset = offset + entries.length;
+  return { path, entries, total: r.total, offset, nextOffset: nextOffset < r.total ? nextOffset : null };
+}
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** What the guest answered to one fs.read, with the bytes. */
+export type RawRead = WithAttachment<CallResult<'fs.read'>>;
+
+/** Reads raw bytes of a file inside the guest. */
+export function fetchGuestFile(
+  c: Computer,
+  path: string,
+  offset: number,
+  byteLimit: number,
+): Promise<RawRead> {
+  checkGuestPath(path);
+  return c.call('fs.read', { path, offset, byteLimit });
+}
+
+/**
+ * The read_file answer for raw bytes: UTF-8 text or base64. A text read never ends inside a
+ * UTF-8 sequence (nextOffset stops before it) and refuses bytes that are not UTF-8.
+ */
+export function renderRead(path: string, encoding: FileEncoding, offset: number, raw: RawRead) {
+  let bytes = raw.attachment ?? Buffer.alloc(0);
+  if (encoding === 'utf8') {
+    const atEof = offset + bytes.length >= raw.size;
+    bytes = bytes.subarray(0, atEof ? bytes.length : utf8SafeLength(bytes));
+    try {
+      fatalUtf8.decode(bytes);
+    } catch {
+      throw new PaddockError(
+        'INVALID_ARGUMENT',
+        `${path} is not valid UTF-8 between bytes ${offset} and ${offset + bytes.length}; read it with encoding "base64" (or start at a character boundary).`,
+      );
+    }
+  }
+  const nextOffset = offset + bytes.length;
+  return {
+    path,
+    encoding,
+    content: encoding === 'utf8' ? bytes.toString('utf8') : bytes.toString('base64'),
+    offset,
+    bytesRead: bytes.length,
+    nextOffset,
+    size: raw.size,
+    eof: nextOffset >= raw.size,
+  };
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Decodes write_file content; INVALID_ARGUMENT for bad base64 or more than 64 KiB. */
+export function decodeContent(content: string, encoding: FileEncoding): Buffer {
+  if (encoding === 'base64' && !BASE64.test(content)) {
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      'content is not standard base64 (A-Z, a-z, 0-9, +, /, padded with =, no whitespace); fix the encoding or send text with encoding "utf8".',
+    );
+  }
+  const bytes = Buffer.from(content, encoding === 'base64' ? 'base64' : 'utf8');
+  if (bytes.length > MAX_WRITE_BYTES) {
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      `content decodes to ${bytes.length} bytes, more than the ${MAX_WRITE_BYTES} a write may hold; split the file and append the rest with run_command.`,
+    );
+  }
+  return bytes;
+}
+
+/** Creates or replaces a file atomically inside the guest. */
+export async function writeGuestFile(c: Computer, path: string, bytes: Buffer, overwrite: boolean) {
+  checkGuestPath(path);
+  const r = await c.call('fs.write', { path, overwrite }, { attachment: bytes });
+  return { path, bytesWritten: r.bytesWritten, created: r.created };
+}

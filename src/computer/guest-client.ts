@@ -1,0 +1,225 @@
+/**
+ * The host end of the guest link: calls with replies, events, and stream data by channel.
+ * Everything from the guest is validated (a process in the computer may have tampered with the
+ * agent); a malformed message ends the link. When the link ends, every pending call fails at
+ * once with NOT_RUNNING and later calls fail immediately: nothing waits on a dead guest.
+ */
+import type { Readable, Writable } from 'node:stream';
+import { encodeFrame, type Frame, FrameDecoder, FrameKind } from '../guest/frames.js';
+import {
+  type CallArgs,
+  type CallOp,
+  type CallResult,
+  callSchemas,
+  type GuestEvent,
+  guestMessageSchema,
+} from '../guest/protocol.js';
+import { PaddockError } from '../shared/errors.js';
+
+/** Default bound of one call to the guest. */
+export const DEFAULT_GUEST_CALL_TIMEOUT_MS = 30_000;
+
+/** Receivers of what the guest sends unprompted. */
+export interface GuestHandlers {
+  onEvent(event: Exclude<GuestEvent, { t: 'hello' }>): void;
+  onHello(event: Extract<GuestEvent, { t: 'hello' }>): void;
+  onData(channel: number, stream: number, payload: Buffer): void;
+  onEnd(channel: number, stream: number): void;
+  /** The link broke (protocol error); the owner should tear the computer down. */
+  onBroken(reason: string): void;
+}
+
+interface Pending {
+  op: CallOp;
+  resolve(value: unknown, attachment: Buffer | undefined): void;
+  reject(error: PaddockError): void;
+  timer: NodeJS.Timeout;
+}
+
+/** Options of one call. */
+export interface CallOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Raw bytes sent with the call (e.g. the content of fs.write). */
+  attachment?: Buffer;
+}
+
+/** A result, with the raw bytes the guest attached to its reply (e.g. the data of fs.read). */
+export type WithAttachment<T> = T & { attachment?: Buffer };
+
+/** RPC over the frame link. */
+export class GuestClient {
+  private readonly pending = new Map<number, Pending>();
+  /** Attachments of replies that have not arrived yet, by call id. */
+  private readonly attachments = new Map<number, Buffer>();
+  private nextId = 1;
+  private failure: PaddockError | null = null;
+
+  constructor(
+    fromGuest: Readable,
+    private readonly toGuest: Writable,
+    private readonly handlers: GuestHandlers,
+  ) {
+    const decoder = new FrameDecoder();
+    fromGuest.on('data', (chunk: Buffer) => {
+      if (this.failure) return;
+      let frames: Frame[];
+      try {
+        frames = decoder.push(chunk);
+      } catch (e) {
+        this.broken(`malformed frame: ${(e as Error).message}`);
+        return;
+      }
+      for (const frame of frames) {
+        if (this.failure) return;
+        this.onFrame(frame);
+      }
+    });
+  }
+
+  /** Whether the link still works. */
+  get alive(): boolean {
+    return this.failure === null;
+  }
+
+  /** Calls the guest. Rejects with NOT_RUNNING when the link is or becomes dead. */
+  call<Op extends CallOp>(
+    op: Op,
+    args: CallArgs<Op>,
+    options: CallOptions = {},
+  ): Promise<WithAttachment<CallResult<Op>>> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_GUEST_CALL_TIMEOUT_MS;
+    return new Promise<WithAttachment<CallResult<Op>>>((resolve, reject) => {
+      const onAbort = () => {
+        const p = this.pending.get(id);
+        if (!p) return;
+        clearTimeout(p.timer);
+        this.pending.delete(id);
+        reject(
+          new PaddockError(
+            'TIMEOUT',
+            `The computer did not answer "${op}" before the call was cancelled; retry.`,
+          ),
+        );
+      };
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        options.signal?.removeEventListener('abort', onAbort);
+        reject(
+          new PaddockError(
+            'TIMEOUT',
+            `The computer did not answer "${op}" within ${timeoutMs} ms; check get_computer_status and retry.`,
+          ),
+        );
+      }, timeoutMs);
+      this.pending.set(id, {
+        op,
+        resolve: (v, attachment) => {
+          options.signal?.removeEventListener('abort', onAbort);
+          const value = v as WithAttachment<CallResult<Op>>;
+          if (attachment) value.attachment = attachment;
+          resolve(value);
+        },
+        reject: (e) => {
+          options.signal?.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+        timer,
+      });
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      if (options.attachment)
+        this.toGuest.write(encodeFrame(FrameKind.Attachment, id, 0, options.attachment));
+      this.toGuest.write(
+        encodeFrame(FrameKind.Control, 0, 0, Buffer.from(JSON.stringify({ t: 'call', id, op, args }))),
+      );
+    });
+  }
+
+  /** Ends the link: pending and future calls fail with `error`. */
+  fail(error: PaddockError): void {
+    if (this.failure) return;
+    this.failure = error;
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      this.pending.delete(id);
+      p.reject(error);
+    }
+  }
+
+  private broken(reason: string): void {
+    this.fail(
+      new PaddockError(
+        'NOT_RUNNING',
+        `The computer's guest agent broke the protocol (${reason}); relaunch the computer.`,
+      ),
+    );
+    this.handlers.onBroken(reason);
+  }
+
+  private onFrame(frame: Frame): void {
+    switch (frame.kind) {
+      case FrameKind.Data:
+        this.handlers.onData(frame.channel, frame.stream, frame.payload);
+        return;
+      case FrameKind.End:
+        this.handlers.onEnd(frame.channel, frame.stream);
+        return;
+      case FrameKind.Window:
+        return;
+      case FrameKind.Attachment:
+        if (this.pending.has(frame.channel)) this.attachments.set(frame.channel, frame.payload);
+        return;
+      case FrameKind.Control:
+        this.onControl(frame.payload);
+        return;
+    }
+  }
+
+  private onControl(payload: Buffer): void {
+    let json: unknown;
+    try {
+      json = JSON.parse(payload.toString('utf8'));
+    } catch {
+      this.broken('control frame is not JSON');
+      return;
+    }
+    const parsed = guestMessageSchema.safeParse(json);
+    if (!parsed.success) {
+      this.broken(`unexpected message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+      return;
+    }
+    const msg = parsed.data;
+    if (msg.t === 'hello') {
+      this.handlers.onHello(msg);
+      return;
+    }
+    if (msg.t !== 'reply') {
+      this.handlers.onEvent(msg);
+      return;
+    }
+    const p = this.pending.get(msg.id);
+    const attachment = this.attachments.get(msg.id);
+    this.attachments.delete(msg.id);
+    if (!p) return;
+    this.pending.delete(msg.id);
+    clearTimeout(p.timer);
+    if (!msg.ok) {
+      p.reject(new PaddockError(msg.error.code, msg.error.message, msg.error.details ?? {}));
+      return;
+    }
+    const result = callSchemas[p.op].result.safeParse(msg.value);
+    if (!result.success) {
+      p.reject(
+        new PaddockError(
+          'INTERNAL',
+          `The computer answered "${p.op}" with an invalid result; relaunch the computer.`,
+        ),
+      );
+      this.broken(`invalid result for ${p.op}`);
+      return;
+    }
+    p.resolve(result.data, attachment);
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * The guest's fixed layout, the same for every backend: where the workspace is, which account
+ * runs jobs, the PATH, and where Paddock's own read-only files appear.
+ */
+
+/** Where Paddock's own read-only files appear in the guest. */
+export const GUEST_OPT = '/opt/paddock';
+/** The node binary the agent runs with. */
+export const GUEST_NODE = `${GUEST_OPT}/bin/node`;
+/** The compiled guest agent directory. */
+export const GUEST_AGENT_DIR = `${GUEST_OPT}/guest`;
+/** The fixed PATH of the guest account (never a writable directory). */
+export const GUEST_PATH = `/usr/local/bin:/usr/bin:/bin:${GUEST_OPT}/bin`;
+/** The workspace, the guest account's home. */
+export const GUEST_WORKSPACE = '/workspace';
+/** The guest account. */
+export const GUEST_UID = 1000;
+export const GUEST_USER = 'agent';
+
+/** The environment every job starts from (the profile's and the caller's variables go on top). */
+export function baseJobEnv(shell: string): Record<string, string> {
+  return {
+    HOME: GUEST_WORKSPACE,
+    USER: GUEST_USER,
+    LOGNAME: GUEST_USER,
+    SHELL: shell,
+    PATH: GUEST_PATH,
+    LANG: 'C.UTF-8',
+    TMPDIR: '/tmp',
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * One command job on the host side: retained output per stream, the observed exit, and the
+ * one result shape every job tool returns.
+ */
+import { PaddockError } from '../shared/errors.js';
+import type { JobFamily } from './backend/types.js';
+import { decodeJobCursor, encodeJobCursor } from './cursors.js';
+import { OutputBuffer } from './output-buffer.js';
+
+/** The result shape of run_command, read_job and shell. */
+export interface JobResult {
+  [key: string]: unknown;
+  jobId: string;
+  stdout: string;
+  stderr: string;
+  nextCursor: string;
+  /** Exit code of the root process; null until its exit is observed (or when a signal ended it). */
+  exitCode: number | null;
+  /** Signal that ended the root process, e.g. `SIGKILL`. */
+  signal: string | null;
+  timedOut: boolean;
+  canceled: boolean;
+  /** True once the root's termination was observed; output of leftover descendants may follow. */
+  terminationObserved: boolean;
+  durationMs: number;
+  /** Tool channel calls made by the job. */
+  toolCalls: number;
+}
+
+/** Length of the longest prefix of `bytes` that does not end inside a UTF-8 sequence. */
+export function utf8SafeLength(bytes: Buffer): number {
+  const len = bytes.length;
+  for (let back = 1; back <= Math.min(4, len); back++) {
+    const b = bytes[len - back]!;
+    if ((b & 0xc0) === 0x80) continue;
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    if (back >= need) return len;
+    return len - back > 0 ? len - back : len;
+  }
+  return len;
+}
+
+export class Job {
+  readonly stdout: OutputBuffer;
+  readonly stderr: OutputBuffer;
+  readonly startedAt = performance.now();
+  exitCode: number | null = null;
+  signal: string | null = null;
+  timedOut = false;
+  canceled = false;
+  terminationObserved = false;
+  toolCalls = 0;
+  family: JobFamily | null = null;
+  /** Whether each stream has ended (EOF from the guest). */
+  readonly ended = { stdout: false, stderr: false };
+  private endedAt: number | null = null;
+  private readonly exitWaiters = new Set<() => void>();
+  timeoutTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly id: string,
+    readonly generation: number,
+    readonly channel: number,
+    retentionBytes: number,
+  ) {
+    this.stdout = new OutputBuffer(retentionBytes);
+    this.stderr = new OutputBuffer(retentionBytes);
+  }
+
+  /** Records the root's termination and wakes every waiter. */
+  observeExit(exitCode: number | null, signal: string | null): void {
+    if (this.terminationObserved) return;
+    this.exitCode = exitCode;
+    this.signal = signal;
+    this.terminationObserved = true;
+    this.endedAt = performance.now();
+    for (const wake of this.exitWaiters) wake();
+    this.exitWaiters.clear();
+  }
+
+  /** Resolves when the root exits or after `waitMs`, whichever is first (or when `signal` aborts). */
+  waitForExit(waitMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.terminationObserved || waitMs <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.exitWaiters.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, waitMs);
+      this.exitWaiters.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** Milliseconds from start to the observed exit (or to now while running). */
+  get durationMs(): number {
+    return Math.round((this.endedAt ?? performance.now()) - this.startedAt);
+  }
+
+  /**
+   * Output from `cursor` (or the oldest retained output), at most `byteLimit` bytes across both
+   * streams, split fairly when both have data; never cuts a UTF-8 sequence in the middle.
+   */
+  read(cursor: string | undefined, byteLimit: number): JobResult {
+    let from = { stdout: this.stdout.startOffset, stderr: this.stderr.startOffset };
+    if (cursor !== undefined) {
+      const c = decodeJobCursor(cursor, this.id);
+      if (c.stdout > this.stdout.endOffset || c.stderr > this.stderr.endOffset) {
+        throw new PaddockError(
+          'INVALID_ARGUMENT',
+          'The cursor points past the output of this job; pass a nextCursor that read_job returned.',
+        );
+      }
+      if (c.stdout < this.stdout.startOffset || c.stderr < this.stderr.startOffset) {
+        throw new PaddockError(
+          'OUTPUT_EXPIRED',
+          `Output of ${this.id} after this cursor was dropped (each stream keeps its newest ${this.stdout.capacityBytes} bytes); continue from oldestCursor.`,
+          {
+            oldestCursor: encodeJobCursor({
+              jobId: this.id,
+              stdout: Math.max(c.stdout, this.stdout.startOffset),
+              stderr: Math.max(c.stderr, this.stderr.startOffset),
+            }),
+          },
+        );
+      }
+      from = { stdout: c.stdout, stderr: c.stderr };
+    }
+    const availOut = this.stdout.endOffset - from.stdout;
+    const availErr = this.stderr.endOffset - from.stderr;
+    const half = Math.ceil(byteLimit / 2);
+    const takeOut = Math.min(availOut, Math.max(half, byteLimit - availErr));
+    const takeErr = Math.min(availErr, byteLimit - takeOut);
+    const out = this.slice(this.stdout, from.stdout, takeOut, this.ended.stdout);
+    const err = this.slice(this.stderr, from.stderr, takeErr, this.ended.stderr);
+    return {
+      jobId: this.id,
+      stdout: out.text,
+      stderr: err.text,
+      nextCursor: encodeJobCursor({ jobId: this.id, stdout: out.next, stderr: err.next }),
+      exitCode: this.exitCode,
+      signal: this.signal,
+      timedOut: this.timedOut,
+      canceled: this.canceled,
+      terminationObserved: this.terminationObserved,
+      durationMs: this.durationMs,
+      toolCalls: this.toolCalls,
+    };
+  }
+
+  private slice(
+    buffer: OutputBuffer,
+    from: number,
+    take: number,
+    ended: boolean,
+  ): { text: string; next: number } {
+    if (take <= 0) return { text: '', next: from };
+    const { bytes, nextOffset } = buffer.read(from, take);
+    const atEnd = nextOffset >= buffer.endOffset && ended;
+    const keep = atEnd ? bytes.length : utf8SafeLength(bytes);
+    return { text: bytes.subarray(0, keep).toString('utf8'), next: from + keep };
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The answers of launch_computer and get_computer_status.
+ */
+import type { Computer, Lifecycle } from './computer.js';
+
+/** What launch_computer answers. */
+export interface LaunchResult {
+  [key: string]: unknown;
+  generation: number;
+  profileId: string;
+  lifecycle: Lifecycle;
+  url: string;
+  message: string;
+}
+
+/** What get_computer_status answers. */
+export interface ComputerStatus {
+  [key: string]: unknown;
+  /** Null before the first launch. */
+  generation: number | null;
+  profileId: string | null;
+  profileName: string | null;
+  /** `none` before the first launch. */
+  lifecycle: Lifecycle | 'none';
+  bootError: string | null;
+  bootMs: number | null;
+  /** What works right now: `jobs`, `cancel_job`, `files`, `logs` while running. */
+  capabilities: string[];
+  /** How a job's process family is owned: `cgroup` (whole family) or `session` (best effort). */
+  processFamilies: 'cgroup' | 'session' | null;
+  limits: Record<string, number> | null;
+  /** Terminals come with the dock; always null for now. */
+  activeTerminal: null;
+  /** The web preview comes with the dock; always null for now. */
+  preview: null;
+  /** The dock. */
+  url: string;
+}
+
+/** The status of `c` (or of no computer yet). */
+export function describeStatus(c: Computer | null, dockUrl: string): ComputerStatus {
+  if (!c) {
+    return {
+      generation: null,
+      profileId: null,
+      profileName: null,
+      lifecycle: 'none',
+      bootError: null,
+      bootMs: null,
+      capabilities: [],
+      processFamilies: null,
+      limits: null,
+      activeTerminal: null,
+      preview: null,
+      url: dockUrl,
+      message: 'No computer was launched yet; call list_profiles, then launch_computer.',
+    };
+  }
+  const running = c.lifecycle === 'running';
+  const { outputBytes: _omit, ...limits } = c.profile.limits;
+  return {
+    generation: c.generation,
+    profileId: c.profile.id,
+    profileName: c.profile.name,
+    lifecycle: c.lifecycle,
+    bootError: c.bootError,
+    bootMs: c.bootMs,
+    capabilities: running ? ['jobs', 'cancel_job', 'files', 'logs'] : [],
+    processFamilies: c.instance?.familyMechanism ?? null,
+    limits,
+    activeTerminal: null,
+    preview: null,
+    url: dockUrl,
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * list_files, read_file, write_file: executed by the guest agent after the policy allowed the
+ * path as the guest resolves it. read_file and write_file also serve the `builtin` tool set.
+ */
+import type { PolicyDecision } from '../../policy/types.js';
+import { PaddockError } from '../../shared/errors.js';
+import type { Tool, ToolContext } from '../../tools/tool.js';
+import {
+  decodeContent,
+  type FileEncoding,
+  fetchGuestFile,
+  listDirectory,
+  renderRead,
+  writeGuestFile,
+} from '../files.js';
+import type { ComputerManager } from '../manager.js';
+import { checkGuestPath } from '../paths.js';
+import { defineTool, guestPathProperty, intOr, objectSchema, optString, structured } from './common.js';
+
+const PATH_TEXT =
+  'Absolute guest path, e.g. /workspace/app.py; no NUL, backslashes, ".", ".." or empty segments.';
+
+const encodingProperty = {
+  type: 'string',
+  enum: ['utf8', 'base64'],
+  description: 'utf8 (default) for text; base64 for exact bytes of binary files.',
+};
+
+/** Enforces the policy for a file action with the guest's resolver; returns the path to use. */
+export async function allowPath(
+  manager: ComputerManager,
+  ctx: ToolContext,
+  type: 'file.read' | 'file.write',
+  path: string,
+): Promise<string> {
+  checkGuestPath(path);
+  const c = await manager.requireRunning(ctx.signal);
+  const decision: PolicyDecision = await ctx.policy.enforce(
+    { type, path },
+    { paths: manager.guestPathResolver(ctx.signal) },
+  );
+  ctx.notePolicyRule(decision.rule);
+  ctx.noteComputer({ generation: c.generation });
+  return decision.resolved ?? path;
+}
+
+/** list_files (and, with another name, the `list_dir` built-in). */
+export function listFilesTool(
+  manager: ComputerManager,
+  name = 'list_files',
+  toolsets = ['computer'],
+  source: Tool['source'] = 'computer',
+): Tool {
+  return defineTool(manager, {
+    name,
+    title: 'List a directory',
+    kind: 'answer',
+    source,
+    toolsets,
+    description:
+      'Lists the entries of a directory inside the computer with their type (file, dir, symlink, other), size in bytes, modification time and permission bits, sorted by name. ' +
+      "offset and limit page through a fresh listing each call (not a snapshot), so entries may shift if files change in between. Paths are the computer's, never the host's.",
+    inputSchema: objectSchema(
+      {
+        path: guestPathProperty(PATH_TEXT),
+        offset: {
+          type: 'integer',
+          description: 'Entries to skip; default 0.',
+          minimum: 0,
+          maximum: 2147483647,
+        },
+        limit: {
+          type: 'integer',
+          description: 'Entries to return; default 100, maximum 500.',
+          minimum: 1,
+          maximum: 500,
+        },
+      },
+      ['path'],
+    ),
+    async execute(input, ctx) {
+      const path = await allowPath(manager, ctx, 'file.read', String(input.path));
+      const c = await manager.requireRunning(ctx.signal);
+      const page = await listDirectory(c, path, intOr(input, 'offset', 0), intOr(input, 'limit', 100));
+      return structured({ ...page, path: String(input.path) });
+    },
+  });
+}
+
+export function fileTools(manager: ComputerManager): Tool[] {
+  return [
+    listFilesTool(manager),
+    defineTool(manager, {
+      name: 'read_file',
+      title: 'Read a file',
+      kind: 'answer',
+      toolsets: ['computer', 'builtin'],
+      description:
+        'Reads a file inside the computer — source code, configuration, data, results of a command — as UTF-8 text or as base64 bytes. ' +
+        'offset and byteLimit count bytes; the answer gives bytesRead, nextOffset and eof, so a large file is read in steps by passing nextOffset back. A text read never stops in the middle of a character. ' +
+        "Use base64 for binary files: text mode refuses bytes that are not valid UTF-8. Directories, FIFOs and devices are refused (use list_files for directories). Reads the computer's files only, never the host's.",
+      inputSchema: objectSchema(
+        {
+          path: guestPathProperty(PATH_TEXT),
+          encoding: encodingProperty,
+          offset: {
+            type: 'integer',
+            description: 'Byte offset to start at; default 0.',
+            minimum: 0,
+            maximum: 9007199254740991,
+          },
+          byteLimit: {
+            type: 'integer',
+            description: 'Most bytes to read; default 4096, maximum 65536.',
+            minimum: 1,
+            maximum: 65536,
+          },
+        },
+        ['path'],
+      ),
+      async execute(input, ctx) {
+        const requested = checkGuestPath(String(input.path));
+        const encoding = (optString(input, 'encoding') ?? 'utf8') as FileEncoding;
+        const offset = intOr(input, 'offset', 0);
+        const byteLimit = intOr(input, 'byteLimit', 4096);
+        const c = await manager.requireRunning(ctx.signal);
+        // The read runs while the policy resolves the path. Its bytes are released only if the
+        // file it actually opened (named by its descriptor) is the one the policy allowed.
+        const early = fetchGuestFile(c, requested, offset, byteLimit).then(
+          (raw) => raw,
+          () => null,
+        );
+        const allowed = await allowPath(manager, ctx, 'file.read', requested);
+        let raw = await early;
+        if (!raw || raw.realpath !== allowed) {
+          raw = await fetchGuestFile(c, allowed, offset, byteLimit);
+          if (raw.realpath !== allowed) {
+            throw new PaddockError(
+              'INVALID_ARGUMENT',
+              `${requested} changed while it was being read; read it again.`,
+            );
+          }
+        }
+        return structured(renderRead(requested, encoding, offset, raw));
+      },
+    }),
+    defineTool(manager, {
+      name: 'write_file',
+      title: 'Write a file',
+      kind: 'act',
+      toolsets: ['computer', 'builtin'],
+      description:
+        'Creates or replaces a file inside the computer with UTF-8 text or base64 bytes (at most 65,536 bytes after decoding), to prepare code, configuration or data for programs there. It never writes host files. ' +
+        'The parent directory must already exist (create it with run_command "mkdir -p …"). With overwrite=false the file is created only if the path is free, atomically, otherwise FILE_EXISTS and nothing changes; with overwrite=true an existing file is replaced atomically (readers see the old or the new content, never a mix). ' +
+        'For larger files, write parts and join them with run_command.',
+      inputSchema: objectSchema(
+        {
+          path: guestPathProperty(PATH_TEXT),
+          content: {
+            type: 'string',
+            description: 'The text, or standard base64 when encoding is base64.',
+            maxLength: 90000,
+          },
+          encoding: encodingProperty,
+          overwrite: {
+            type: 'boolean',
+            description:
+              'Must be given: true allows replacing an existing file, false only creates a new one.',
+          },
+        },
+        ['path', 'content', 'overwrite'],
+      ),
+      async execute(input, ctx) {
+        const requested = String(input.path);
+        const encoding = (optString(input, 'encoding') ?? 'utf8') as FileEncoding;
+        const bytes = decodeContent(String(input.content), encoding);
+        const path = await allowPath(manager, ctx, 'file.write', requested);
+        const c = await manager.requireRunning(ctx.signal);
+        const r = await writeGuestFile(c, path, bytes, input.overwrite === true);
+        return structured({ ...r, path: requested });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,19 @@
+/**
+ * The computer tools (tool set `computer`; read_file and write_file also in `builtin`).
+ */
+import type { Tool } from '../../tools/tool.js';
+import type { ComputerManager } from '../manager.js';
+import { fileTools } from './file-tools.js';
+import { jobTools } from './job-tools.js';
+import { lifecycleTools } from './lifecycle-tools.js';
+import { logTools } from './log-tools.js';
+
+/**
+ * list_profiles, launch_computer, get_computer_status, run_command, read_job, cancel_job,
+ * list_files, read_file, write_file, read_logs, create_launch_link.
+ */
+export function createComputerTools(manager: ComputerManager): Tool[] {
+  return [...lifecycleTools(manager), ...jobTools(manager), ...fileTools(manager), ...logTools(manager)];
+}
+
+export { allowPath } from './file-tools.js';

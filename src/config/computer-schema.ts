@@ -1,0 +1,148 @@
+import { z } from 'zod';
+
+const guestPath = z
+  .string()
+  .regex(
+    /^\/(?:[^/\0\\]+(?:\/[^/\0\\]+)*)?$/,
+    'must be an absolute path without empty segments or backslashes',
+  )
+  .refine((p) => !p.split('/').some((s) => s === '.' || s === '..'), 'must not contain "." or ".." segments');
+
+/** A host path shown inside the computer. */
+export const mountSchema = z
+  .object({
+    source: z
+      .string()
+      .startsWith('/')
+      .describe('Absolute host path to expose (never the data directory, a socket or a secret).'),
+    target: guestPath.describe('Absolute guest path where it appears.'),
+    readOnly: z.boolean().default(true).describe('Read-only inside the computer (default true).'),
+  })
+  .strict();
+
+/** Resource limits of a computer. */
+export const limitsSchema = z
+  .object({
+    processes: z
+      .number()
+      .int()
+      .min(16)
+      .max(65_536)
+      .default(512)
+      .describe('Processes of the whole computer; one job may use all but a reserve.'),
+    memoryMb: z
+      .number()
+      .int()
+      .min(64)
+      .max(1_048_576)
+      .default(2048)
+      .describe('Memory of the whole computer in MiB; one job may use all but a reserve.'),
+    diskMb: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_048_576)
+      .default(4096)
+      .describe('Largest file a job may write, and the size of /tmp, in MiB.'),
+    openFiles: z.number().int().min(64).max(1_048_576).default(4096).describe('Open files per process.'),
+    outputBytes: z
+      .number()
+      .int()
+      .min(4096)
+      .max(256 * 1024 * 1024)
+      .optional()
+      .describe('Output retained per job stream, in bytes (default: computer.retentionBytes).'),
+  })
+  .strict();
+
+/** One computer profile. */
+export const profileSchema = z
+  .object({
+    id: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, "-" and "_"')
+      .describe('Stable id used by launch_computer and launch links.'),
+    name: z.string().min(1).max(128).describe('Display name.'),
+    description: z
+      .string()
+      .max(2000)
+      .default('')
+      .describe('What the profile is for (searched by list_profiles).'),
+    mounts: z.array(mountSchema).default([]).describe('Extra host paths shown inside the computer.'),
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(8192))
+      .default({})
+      .describe('Environment of every job.'),
+    limits: limitsSchema.default(limitsSchema.parse({})).describe('Resource limits.'),
+    startupScript: z
+      .string()
+      .max(2 * 1024 * 1024)
+      .optional()
+      .describe('Script run as a job after every boot of this profile.'),
+    networkMode: z
+      .enum(['none', 'proxy'])
+      .default('none')
+      .describe('"none": loopback only. "proxy": egress through the proxy (not available yet).'),
+    previewPort: z
+      .number()
+      .int()
+      .min(1)
+      .max(65_535)
+      .optional()
+      .describe('Port of the web preview inside the computer.'),
+    requires: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('Programs that must exist for the profile to be available.'),
+  })
+  .strict();
+
+/** The `computer` section of paddock.yaml. */
+export const computerSchema = z
+  .object({
+    backend: z.enum(['bwrap']).default('bwrap').describe('Where computers run.'),
+    defaultProfile: z
+      .string()
+      .default('shell')
+      .describe('Profile used when a tool needs a computer and none was launched.'),
+    autoLaunch: z
+      .boolean()
+      .default(true)
+      .describe('Boot the default profile when a tool needs a computer and none was ever launched.'),
+    profiles: z
+      .array(profileSchema)
+      .default([])
+      .describe('Profiles besides the built-in shell, node and python (same id replaces a built-in).'),
+    retentionBytes: z
+      .number()
+      .int()
+      .min(4096)
+      .max(256 * 1024 * 1024)
+      .default(1024 * 1024)
+      .describe('Output retained per job stream, in bytes.'),
+    workspaceDir: z
+      .string()
+      .optional()
+      .describe("Host directory holding each generation's workspace (default: <data dir>/computers)."),
+    sandboxUid: z
+      .number()
+      .int()
+      .min(1)
+      .max(4_294_967_294)
+      .default(64_000)
+      .describe(
+        'Host uid sandboxes run as when Paddock runs as root but cannot use cgroups (RLIMIT_NPROC never limits uid 0); it should own nothing else.',
+      ),
+    bootTimeoutMs: z
+      .number()
+      .int()
+      .min(1000)
+      .max(120_000)
+      .default(15_000)
+      .describe('How long a boot may take before the computer is in error.'),
+  })
+  .strict();
+
+export type ComputerConfig = z.infer<typeof computerSchema>;
+export type ProfileConfig = z.infer<typeof profileSchema>;
+export type LimitsConfig = z.infer<typeof limitsSchema>;

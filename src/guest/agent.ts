@@ -1,0 +1,153 @@
+/**
+ * The guest agent: the first program of every computer, running inside the sandbox as the
+ * guest account. It speaks the framed protocol with the host over its stdio and does every
+ * operation that must see the guest's view of the world (jobs, files; later PTYs, preview
+ * relays and the tool channel).
+ *
+ * PID 1 of the sandbox is bwrap's minimal reaper, which collects orphaned processes; this
+ * agent is its only direct child, so the sandbox lives exactly as long as the agent does.
+ *
+ * Run as `node agent.js [--probe name,name…]`. Imports only Node built-ins and files of this
+ * directory: it runs from a read-only copy of dist/src/guest/ with nothing else available.
+ */
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { JobRunner } from './exec.js';
+import { GuestFailure, toGuestError } from './failure.js';
+import { type Frame, FrameKind, PROTOCOL_VERSION } from './frames.js';
+import { listFiles, readFile, readlinkOf, realpathOf, WithAttachment, whichOf, writeFile } from './fs-ops.js';
+import { GuestLink } from './link.js';
+import type { CallArgs, HostCall } from './protocol.js';
+
+function onPath(name: string): boolean {
+  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':')) {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return true;
+    } catch {
+      // Not in this directory.
+    }
+  }
+  return false;
+}
+
+/** The login shell of the current account from /etc/passwd, if it exists; else /bin/sh. */
+function loginShell(): string {
+  try {
+    const uid = process.getuid?.() ?? -1;
+    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const fields = line.split(':');
+      if (Number(fields[2]) === uid && fields[6]) {
+        accessSync(fields[6], constants.X_OK);
+        return fields[6];
+      }
+    }
+  } catch {
+    // Fall through to sh.
+  }
+  return '/bin/sh';
+}
+
+function probeList(argv: string[]): string[] {
+  const i = argv.indexOf('--probe');
+  const list = i >= 0 ? argv[i + 1] : undefined;
+  return list ? list.split(',').filter(Boolean) : [];
+}
+
+function main(): void {
+  let runner: JobRunner | null = null;
+  const link = new GuestLink(
+    (frame) => onFrame(frame),
+    () => {
+      runner?.killAll();
+      process.exit(0);
+    },
+  );
+  runner = new JobRunner(link);
+  const jobs = runner;
+  /** Attachments of calls not dispatched yet, by call id. */
+  const attachments = new Map<number, Buffer>();
+
+  async function dispatch(call: HostCall, attachment: Buffer | undefined): Promise<unknown> {
+    switch (call.op) {
+      case 'ping':
+        return {};
+      case 'exec':
+        return jobs.exec(call.args as CallArgs<'exec'>);
+      case 'release':
+        jobs.release((call.args as CallArgs<'release'>).channel);
+        return {};
+      case 'signal': {
+        const a = call.args as CallArgs<'signal'>;
+        jobs.signal(a.channel, a.signal, a.group);
+        return {};
+      }
+      case 'fs.list':
+        return listFiles(call.args as CallArgs<'fs.list'>);
+      case 'fs.read':
+        return readFile(call.args as CallArgs<'fs.read'>);
+      case 'fs.write':
+        return writeFile(call.args as CallArgs<'fs.write'>, attachment ?? Buffer.alloc(0));
+      case 'fs.realpath':
+        return realpathOf(call.args as CallArgs<'fs.realpath'>);
+      case 'fs.readlink':
+        return readlinkOf(call.args as CallArgs<'fs.readlink'>);
+      case 'which':
+        return whichOf(call.args as CallArgs<'which'>);
+      default:
+        throw new GuestFailure(
+          'UNSUPPORTED_CAPABILITY',
+          `This guest agent does not support "${String(call.op)}"; upgrade Paddock.`,
+        );
+    }
+  }
+
+  function onFrame(frame: Frame): void {
+    if (frame.kind === FrameKind.Attachment) {
+      attachments.set(frame.channel, frame.payload);
+      return;
+    }
+    if (frame.kind !== FrameKind.Control) return;
+    let call: HostCall;
+    try {
+      call = JSON.parse(frame.payload.toString('utf8')) as HostCall;
+    } catch {
+      link.log('err', 'ignored a control frame that is not JSON');
+      return;
+    }
+    if (call.t !== 'call') return;
+    const attachment = attachments.get(call.id);
+    attachments.delete(call.id);
+    dispatch(call, attachment).then(
+      (value) => {
+        if (value instanceof WithAttachment) link.reply(call.id, value.value, value.attachment);
+        else link.reply(call.id, value);
+      },
+      (e: unknown) => link.fail(call.id, toGuestError(e)),
+    );
+  }
+
+  process.on('uncaughtException', (e) => {
+    link.log('err', `guest agent crashed: ${e.message}`);
+    process.exitCode = 70;
+    setImmediate(() => process.exit(70));
+  });
+  process.on('SIGTERM', () => {
+    jobs.killAll();
+    process.exit(0);
+  });
+
+  const programs: Record<string, boolean> = {};
+  for (const name of probeList(process.argv)) programs[name] = onPath(name);
+  link.send({
+    t: 'hello',
+    version: PROTOCOL_VERSION,
+    pid: process.pid,
+    uid: process.getuid?.() ?? 0,
+    nodeVersion: process.version,
+    shell: loginShell(),
+    programs,
+  });
+}
+
+main();

@@ -1,0 +1,186 @@
+/**
+ * Jobs inside the guest: spawn, hold until the host has placed the process in its family,
+ * stream stdout/stderr as data frames, report the root's exit.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { GuestFailure } from './failure.js';
+import { StreamId } from './frames.js';
+import type { GuestLink } from './link.js';
+import type { CallArgs } from './protocol.js';
+
+/** After the root exits, how long output may stay quiet before the exit is reported. */
+const EXIT_QUIET_MS = 15;
+/** The longest the exit report waits for output still in flight (a descendant may keep writing). */
+const EXIT_MAX_WAIT_MS = 200;
+
+/** A filter applied to a stream's bytes before they leave the guest (the tool channel hooks stderr here). */
+export type StreamFilter = (chunk: Buffer) => Buffer;
+
+interface RunningJob {
+  child: ChildProcess;
+  hold: NodeJS.WritableStream | null;
+  openStreams: number;
+  exited: { exitCode: number | null; signal: string | null } | null;
+  reported: boolean;
+  quietTimer: NodeJS.Timeout | null;
+  maxTimer: NodeJS.Timeout | null;
+}
+
+/** Builds the `sh -c` prologue: wait for release, apply rlimits, exec the program. */
+export function wrapperScript(args: CallArgs<'exec'>): string {
+  const parts: string[] = [];
+  if (args.hold) parts.push('IFS= read -r _ <&3 || exit 126; exec 3<&-');
+  const { openFiles, fileSizeBytes, processes, dataBytes } = args.rlimits;
+  if (openFiles) parts.push(`ulimit -n ${Math.floor(openFiles)} || exit 126`);
+  // POSIX counts `ulimit -f` in 512-byte blocks; dash and bash (as sh) agree.
+  if (fileSizeBytes) parts.push(`ulimit -f ${Math.max(1, Math.floor(fileSizeBytes / 512))} || exit 126`);
+  if (dataBytes) parts.push(`ulimit -d ${Math.max(1, Math.floor(dataBytes / 1024))} || exit 126`);
+  // RLIMIT_NPROC is `-u` in bash and `-p` in dash.
+  if (processes) parts.push(`{ ulimit -u ${processes} 2>/dev/null || ulimit -p ${processes}; } || exit 126`);
+  parts.push('exec "$@"');
+  return parts.join('; ');
+}
+
+/** The jobs of this agent, by channel. */
+export class JobRunner {
+  private readonly jobs = new Map<number, RunningJob>();
+  /** Process group (= session) id of every job started in a new session, by channel. */
+  private readonly groups = new Map<number, number>();
+
+  constructor(
+    private readonly link: GuestLink,
+    private readonly stderrFilter: StreamFilter | null = null,
+  ) {}
+
+  /** Starts a job; resolves with its pid once spawned (held jobs wait for `release`). */
+  async exec(args: CallArgs<'exec'>): Promise<{ pid: number }> {
+    if (this.jobs.has(args.channel)) {
+      throw new GuestFailure(
+        'INVALID_ARGUMENT',
+        `Channel ${args.channel} is already in use; use a new channel id.`,
+      );
+    }
+    const cwdStat = await stat(args.cwd).catch(() => null);
+    if (!cwdStat?.isDirectory()) {
+      throw new GuestFailure(
+        'NOT_FOUND',
+        `The working directory ${args.cwd} does not exist in the computer; create it first or pass another cwd.`,
+      );
+    }
+    const child = spawn('/bin/sh', ['-c', wrapperScript(args), 'paddock-job', ...args.argv], {
+      cwd: args.cwd,
+      env: args.env,
+      stdio: ['ignore', 'pipe', 'pipe', args.hold ? 'pipe' : 'ignore'],
+      detached: args.newSession,
+    });
+    const pid = await new Promise<number>((resolve, reject) => {
+      child.once('spawn', () => resolve(child.pid!));
+      child.once('error', (e) =>
+        reject(
+          new GuestFailure(
+            'INTERNAL',
+            `Could not start the job: ${e.message}. Check that /bin/sh exists in the profile.`,
+          ),
+        ),
+      );
+    });
+    const job: RunningJob = {
+      child,
+      hold: args.hold ? (child.stdio[3] as NodeJS.WritableStream) : null,
+      openStreams: 2,
+      exited: null,
+      reported: false,
+      quietTimer: null,
+      maxTimer: null,
+    };
+    this.jobs.set(args.channel, job);
+    if (args.newSession) this.groups.set(args.channel, pid);
+    this.pipe(args.channel, job, StreamId.Stdout, child.stdout!, null);
+    this.pipe(args.channel, job, StreamId.Stderr, child.stderr!, this.stderrFilter);
+    child.on('exit', (code, signal) => {
+      job.exited = { exitCode: code, signal };
+      if (job.hold) job.hold.end();
+      if (job.openStreams === 0) {
+        this.reportExit(args.channel, job);
+        return;
+      }
+      job.maxTimer = setTimeout(() => this.reportExit(args.channel, job), EXIT_MAX_WAIT_MS);
+      this.armQuiet(args.channel, job);
+    });
+    return { pid };
+  }
+
+  /** Lets a held job exec its program. */
+  release(channel: number): void {
+    const job = this.require(channel);
+    if (!job.hold) return;
+    job.hold.end('go\n');
+    job.hold = null;
+  }
+
+  /** Signals a job's root, or its whole process group. */
+  signal(channel: number, signal: NodeJS.Signals, group: boolean): void {
+    const job = this.jobs.get(channel);
+    // A job's process group outlives its root (it is the family when there is no cgroup).
+    const pid = job?.child.pid ?? this.groups.get(channel);
+    if (!pid) throw new GuestFailure('NOT_FOUND', `No job on channel ${channel}.`);
+    if (!group && (!job || job.exited)) return;
+    try {
+      process.kill(group ? -pid : pid, signal);
+    } catch {
+      // Already gone: nothing to signal.
+    }
+  }
+
+  /** Kills every job (the agent is shutting down). */
+  killAll(): void {
+    for (const job of this.jobs.values()) {
+      if (!job.exited) job.child.kill('SIGKILL');
+    }
+  }
+
+  private require(channel: number): RunningJob {
+    const job = this.jobs.get(channel);
+    if (!job) throw new GuestFailure('NOT_FOUND', `No job on channel ${channel}.`);
+    return job;
+  }
+
+  private pipe(
+    channel: number,
+    job: RunningJob,
+    stream: number,
+    source: NodeJS.ReadableStream,
+    filter: StreamFilter | null,
+  ): void {
+    source.on('data', (chunk: Buffer) => {
+      const bytes = filter ? filter(chunk) : chunk;
+      if (bytes.length > 0 && !this.link.sendData(channel, stream, bytes)) {
+        source.pause();
+        this.link.onDrain(() => source.resume());
+      }
+      if (job.exited) this.armQuiet(channel, job);
+    });
+    source.on('end', () => {
+      this.link.sendEnd(channel, stream);
+      job.openStreams -= 1;
+      if (job.openStreams === 0 && job.exited) this.reportExit(channel, job);
+    });
+    source.on('error', () => undefined);
+  }
+
+  private armQuiet(channel: number, job: RunningJob): void {
+    if (job.quietTimer) clearTimeout(job.quietTimer);
+    job.quietTimer = setTimeout(() => this.reportExit(channel, job), EXIT_QUIET_MS);
+  }
+
+  private reportExit(channel: number, job: RunningJob): void {
+    if (job.reported || !job.exited) return;
+    job.reported = true;
+    if (job.quietTimer) clearTimeout(job.quietTimer);
+    if (job.maxTimer) clearTimeout(job.maxTimer);
+    this.link.send({ t: 'exit', channel, exitCode: job.exited.exitCode, signal: job.exited.signal });
+    if (job.openStreams === 0) this.jobs.delete(channel);
+    else job.child.once('close', () => this.jobs.delete(channel));
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * File operations inside the guest, so every path — symlinks included — resolves in the
+ * computer's own view of the filesystem and can never reach a host file.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
+import {
+  access,
+  link,
+  lstat,
+  open,
+  readdir,
+  readlink,
+  realpath,
+  rename,
+  stat,
+  unlink,
+} from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { errnoOf, GuestFailure } from './failure.js';
+import type { CallArgs, CallResult } from './protocol.js';
+
+type EntryType = 'file' | 'dir' | 'symlink' | 'other';
+
+/** Maps an errno of a file operation to a guest failure with a next step. */
+function fsFailure(e: unknown, path: string): GuestFailure {
+  switch (errnoOf(e)) {
+    case 'ENOENT':
+      return new GuestFailure(
+        'NOT_FOUND',
+        `${path} does not exist in the computer; check the path with list_files.`,
+      );
+    case 'ENOTDIR':
+      return new GuestFailure(
+        'NOT_FOUND',
+        `A component of ${path} is not a directory; check the path with list_files.`,
+      );
+    case 'EACCES':
+    case 'EPERM':
+      return new GuestFailure(
+        'INVALID_ARGUMENT',
+        `The guest account may not access ${path}; use a path under /workspace or /tmp.`,
+      );
+    case 'EROFS':
+      return new GuestFailure(
+        'INVALID_ARGUMENT',
+        `${path} is on a read-only filesystem in the computer; write under /workspace or /tmp.`,
+      );
+    case 'ELOOP':
+      return new GuestFailure(
+        'INVALID_ARGUMENT',
+        `${path} has too many levels of symbolic links; fix the link or use its target path.`,
+      );
+    case 'ENOSPC':
+    case 'EDQUOT':
+    case 'EFBIG':
+      return new GuestFailure(
+        'LIMIT_EXCEEDED',
+        `The computer's disk limit was reached while writing ${path}; free space or raise the profile's disk limit.`,
+      );
+    case 'EISDIR':
+      return new GuestFailure('INVALID_ARGUMENT', `${path} is a directory; use list_files for directories.`);
+    default:
+      return new GuestFailure(
+        'INTERNAL',
+        `File operation on ${path} failed (${errnoOf(e) ?? String(e)}); retry or check the path.`,
+      );
+  }
+}
+
+function typeOf(s: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): EntryType {
+  if (s.isSymbolicLink()) return 'symlink';
+  if (s.isFile()) return 'file';
+  if (s.isDirectory()) return 'dir';
+  return 'other';
+}
+
+function notRegular(path: string, type: EntryType): GuestFailure {
+  if (type === 'dir')
+    return new GuestFailure('INVALID_ARGUMENT', `${path} is a directory; use list_files to see its entries.`);
+  return new GuestFailure(
+    'INVALID_ARGUMENT',
+    `${path} is not a regular file (a FIFO, socket or device); file tools only handle regular files — use run_command for special files.`,
+  );
+}
+
+/** Lists a directory, sorted by name, one page at a time. */
+export async function listFiles(args: CallArgs<'fs.list'>): Promise<CallResult<'fs.list'>> {
+  const dir = await stat(args.path).catch((e) => {
+    throw fsFailure(e, args.path);
+  });
+  if (!dir.isDirectory()) {
+    throw new GuestFailure(
+      'INVALID_ARGUMENT',
+      `${args.path} is not a directory; use read_file to read a file.`,
+    );
+  }
+  const names = await readdir(args.path).catch((e) => {
+    throw fsFailure(e, args.path);
+  });
+  names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const page = names.slice(args.offset, args.offset + args.limit);
+  const entries = await Promise.all(
+    page.map(async (name) => {
+      const s = await lstat(join(args.path, name)).catch(() => null);
+      if (!s) return { name, type: 'other' as const, size: 0, mtimeMs: 0, mode: 0 };
+      return { name, type: typeOf(s), size: s.size, mtimeMs: Math.round(s.mtimeMs), mode: s.mode & 0o7777 };
+    }),
+  );
+  return { path: args.path, total: names.length, entries };
+}
+
+/** A result whose bytes travel as a binary attachment of the reply. */
+export class WithAttachment<T> {
+  constructor(
+    readonly value: T,
+    readonly attachment: Buffer,
+  ) {}
+}
+
+/**
+ * Reads bytes of a regular file; FIFOs and devices are refused before they are opened. Uses
+ * synchronous calls: a regular file read of at most 64 KiB is faster inline than through the
+ * thread pool, and the agent has nothing else to wait for in between.
+ */
+export async function readFile(args: CallArgs<'fs.read'>): Promise<WithAttachment<CallResult<'fs.read'>>> {
+  let fd: number;
+  try {
+    const s = statSync(args.path);
+    if (!s.isFile()) throw notRegular(args.path, typeOf(s));
+    fd = openSync(args.path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (e) {
+    throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
+  }
+  try {
+    const opened = fstatSync(fd);
+    if (!opened.isFile()) throw notRegular(args.path, typeOf(opened));
+    const size = opened.size;
+    const want = Math.max(0, Math.min(args.byteLimit, size - args.offset));
+    const buffer = Buffer.allocUnsafe(want);
+    let got = 0;
+    while (got < want) {
+      const n = readSync(fd, buffer, got, want - got, args.offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    // The file actually opened, whatever links were swapped since the policy looked at the path.
+    const openedPath = readlinkSync(`/proc/self/fd/${fd}`);
+    return new WithAttachment(
+      { bytesRead: got, size, eof: args.offset + got >= size, realpath: openedPath },
+      buffer.subarray(0, got),
+    );
+  } catch (e) {
+    throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Writes a whole file atomically: the bytes go to a temporary file beside the target, then
+ * `link` (create only: fails if the name exists) or `rename` (replace) makes them visible at once.
+ * An existing symlink is written through to its target, which the policy checked.
+ */
+export async function writeFile(args: CallArgs<'fs.write'>, data: Buffer): Promise<CallResult<'fs.write'>> {
+  const existing = await lstat(args.path).catch((e) => {
+    if (errnoOf(e) === 'ENOENT') return null;
+    throw fsFailure(e, args.path);
+  });
+  if (existing && !args.overwrite) {
+    throw new GuestFailure(
+      'FILE_EXISTS',
+      `${args.path} already exists; pass overwrite=true to replace it or choose another path.`,
+    );
+  }
+  let target = args.path;
+  let mode = 0o644;
+  if (existing) {
+    const resolved = existing.isSymbolicLink() ? await realpath(args.path).catch(() => null) : args.path;
+    if (resolved) {
+      const s = await stat(resolved).catch((e) => {
+        throw fsFailure(e, args.path);
+      });
+      if (!s.isFile()) throw notRegular(args.path, typeOf(s));
+      target = resolved;
+      mode = s.mode & 0o7777;
+    }
+  }
+  const parent = dirname(target);
+  const parentStat = await stat(parent).catch(() => null);
+  if (!parentStat?.isDirectory()) {
+    throw new GuestFailure(
+      'NOT_FOUND',
+      `The parent directory ${parent} does not exist; create it first (e.g. run_command "mkdir -p ${parent}").`,
+    );
+  }
+  const temp = join(
+    parent,
+    `.${basename(target).slice(0, 100)}.${randomBytes(6).toString('hex')}.paddock-tmp`,
+  );
+  try {
+    const fh = await open(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      mode,
+    );
+    try {
+      await fh.writeFile(data);
+      await fh.chmod(mode);
+    } finally {
+      await fh.close();
+    }
+    if (args.overwrite) {
+      await rename(temp, target);
+    } else {
+      await link(temp, target);
+    }
+  } catch (e) {
+    if (errnoOf(e) === 'EEXIST' && !args.overwrite) {
+      throw new GuestFailure(
+        'FILE_EXISTS',
+        `${args.path} already exists; pass overwrite=true to replace it or choose another path.`,
+      );
+    }
+    throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
+  } finally {
+    // After a rename the temporary name is gone already; after a link it must go.
+    await unlink(temp).catch(() => undefined);
+  }
+  return { bytesWritten: data.length, created: !existing };
+}
+
+/** The canonical path inside the guest, or null when the path does not exist. */
+export async function realpathOf(args: CallArgs<'fs.realpath'>): Promise<CallResult<'fs.realpath'>> {
+  try {
+    return { path: realpathSync.native(args.path) };
+  } catch (e) {
+    const code = errnoOf(e);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { path: null };
+    throw fsFailure(e, args.path);
+  }
+}
+
+/** The target text of a symlink, or null when the path is not a symlink (or does not exist). */
+export async function readlinkOf(args: CallArgs<'fs.readlink'>): Promise<CallResult<'fs.readlink'>> {
+  try {
+    return { target: await readlink(args.path) };
+  } catch (e) {
+    const code = errnoOf(e);
+    if (code === 'EINVAL' || code === 'ENOENT' || code === 'ENOTDIR') return { target: null };
+    throw fsFailure(e, args.path);
+  }
+}
+
+/** The first executable regular file `<dir>/<name>` in the given search path. */
+export async function whichOf(args: CallArgs<'which'>): Promise<CallResult<'which'>> {
+  if (args.name.includes('/') || args.name === '.' || args.name === '..') return { path: null };
+  for (const dir of args.searchPath) {
+    const candidate = dir === '/' ? `/${args.name}` : `${dir}/${args.name}`;
+    try {
+      await access(candidate, constants.X_OK);
+      if ((await stat(candidate)).isFile()) return { path: candidate };
+    } catch {
+      // Not here.
+    }
+  }
+  return { path: null };
+}

@@ -1,0 +1,225 @@
+/**
+ * The host ↔ guest agent protocol: every control message, defined once with zod.
+ *
+ * Transport: frames (frames.ts) over the agent's stdin (host → guest) and stdout
+ * (guest → host). Control frames carry one JSON message of this file; data frames carry raw
+ * stream bytes for a channel (a job today; a PTY, a preview TCP connection or the tool
+ * channel later: each is a new `op` plus a channel id, with no change to the framing).
+ *
+ * Trust: the host validates every message from the guest with these schemas (a process in
+ * the computer may have tampered with the agent). The guest trusts its host and only
+ * imports the inferred types, which keeps zod out of the agent's start-up path.
+ *
+ * Adding a capability: add an `op` to `callSchemas` with its args and result, an event to
+ * `guestEventSchema` if the guest reports something unprompted, and a handler in the agent.
+ */
+import { z } from 'zod';
+
+export { PROTOCOL_VERSION } from './frames.js';
+
+/** Error codes the guest may answer with (a subset of the host's ErrorCode). */
+export const guestErrorCodeSchema = z.enum([
+  'INVALID_ARGUMENT',
+  'NOT_FOUND',
+  'FILE_EXISTS',
+  'LIMIT_EXCEEDED',
+  'UNSUPPORTED_CAPABILITY',
+  'INTERNAL',
+]);
+export type GuestErrorCode = z.infer<typeof guestErrorCodeSchema>;
+
+const channelId = z.number().int().min(1).max(0xffffffff);
+const guestPath = z.string().min(1).max(4096);
+
+/** Resource limits applied to a job's processes with setrlimit (inherited by descendants). */
+export const rlimitsSchema = z
+  .object({
+    openFiles: z.number().int().positive().optional(),
+    fileSizeBytes: z.number().int().positive().optional(),
+    processes: z.number().int().positive().optional(),
+    dataBytes: z.number().int().positive().optional(),
+  })
+  .strict();
+
+/** Each call: its argument schema and its result schema. */
+export const callSchemas = {
+  /** Liveness check. */
+  ping: { args: z.object({}).strict(), result: z.object({}).strict() },
+  /**
+   * Spawn a job. `argv` runs with stdin on /dev/null and stdout/stderr streamed on `channel`.
+   * With `hold`, the process waits before exec until `release`, so the host can place it in
+   * its process family (cgroup) before it can fork.
+   */
+  exec: {
+    args: z
+      .object({
+        channel: channelId,
+        argv: z.array(z.string()).min(1),
+        cwd: guestPath,
+        env: z.record(z.string(), z.string()),
+        rlimits: rlimitsSchema,
+        hold: z.boolean(),
+        /** Start in a new session (the fallback family when the host has no cgroups). */
+        newSession: z.boolean(),
+      })
+      .strict(),
+    result: z.object({ pid: z.number().int().positive() }).strict(),
+  },
+  /** Let a held job continue to exec its program. */
+  release: { args: z.object({ channel: channelId }).strict(), result: z.object({}).strict() },
+  /** Send a signal to a job's root (and its process group when `group`). */
+  signal: {
+    args: z
+      .object({ channel: channelId, signal: z.enum(['SIGTERM', 'SIGKILL', 'SIGINT']), group: z.boolean() })
+      .strict(),
+    result: z.object({}).strict(),
+  },
+  /** Directory entries, sorted by name. */
+  'fs.list': {
+    args: z
+      .object({
+        path: guestPath,
+        offset: z.number().int().min(0),
+        limit: z.number().int().min(1).max(10_000),
+      })
+      .strict(),
+    result: z
+      .object({
+        path: z.string(),
+        total: z.number().int().min(0),
+        entries: z.array(
+          z
+            .object({
+              name: z.string(),
+              type: z.enum(['file', 'dir', 'symlink', 'other']),
+              size: z.number().min(0),
+              mtimeMs: z.number(),
+              mode: z.number().int().min(0),
+            })
+            .strict(),
+        ),
+      })
+      .strict(),
+  },
+  /** Bytes of a regular file from `offset`; the bytes come as the reply's attachment. */
+  'fs.read': {
+    args: z
+      .object({
+        path: guestPath,
+        offset: z.number().int().min(0),
+        byteLimit: z
+          .number()
+          .int()
+          .min(1)
+          .max(1 << 20),
+      })
+      .strict(),
+    result: z
+      .object({
+        bytesRead: z.number().int().min(0),
+        size: z.number().int().min(0),
+        eof: z.boolean(),
+        /** Canonical path of the file that was actually opened (from its descriptor). */
+        realpath: z.string(),
+      })
+      .strict(),
+  },
+  /** Create or replace a regular file with the call's attachment (none: an empty file). */
+  'fs.write': {
+    args: z.object({ path: guestPath, overwrite: z.boolean() }).strict(),
+    result: z.object({ bytesWritten: z.number().int().min(0), created: z.boolean() }).strict(),
+  },
+  /** Canonical path with every symlink resolved inside the guest, or null when it does not exist. */
+  'fs.realpath': {
+    args: z.object({ path: guestPath }).strict(),
+    result: z.object({ path: z.string().nullable() }).strict(),
+  },
+  /** The target text of a symlink (not followed), or null when the path is not a symlink. */
+  'fs.readlink': {
+    args: z.object({ path: guestPath }).strict(),
+    result: z.object({ target: z.string().nullable() }).strict(),
+  },
+  /** The first executable `<dir>/<name>` in `searchPath`, or null (never the caller's PATH). */
+  which: {
+    args: z.object({ name: z.string().min(1).max(255), searchPath: z.array(guestPath).max(64) }).strict(),
+    result: z.object({ path: z.string().nullable() }).strict(),
+  },
+} as const;
+
+export type CallOp = keyof typeof callSchemas;
+export type CallArgs<Op extends CallOp> = z.infer<(typeof callSchemas)[Op]['args']>;
+export type CallResult<Op extends CallOp> = z.infer<(typeof callSchemas)[Op]['result']>;
+
+/** Host → guest: a call. */
+export const hostCallSchema = z
+  .object({ t: z.literal('call'), id: z.number().int().min(1), op: z.string(), args: z.unknown() })
+  .strict();
+export type HostCall = { t: 'call'; id: number; op: CallOp; args: unknown };
+
+export const guestErrorSchema = z
+  .object({
+    code: guestErrorCodeSchema,
+    message: z.string().max(4096),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+export type GuestError = z.infer<typeof guestErrorSchema>;
+
+/** Guest → host: the answer to one call. */
+export const guestReplySchema = z.union([
+  z
+    .object({ t: z.literal('reply'), id: z.number().int().min(1), ok: z.literal(true), value: z.unknown() })
+    .strict(),
+  z
+    .object({
+      t: z.literal('reply'),
+      id: z.number().int().min(1),
+      ok: z.literal(false),
+      error: guestErrorSchema,
+    })
+    .strict(),
+]);
+export type GuestReply = z.infer<typeof guestReplySchema>;
+
+/** What the guest finds at start-up. */
+export const helloSchema = z
+  .object({
+    t: z.literal('hello'),
+    version: z.number().int(),
+    pid: z.number().int().positive(),
+    uid: z.number().int().min(0),
+    nodeVersion: z.string().max(64),
+    /** Login shell of the guest account (absolute path). */
+    shell: z.string().max(256),
+    /** Which well-known programs exist on the guest PATH. */
+    programs: z.record(z.string(), z.boolean()),
+  })
+  .strict();
+export type Hello = z.infer<typeof helloSchema>;
+
+/** Guest → host: something happened without a call. */
+export const guestEventSchema = z.discriminatedUnion('t', [
+  helloSchema,
+  /** A job's root process ended; its output streams end with their own End frames. */
+  z
+    .object({
+      t: z.literal('exit'),
+      channel: channelId,
+      exitCode: z.number().int().nullable(),
+      signal: z.string().max(32).nullable(),
+    })
+    .strict(),
+  /** A diagnostic line from the agent. */
+  z
+    .object({
+      t: z.literal('log'),
+      level: z.enum(['debug', 'info', 'warn', 'err']),
+      message: z.string().max(4096),
+    })
+    .strict(),
+]);
+export type GuestEvent = z.infer<typeof guestEventSchema>;
+
+/** Everything the guest may send in a control frame. */
+export const guestMessageSchema = z.union([guestReplySchema, guestEventSchema]);
+export type GuestMessage = z.infer<typeof guestMessageSchema>;

@@ -1,0 +1,92 @@
+/**
+ * The built-ins that act on the computer: `list_dir` and `shell`. Together with the computer's
+ * read_file and write_file (one implementation, also in the `builtin` tool set) they are the
+ * file and shell group of the nine built-ins.
+ */
+
+import { GUEST_WORKSPACE } from '../../computer/guest-layout.js';
+import type { ComputerManager } from '../../computer/manager.js';
+import { checkGuestPath } from '../../computer/paths.js';
+import {
+  defineTool,
+  generationOf,
+  intOr,
+  objectSchema,
+  optString,
+  structured,
+} from '../../computer/tools/common.js';
+import { listFilesTool } from '../../computer/tools/file-tools.js';
+import type { Tool } from '../tool.js';
+
+/** Default and largest timeout of `shell`. */
+export const SHELL_DEFAULT_TIMEOUT_MS = 60_000;
+export const SHELL_MAX_TIMEOUT_MS = 300_000;
+/** Output `shell` returns inline (the rest stays readable with read_job). */
+export const SHELL_OUTPUT_BYTES = 65_536;
+
+/** list_dir and shell over the current computer. */
+export function createComputerBuiltins(manager: ComputerManager): Tool[] {
+  const shell = defineTool(manager, {
+    name: 'shell',
+    title: 'Run a program',
+    kind: 'act',
+    source: 'builtin',
+    toolsets: ['builtin'],
+    description:
+      'Runs one program inside the computer with the given arguments and waits for it to finish. There is no shell: argv goes straight to the program, so pipes, redirections, globs and variables are not interpreted. ' +
+      "Only executables the policy allows can run (looked up on the computer's fixed PATH, with per-program argument rules); check a refusal's message for the rule. " +
+      'The program is killed with everything it started after timeoutMs (default 60 s, at most 300 s). The answer has the job shape of run_command with up to 64 KiB of output; more can be read with read_job. ' +
+      'A program can call your tools from inside the computer with the paddock-tool command or the paddock_tool Python module.',
+    inputSchema: objectSchema(
+      {
+        argv: {
+          type: 'array',
+          description: 'The program and its arguments, e.g. ["git", "status", "--short"].',
+          items: { type: 'string', maxLength: 65536 },
+          minItems: 1,
+          maxItems: 1024,
+        },
+        cwd: {
+          type: 'string',
+          description: 'Working directory inside the computer; default /workspace.',
+          maxLength: 1024,
+        },
+        timeoutMs: {
+          type: 'integer',
+          description: 'Kill the program and its processes after this many ms; default 60000.',
+          minimum: 1,
+          maximum: SHELL_MAX_TIMEOUT_MS,
+          default: SHELL_DEFAULT_TIMEOUT_MS,
+        },
+      },
+      ['argv'],
+    ),
+    async execute(input, ctx) {
+      const argv = (input.argv as unknown[]).map(String);
+      const cwd = checkGuestPath(optString(input, 'cwd') ?? GUEST_WORKSPACE, 'cwd');
+      const timeoutMs = Math.min(intOr(input, 'timeoutMs', SHELL_DEFAULT_TIMEOUT_MS), SHELL_MAX_TIMEOUT_MS);
+      await manager.requireRunning(ctx.signal);
+      const decision = await ctx.policy.enforce(
+        { type: 'exec', argv, cwd },
+        { paths: manager.guestPathResolver(ctx.signal), which: manager.guestExecResolver(ctx.signal) },
+      );
+      ctx.notePolicyRule(decision.rule);
+      const program = decision.resolved ?? argv[0]!;
+      const result = await manager.runCommand(
+        {
+          script: '',
+          argv: [program, ...argv.slice(1)],
+          cwd,
+          env: {},
+          waitMs: timeoutMs + 5_000,
+          timeoutMs,
+          outputBytes: SHELL_OUTPUT_BYTES,
+        },
+        ctx.signal,
+      );
+      ctx.noteComputer({ generation: generationOf(result.jobId), jobId: result.jobId });
+      return structured(result);
+    },
+  });
+  return [listFilesTool(manager, 'list_dir', ['builtin'], 'builtin'), shell];
+}

@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { BwrapBackend } from '../../src/computer/backend/bwrap.js';
+import { findDescendantByInnerPid } from '../../src/computer/backend/proc.js';
+import { ComputerManager } from '../../src/computer/manager.js';
+import { computerSchema } from '../../src/config/computer-schema.js';
+import { isPaddockError } from '../../src/shared/errors.js';
+import { silentLogger } from '../../src/shared/logger.js';
+import { launchRunning, pollUntil, withComputer } from '../unit/computer/fixture.js';
+
+async function run(manager: ComputerManager, script: string, timeoutMs = 20_000) {
+  const r = await manager.runCommand({ script, waitMs: 10_000, timeoutMs });
+  return pollUntil(
+    () => {
+      const now = manager.readJob(r.jobId, undefined, 65_536);
+      return now.terminationObserved ? now : null;
+    },
+    timeoutMs,
+    `job ${r.jobId}`,
+  );
+}
+
+describe('computer sandbox (bwrap)', { concurrency: false }, () => {
+  it('runs commands as the non-root agent account with its home in /workspace', async () => {
+    await withComputer({}, async ({ manager }) => {
+      await launchRunning(manager);
+      const r = await run(manager, 'id -u; id -un; echo "$HOME"; pwd; grep CapEff /proc/self/status');
+      assert.equal(r.exitCode, 0, r.stderr);
+      const [uid, name, home, cwd, caps] = r.stdout.trim().split('\n');
+      assert.equal(uid, '1000');
+      assert.equal(name, 'agent');
+      assert.equal(home, '/workspace');
+      assert.equal(cwd, '/workspace');
+      assert.match(caps ?? '', /CapEff:\s+0+$/);
+    });
+  });
+
+  it('shows no host process and none of the host home directories, /root, /run, secrets or the data directory', async () => {
+    await withComputer({}, async ({ manager, dataDir }) => {
+      const c = await launchRunning(manager);
+      const script = [
+        'ls /proc | grep -E "^[0-9]+$" | wc -l',
+        `for p in /home /root /run /etc/shadow /var/run/docker.sock ${dataDir} ${process.cwd()}; do test -e "$p" && echo "present $p"; done`,
+        `test -e /proc/${process.pid}/cmdline && cat /proc/${process.pid}/cmdline | tr '\\0' ' '`,
+        'echo end',
+      ].join('; ');
+      const r = await run(manager, script);
+      const lines = r.stdout.trim().split('\n');
+      assert.ok(Number(lines[0]) < 10, `the guest sees ${lines[0]} processes: ${r.stdout}`);
+      assert.deepEqual(lines.slice(1), ['end'], r.stdout);
+      assert.ok(
+        existsSync(join(c.hostWorkspace)),
+        'the workspace lives on the host under the data directory',
+      );
+    });
+  });
+
+  it('has only loopback: curl and a Python socket to 1.1.1.1 fail', async () => {
+    await withComputer({}, async ({ manager }) => {
+      await launchRunning(manager);
+      const r = await run(
+        manager,
+        [
+          'curl -sS --max-time 5 http://1.1.1.1/ >/dev/null 2>&1; echo "curl=$?"',
+          `python3 -c "import socket; s=socket.socket(); s.settimeout(5); s.connect(('1.1.1.1', 80))" 2>/dev/null; echo "python=$?"`,
+          "awk 'NR>2 {print $1}' /proc/net/dev | tr -d ':' | sort | tr '\\n' ' '",
+        ].join('; '),
+      );
+      assert.match(r.stdout, /curl=[1-9]/);
+      assert.match(r.stdout, /python=1/);
+      assert.equal(r.stdout.trim().split('\n').at(-1)?.trim(), 'lo');
+    });
+  });
+
+  it('cannot gain privileges: no capabilities in the bounding set and no new user namespaces', async () => {
+    await withComputer({}, async ({ manager }) => {
+      await launchRunning(manager);
+      const r = await run(
+        manager,
+        'grep CapBnd /proc/self/status; unshare -U true 2>/dev/null; echo "unshare=$?"',
+      );
+      assert.match(r.stdout, /CapBnd:\s+0+\n/);
+      assert.match(r.stdout, /unshare=[1-9]/);
+    });
+  });
+
+  it('refuses to launch a profile that asks for the egress proxy, saying that egress comes later', async () => {
+    const profile = { id: 'web', name: 'Web', networkMode: 'proxy' };
+    await withComputer({ computer: { profiles: [profile] } }, async ({ manager }) => {
+      assert.throws(
+        () => manager.launch('web'),
+        (e: unknown) => isPaddockError(e) && e.code === 'UNSUPPORTED_CAPABILITY' && /proxy/.test(e.message),
+      );
+      assert.equal(manager.status().lifecycle, 'none');
+    });
+    const backend = new BwrapBackend({ logger: silentLogger() });
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-proxy-'));
+    try {
+      await assert.rejects(
+        backend.launch({
+          generation: 1,
+          hostDir: dir,
+          mounts: [],
+          env: {},
+          limits: { processes: 64, memoryMb: 256, diskMb: 64, openFiles: 256 },
+          networkMode: 'proxy',
+          probe: [],
+        }),
+        (e: unknown) =>
+          isPaddockError(e) && e.code === 'UNSUPPORTED_CAPABILITY' && /not available yet/.test(e.message),
+      );
+    } finally {
+      await backend.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('puts the computer in error when the guest agent dies and fails pending calls at once', async () => {
+    await withComputer({}, async ({ manager }) => {
+      const c = await launchRunning(manager);
+      const agent = findDescendantByInnerPid(c.instance!.hostPid, c.hello!.pid, 4);
+      assert.ok(agent, 'the agent is visible from the host');
+      process.kill(agent, 'SIGSTOP');
+      const pending = c.call('ping', {});
+      const outcome = pending.then(
+        () => 'answered',
+        (e: unknown) => (isPaddockError(e) ? e.code : String(e)),
+      );
+      process.kill(agent, 'SIGKILL');
+      assert.equal(await outcome, 'NOT_RUNNING');
+      await pollUntil(() => manager.status().lifecycle === 'error', 5000, 'lifecycle error');
+      assert.match(manager.status().bootError ?? '', /guest agent exited/);
+      await assert.rejects(
+        manager.runCommand({ script: 'true', waitMs: 100, timeoutMs: 1000 }),
+        (e: unknown) => isPaddockError(e) && e.code === 'NOT_RUNNING',
+      );
+    });
+  });
+
+  it('survives a job that kills its own guest agent: error state, then a relaunch works', async () => {
+    await withComputer({}, async ({ manager }) => {
+      await launchRunning(manager);
+      const r = await manager.runCommand({ script: 'kill -9 2; sleep 5', waitMs: 5000, timeoutMs: 10_000 });
+      assert.equal(r.terminationObserved, true);
+      await pollUntil(() => manager.status().lifecycle === 'error', 5000, 'lifecycle error');
+      await launchRunning(manager);
+      const again = await run(manager, 'echo back');
+      assert.equal(again.stdout, 'back\n');
+    });
+  });
+
+  it('reports a boot error when the guest agent cannot start', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'paddock-computer-'));
+    const logger = silentLogger();
+    const manager = new ComputerManager({
+      backend: new BwrapBackend({ logger, guestDir: join(dataDir, 'missing') }),
+      config: computerSchema.parse({}),
+      dataDir,
+      dockUrl: 'http://127.0.0.1:7331',
+      logger,
+    });
+    try {
+      manager.launch('shell');
+      await manager.computer!.booted;
+      const status = manager.status();
+      assert.equal(status.lifecycle, 'error');
+      assert.match(status.bootError ?? '', /guest agent is missing.*npm run build/);
+      const errors = manager.log.read({ limit: 50, level: 'err' }).entries;
+      assert.ok(errors.some((e) => e.event === 'computer.error'));
+    } finally {
+      await manager.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives every generation a fresh workspace on the host and removes the replaced one', async () => {
+    await withComputer({}, async ({ manager }) => {
+      const first = await launchRunning(manager);
+      await run(manager, 'echo hello > note.txt');
+      assert.equal(readFileSync(join(first.hostWorkspace, 'note.txt'), 'utf8'), 'hello\n');
+      const second = await launchRunning(manager);
+      assert.equal(second.generation, first.generation + 1);
+      assert.equal(existsSync(first.hostWorkspace), false);
+      const r = await run(manager, 'ls -A /workspace | wc -l');
+      assert.equal(r.stdout.trim(), '0');
+    });
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * Test fixtures for the computer: a real ComputerManager over real bwrap sandboxes in a
+ * temporary data directory, a hand-built ToolContext with the real WhitelistSandbox, and
+ * polling helpers. On failure the computer's status and logs are printed.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../../../src/audit/database.js';
+import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
+import { childrenOf } from '../../../src/computer/backend/proc.js';
+import type { Computer } from '../../../src/computer/computer.js';
+import { ComputerManager } from '../../../src/computer/manager.js';
+import { computerSchema } from '../../../src/config/computer-schema.js';
+import { policySchema } from '../../../src/config/schema.js';
+import { createWhitelistSandbox } from '../../../src/policy/index.js';
+import { silentLogger } from '../../../src/shared/logger.js';
+import type { ToolContext } from '../../../src/tools/tool.js';
+
+export interface Fixture {
+  manager: ComputerManager;
+  dataDir: string;
+  /** Lineage noted by tools through ctx.noteComputer, newest last. */
+  noted: { generation?: number; jobId?: string }[];
+  /** A ToolContext with the real WhitelistSandbox (policy as given, defaults otherwise). */
+  ctx(): ToolContext;
+}
+
+export interface FixtureOptions {
+  /** The `computer` config section (parsed with its schema). */
+  computer?: Record<string, unknown>;
+  /** The `policy` config section. */
+  policy?: Record<string, unknown>;
+  /** Open a real SQLite database for launch links. */
+  database?: boolean;
+  /** Backend options (e.g. `useCgroups: false` for the rlimit fallback). */
+  backend?: { useCgroups?: boolean };
+}
+
+/** Runs `fn` with a fresh manager; cleans up pass or fail, printing status and logs on failure. */
+export async function withComputer(
+  options: FixtureOptions,
+  fn: (f: Fixture) => Promise<void>,
+): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'paddock-computer-'));
+  const db = options.database ? openDatabase(join(dataDir, 'paddock.db')) : null;
+  const logger = silentLogger();
+  const manager = new ComputerManager({
+    backend: new BwrapBackend({ logger, ...options.backend }),
+    config: computerSchema.parse(options.computer ?? {}),
+    dataDir,
+    dockUrl: 'http://127.0.0.1:7331',
+    logger,
+    db,
+  });
+  const policy = createWhitelistSandbox(policySchema.parse(options.policy ?? {}));
+  const noted: Fixture['noted'] = [];
+  const ctx = (): ToolContext => {
+    const controller = new AbortController();
+    return {
+      invocationId: 'inv_test',
+      caller: { caller: 'cli', via: 'direct', attended: true },
+      signal: controller.signal,
+      deadline: Date.now() + 600_000,
+      policy,
+      logger,
+      notePolicyRule: () => undefined,
+      noteComputer: (info) => noted.push(info),
+      progress: () => undefined,
+    };
+  };
+  try {
+    await fn({ manager, dataDir, noted, ctx });
+  } catch (e) {
+    const status = manager.status();
+    const logs = manager.log
+      .read({ limit: 200 })
+      .entries.map((l) => `${l.sinceBootMs}ms ${l.level} ${l.event} ${l.message}`);
+    console.error(
+      `computer generation ${status.generation} (${status.lifecycle}) ${status.bootError ?? ''}\n${logs.join('\n')}`,
+    );
+    throw e;
+  } finally {
+    await manager.close();
+    db?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Polls `check` until it returns a truthy value, failing after `timeoutMs`. */
+export async function pollUntil<T>(
+  check: () => T | Promise<T>,
+  timeoutMs: number,
+  what: string,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let delayMs = 2;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, delayMs));
+    delayMs = Math.min(delayMs * 2, 50);
+  }
+}
+
+/** Launches `profileId` and waits until it is running. */
+export async function launchRunning(manager: ComputerManager, profileId = 'shell'): Promise<Computer> {
+  manager.launch(profileId);
+  const c = manager.computer!;
+  await c.booted;
+  if (c.lifecycle !== 'running') throw new Error(`boot failed: ${c.bootError}`);
+  return c;
+}
+
+/** Every host process below `rootPid` (breadth-first, from the host's /proc). */
+export function hostDescendants(rootPid: number): number[] {
+  const out: number[] = [];
+  let level = [rootPid];
+  while (level.length > 0) {
+    const next: number[] = [];
+    for (const pid of level) for (const child of childrenOf(pid)) next.push(child);
+    out.push(...next);
+    level = next;
+  }
+  return out;
+}
+
+/** The command line of a host process (`\0` → space), or null when it is gone. */
+export function cmdlineOf(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+  } catch {
+    return null;
+  }
+}
+
+/** Host pids below the computer whose command line is exactly `cmd`. */
+export function sandboxProcesses(c: Computer, cmd: string): number[] {
+  return hostDescendants(c.instance!.hostPid).filter((pid) => cmdlineOf(pid) === cmd);
+}
