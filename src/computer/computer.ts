@@ -4,15 +4,18 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CHANNEL_ENV } from '../channel/wire.js';
 import type { ProfileConfig } from '../config/computer-schema.js';
-import { PROTOCOL_VERSION } from '../guest/frames.js';
+import { type FrameKindValue, PROTOCOL_VERSION } from '../guest/frames.js';
 import type { CallArgs, CallOp, CallResult, Hello } from '../guest/protocol.js';
 import { PaddockError } from '../shared/errors.js';
 import type { ComputerBackend, SandboxInstance } from './backend/types.js';
+import { ChannelRouter } from './channels.js';
 import { type CallOptions, GuestClient, type WithAttachment } from './guest-client.js';
 import { baseJobEnv } from './guest-layout.js';
 import { Job } from './job.js';
 import type { ComputerLog } from './logs.js';
+import { type ChannelFrame, channelDir, type ToolChannel } from './tool-channel.js';
 
 /** Lifecycle of a generation. */
 export type Lifecycle = 'booting' | 'running' | 'error' | 'stopped';
@@ -32,6 +35,8 @@ export interface JobSpec {
   timeoutMs: number;
   /** Run this argv directly instead of a login-shell script (the `shell` built-in). */
   argv?: string[];
+  /** Opens the job's tool channel once its id is known (none: no channel). */
+  channel?: (jobId: string) => ToolChannel | null;
 }
 
 export interface ComputerOptions {
@@ -65,6 +70,8 @@ export class Computer {
   private nextJob = 1;
   private diagnosticTail = '';
   private readonly startedAt = performance.now();
+  /** Terminals and relayed preview connections of this generation (channels that are not jobs). */
+  readonly channels = new ChannelRouter();
 
   constructor(private readonly options: ComputerOptions) {
     this.generation = options.generation;
@@ -111,10 +118,17 @@ export class Computer {
           onHello: resolve,
           onEvent: (e) => {
             if (e.t === 'exit') this.onJobExit(e.channel, e.exitCode, e.signal);
+            else if (e.t === 'channel.request') this.onChannelRequest(e.channel, e.frame);
             else if (e.t === 'log') log.add(e.level, 'guest.log', e.message, { generation });
+            else this.channels.event(e);
           },
-          onData: (channel, stream, payload) => this.onData(channel, stream, payload),
-          onEnd: (channel, stream) => this.onEnd(channel, stream),
+          onData: (channel, stream, payload) => {
+            if (!this.channels.data(channel, stream, payload)) this.onData(channel, stream, payload);
+          },
+          onEnd: (channel, stream) => {
+            if (!this.channels.end(channel, stream)) this.onEnd(channel, stream);
+          },
+          onWindow: (channel, stream, bytes) => this.channels.window(channel, stream, bytes),
           onBroken: (reason) => this.fail(`The guest agent broke the protocol (${reason})`),
         });
       });
@@ -168,6 +182,7 @@ export class Computer {
       ),
     );
     this.endAllJobs();
+    this.channels.close(message);
     void this.instance?.destroy();
   }
 
@@ -200,6 +215,12 @@ export class Computer {
     return this.link().call(op, args, options);
   }
 
+  /** Sends a stream frame on a terminal or relay channel; false when not running or congested. */
+  sendFrame(kind: FrameKindValue, channel: number, stream: number, payload: Buffer): boolean {
+    if (this.lifecycle !== 'running' || !this.client) return false;
+    return this.client.sendFrame(kind, channel, stream, payload);
+  }
+
   /** Starts a job; resolves once it runs in its own family. */
   async startJob(spec: JobSpec, retentionBytes: number): Promise<Job> {
     const client = this.link();
@@ -218,28 +239,40 @@ export class Computer {
       argv = [shell, '-l', file];
     }
     this.jobs.set(n, job);
-    const hold = instance.familyMechanism === 'cgroup';
+    const channel = spec.channel?.(job.id) ?? null;
+    job.toolChannel = channel;
+    const channelEnv: Record<string, string> = channel
+      ? {
+          [CHANNEL_ENV.nonce]: channel.nonce,
+          [CHANNEL_ENV.dir]: channelDir(n),
+          [CHANNEL_ENV.deadline]: String(Date.now() + spec.timeoutMs),
+        }
+      : {};
+    // a channel needs the job held until its stderr is identified; cgroups need it anyway
+    const hold = instance.familyMechanism === 'cgroup' || channel !== null;
     try {
       const { pid } = await client.call('exec', {
         channel: n,
         argv,
         cwd: spec.cwd,
-        env: { ...baseJobEnv(shell), ...this.profile.env, ...spec.env },
+        env: { ...baseJobEnv(shell), ...this.profile.env, ...spec.env, ...channelEnv },
         rlimits: instance.jobRlimits,
         hold,
         newSession: true,
+        ...(channel ? { toolChannel: { nonce: channel.nonce, dir: channelDir(n) } } : {}),
       });
-      if (hold) {
+      if (instance.familyMechanism === 'cgroup') {
         try {
           job.family = await instance.adoptJob(`job${n}`, pid, this.hello!.pid);
         } catch (e) {
           await client.call('signal', { channel: n, signal: 'SIGKILL', group: false }).catch(() => undefined);
           throw e;
         }
-        await client.call('release', { channel: n });
       }
+      if (hold) await client.call('release', { channel: n });
     } catch (e) {
       this.jobs.delete(n);
+      channel?.close();
       throw e;
     }
     job.timeoutTimer = setTimeout(() => void this.onTimeout(job), spec.timeoutMs);
@@ -317,8 +350,29 @@ export class Computer {
     else if (stream === 2) job.ended.stderr = true;
   }
 
+  /** A tool-channel frame from a job: answered through the job's channel, replied into its FIFO. */
+  private onChannelRequest(n: number, frame: ChannelFrame): void {
+    const job = this.jobs.get(n);
+    const channel = job?.toolChannel;
+    if (!job || !channel) return;
+    void channel.handle(frame).then(
+      (line) => {
+        job.toolCalls = channel.toolCalls;
+        if (line === null || frame.id === null || !this.client?.alive) return;
+        void this.client
+          .call('channel.reply', { channel: n, id: frame.id, body: line })
+          .catch(() => undefined);
+      },
+      (e: unknown) =>
+        this.options.log.add('err', 'channel.failed', `${job.id}: ${(e as Error).message}`, {
+          jobId: job.id,
+        }),
+    );
+  }
+
   private onJobExit(channel: number, exitCode: number | null, signal: string | null): void {
     const job = this.jobs.get(channel);
+    job?.toolChannel?.close();
     if (!job || job.terminationObserved) return;
     job.observeExit(exitCode, signal);
     const how = signal ? `was killed by ${signal}` : `exited with code ${exitCode}`;
@@ -371,6 +425,7 @@ export class Computer {
     if (this.lifecycle !== 'error') this.lifecycle = 'stopped';
     this.client?.fail(reason);
     this.endAllJobs();
+    this.channels.close(reason.message);
     await this.instance?.destroy();
     await rm(this.options.hostDir, { recursive: true, force: true }).catch(() => undefined);
   }

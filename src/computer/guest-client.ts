@@ -5,7 +5,7 @@
  * once with NOT_RUNNING and later calls fail immediately: nothing waits on a dead guest.
  */
 import type { Readable, Writable } from 'node:stream';
-import { encodeFrame, type Frame, FrameDecoder, FrameKind } from '../guest/frames.js';
+import { encodeFrame, type Frame, FrameDecoder, FrameKind, type FrameKindValue } from '../guest/frames.js';
 import {
   type CallArgs,
   type CallOp,
@@ -25,6 +25,8 @@ export interface GuestHandlers {
   onHello(event: Extract<GuestEvent, { t: 'hello' }>): void;
   onData(channel: number, stream: number, payload: Buffer): void;
   onEnd(channel: number, stream: number): void;
+  /** Flow-control credit the guest granted on a channel (relayed connections). */
+  onWindow?(channel: number, stream: number, bytes: number): void;
   /** The link broke (protocol error); the owner should tear the computer down. */
   onBroken(reason: string): void;
 }
@@ -137,6 +139,15 @@ export class GuestClient {
     });
   }
 
+  /**
+   * Sends a stream frame to the guest (bytes, end or credit of a relayed connection). False when
+   * the link is dead or its buffer is full (the caller's own flow control bounds what it sends).
+   */
+  sendFrame(kind: FrameKindValue, channel: number, stream: number, payload: Buffer): boolean {
+    if (this.failure) return false;
+    return this.toGuest.write(encodeFrame(kind, channel, stream, payload));
+  }
+
   /** Ends the link: pending and future calls fail with `error`. */
   fail(error: PaddockError): void {
     if (this.failure) return;
@@ -167,6 +178,8 @@ export class GuestClient {
         this.handlers.onEnd(frame.channel, frame.stream);
         return;
       case FrameKind.Window:
+        if (frame.payload.length === 4)
+          this.handlers.onWindow?.(frame.channel, frame.stream, frame.payload.readUInt32BE(0));
         return;
       case FrameKind.Attachment:
         if (this.pending.has(frame.channel)) this.attachments.set(frame.channel, frame.payload);

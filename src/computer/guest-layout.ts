@@ -9,8 +9,14 @@ export const GUEST_OPT = '/opt/paddock';
 export const GUEST_NODE = `${GUEST_OPT}/bin/node`;
 /** The compiled guest agent directory. */
 export const GUEST_AGENT_DIR = `${GUEST_OPT}/guest`;
+/** Where the tool-channel clients appear (read-only). */
+export const GUEST_CLIENT_DIRS = {
+  cli: `${GUEST_OPT}/cli`,
+  node: `${GUEST_OPT}/node`,
+  python: `${GUEST_OPT}/python`,
+} as const;
 /** The fixed PATH of the guest account (never a writable directory). */
-export const GUEST_PATH = `/usr/local/bin:/usr/bin:/bin:${GUEST_OPT}/bin`;
+export const GUEST_PATH = `/usr/local/bin:/usr/bin:/bin:${GUEST_OPT}/bin:${GUEST_CLIENT_DIRS.cli}`;
 /** The workspace, the guest account's home. */
 export const GUEST_WORKSPACE = '/workspace';
 /** The guest account. */
@@ -27,5 +33,6 @@ export function baseJobEnv(shell: string): Record<string, string> {
     PATH: GUEST_PATH,
     LANG: 'C.UTF-8',
     TMPDIR: '/tmp',
+    PYTHONPATH: GUEST_CLIENT_DIRS.python,
   };
 }

@@ -2,11 +2,13 @@
  * Job requests as the tools make them: argument checks, start and wait, cancel.
  */
 import { PaddockError } from '../shared/errors.js';
+import type { CallerContext } from '../tools/tool.js';
 import type { Computer } from './computer.js';
 import { GUEST_WORKSPACE } from './guest-layout.js';
 import type { Job, JobResult } from './job.js';
 import type { ComputerLog } from './logs.js';
 import { checkGuestPath } from './paths.js';
+import type { ToolChannel } from './tool-channel.js';
 
 /** Output returned inline by run_command (continue with read_job). */
 export const RUN_COMMAND_OUTPUT_BYTES = 16_384;
@@ -24,6 +26,8 @@ export interface RunRequest {
   argv?: string[];
   /** Output returned inline; default RUN_COMMAND_OUTPUT_BYTES. */
   outputBytes?: number;
+  /** Open the tool channel for this caller (the `run_command` / `shell` invocation is the parent). */
+  channel?: { caller: CallerContext; parentId: string };
 }
 
 /** What cancel_job answers. */
@@ -66,6 +70,7 @@ export async function startJobOn(
   req: RunRequest,
   retentionBytes: number,
   signal?: AbortSignal,
+  openChannel?: (jobId: string) => ToolChannel | null,
 ): Promise<JobResult> {
   const cwd = checkGuestPath(req.cwd ?? GUEST_WORKSPACE, 'cwd');
   const env = checkEnv(req.env ?? {});
@@ -76,7 +81,7 @@ export async function startJobOn(
     );
   }
   const job = await c.startJob(
-    { script: req.script, cwd, env, timeoutMs: req.timeoutMs, argv: req.argv },
+    { script: req.script, cwd, env, timeoutMs: req.timeoutMs, argv: req.argv, channel: openChannel },
     retentionBytes,
   );
   await job.waitForExit(req.waitMs, signal);

@@ -6,6 +6,7 @@ import { PaddockError } from '../shared/errors.js';
 import type { JobFamily } from './backend/types.js';
 import { decodeJobCursor, encodeJobCursor } from './cursors.js';
 import { OutputBuffer } from './output-buffer.js';
+import type { ToolChannel } from './tool-channel.js';
 
 /** The result shape of run_command, read_job and shell. */
 export interface JobResult {
@@ -50,6 +51,8 @@ export class Job {
   canceled = false;
   terminationObserved = false;
   toolCalls = 0;
+  /** The job's tool channel, if it has one. */
+  toolChannel: ToolChannel | null = null;
   family: JobFamily | null = null;
   /** Whether each stream has ended (EOF from the guest). */
   readonly ended = { stdout: false, stderr: false };

@@ -17,8 +17,11 @@ import type { Job, JobResult } from './job.js';
 import { abortable, type CancelResult, cancelJobOn, type RunRequest, startJobOn } from './job-requests.js';
 import { type LaunchLink, LaunchLinkStore } from './launch-links.js';
 import { ComputerLog } from './logs.js';
+import { PreviewService, type PreviewServiceOptions } from './preview.js';
 import { ProfileCatalog, type ProfileInfo } from './profiles.js';
 import { type ComputerStatus, describeStatus, type LaunchResult } from './status.js';
+import { TerminalService } from './terminals.js';
+import type { ToolChannelFactory } from './tool-channel.js';
 
 export type { CancelResult, RunRequest } from './job-requests.js';
 export type { ComputerStatus, LaunchResult } from './status.js';
@@ -35,6 +38,12 @@ export interface ComputerManagerOptions {
   logger: Logger;
   /** Database holding `launch_links`; without it launch links are unavailable. */
   db?: Database | null;
+  /** Opens tool channels for commands (none: commands have no channel). */
+  toolChannels?: ToolChannelFactory;
+  /** How the web app serves the preview (base path, the token to keep from the guest). */
+  preview?: Omit<PreviewServiceOptions, 'portOverride'>;
+  /** Read-only host directories every computer sees (e.g. the skills of `.paddock/skills` at /skills). */
+  sharedMounts?: { source: string; target: string; readOnly: true }[];
 }
 
 export class ComputerManager {
@@ -42,6 +51,10 @@ export class ComputerManager {
   readonly profiles: ProfileCatalog;
   readonly idempotency = new IdempotencyCache();
   readonly launchLinks: LaunchLinkStore | null;
+  /** The terminals of the current computer (PTYs in the guest). */
+  readonly terminals: TerminalService;
+  /** The web preview of the current computer. */
+  readonly preview: PreviewService;
   private current: Computer | null = null;
   private lastGeneration: number;
   private readonly computersDir: string;
@@ -54,6 +67,8 @@ export class ComputerManager {
     this.computersDir = options.config.workspaceDir ?? join(options.dataDir, 'computers');
     mkdirSync(this.computersDir, { recursive: true, mode: 0o700 });
     this.lastGeneration = this.readGenerationCounter();
+    this.terminals = new TerminalService(this, { retentionBytes: options.config.retentionBytes });
+    this.preview = new PreviewService(this, { ...options.preview, portOverride: options.config.previewPort });
     this.log.add('info', 'computer.service', `Computer service ready (backend ${options.backend.name}).`);
   }
 
@@ -131,7 +146,7 @@ export class ComputerManager {
     }
     const computer = new Computer({
       generation,
-      profile,
+      profile: { ...profile, mounts: [...profile.mounts, ...(this.options.sharedMounts ?? [])] },
       backend: this.options.backend,
       log: this.log,
       hostDir,
@@ -181,7 +196,10 @@ export class ComputerManager {
   }
 
   status(): ComputerStatus {
-    return describeStatus(this.current, this.dockUrl);
+    return describeStatus(this.current, this.dockUrl, {
+      activeTerminal: this.terminals.active(),
+      preview: this.current ? this.preview.state() : null,
+    });
   }
 
   /**
@@ -221,7 +239,20 @@ export class ComputerManager {
   }
 
   private startOn(c: Computer, req: RunRequest, signal?: AbortSignal): Promise<JobResult> {
-    return startJobOn(c, req, c.profile.limits.outputBytes ?? this.options.config.retentionBytes, signal);
+    const factory = this.options.toolChannels;
+    const grant = req.channel;
+    const enabled = c.profile.toolChannel ?? this.options.config.toolChannel;
+    const open =
+      factory && grant && enabled
+        ? (jobId: string) => factory({ ...grant, jobId, deadline: Date.now() + req.timeoutMs })
+        : undefined;
+    return startJobOn(
+      c,
+      req,
+      c.profile.limits.outputBytes ?? this.options.config.retentionBytes,
+      signal,
+      open,
+    );
   }
 
   /** The job behind an id: STALE_GENERATION, NOT_FOUND or INVALID_ARGUMENT otherwise. */

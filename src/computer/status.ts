@@ -2,6 +2,8 @@
  * The answers of launch_computer and get_computer_status.
  */
 import type { Computer, Lifecycle } from './computer.js';
+import type { PreviewState } from './preview.js';
+import type { TerminalInfo } from './terminal.js';
 
 /** What launch_computer answers. */
 export interface LaunchResult {
@@ -24,21 +26,28 @@ export interface ComputerStatus {
   lifecycle: Lifecycle | 'none';
   bootError: string | null;
   bootMs: number | null;
-  /** What works right now: `jobs`, `cancel_job`, `files`, `logs` while running. */
+  /** What works right now: `jobs`, `cancel_job`, `files`, `logs`, `terminals`, `preview` while running. */
   capabilities: string[];
   /** How a job's process family is owned: `cgroup` (whole family) or `session` (best effort). */
   processFamilies: 'cgroup' | 'session' | null;
   limits: Record<string, number> | null;
-  /** Terminals come with the dock; always null for now. */
-  activeTerminal: null;
-  /** The web preview comes with the dock; always null for now. */
-  preview: null;
+  /** The terminal the dock shows (null when the computer has none). */
+  activeTerminal: TerminalInfo | null;
+  /** The preview pane: port inside the computer, last path, and what was observed there. */
+  preview: PreviewState | null;
   /** The dock. */
   url: string;
 }
 
 /** The status of `c` (or of no computer yet). */
-export function describeStatus(c: Computer | null, dockUrl: string): ComputerStatus {
+export function describeStatus(
+  c: Computer | null,
+  dockUrl: string,
+  shared: { activeTerminal: TerminalInfo | null; preview: PreviewState | null } = {
+    activeTerminal: null,
+    preview: null,
+  },
+): ComputerStatus {
   if (!c) {
     return {
       generation: null,
@@ -65,11 +74,11 @@ export function describeStatus(c: Computer | null, dockUrl: string): ComputerSta
     lifecycle: c.lifecycle,
     bootError: c.bootError,
     bootMs: c.bootMs,
-    capabilities: running ? ['jobs', 'cancel_job', 'files', 'logs'] : [],
+    capabilities: running ? ['jobs', 'cancel_job', 'files', 'logs', 'terminals', 'preview'] : [],
     processFamilies: c.instance?.familyMechanism ?? null,
     limits,
-    activeTerminal: null,
-    preview: null,
+    activeTerminal: shared.activeTerminal,
+    preview: shared.preview,
     url: dockUrl,
   };
 }

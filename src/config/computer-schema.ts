@@ -63,6 +63,12 @@ export const profileSchema = z
       .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, "-" and "_"')
       .describe('Stable id used by launch_computer and launch links.'),
     name: z.string().min(1).max(128).describe('Display name.'),
+    toolChannel: z
+      .boolean()
+      .optional()
+      .describe(
+        "Let commands in this profile call the caller's tools with paddock-tool (default: computer.toolChannel).",
+      ),
     description: z
       .string()
       .max(2000)
@@ -89,7 +95,9 @@ export const profileSchema = z
       .min(1)
       .max(65_535)
       .optional()
-      .describe('Port of the web preview inside the computer.'),
+      .describe(
+        'Port of the web preview inside the computer (default 8000; computer.previewPort overrides it).',
+      ),
     requires: z
       .array(z.string().min(1))
       .default([])
@@ -101,10 +109,25 @@ export const profileSchema = z
 export const computerSchema = z
   .object({
     backend: z.enum(['bwrap']).default('bwrap').describe('Where computers run.'),
+    previewPort: z
+      .number()
+      .int()
+      .min(1)
+      .max(65_535)
+      .optional()
+      .describe(
+        "Port of the web preview inside every computer, overriding the profile's previewPort (default: the profile's, else 8000).",
+      ),
     defaultProfile: z
       .string()
       .default('shell')
       .describe('Profile used when a tool needs a computer and none was launched.'),
+    toolChannel: z
+      .boolean()
+      .default(true)
+      .describe(
+        "Let commands call the caller's auto-approved tools through the tool channel (paddock-tool).",
+      ),
     autoLaunch: z
       .boolean()
       .default(true)

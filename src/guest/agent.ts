@@ -18,6 +18,8 @@ import { type Frame, FrameKind, PROTOCOL_VERSION } from './frames.js';
 import { listFiles, readFile, readlinkOf, realpathOf, WithAttachment, whichOf, writeFile } from './fs-ops.js';
 import { GuestLink } from './link.js';
 import type { CallArgs, HostCall } from './protocol.js';
+import { PtyHost } from './pty.js';
+import { TcpRelay } from './tcp-relay.js';
 
 function onPath(name: string): boolean {
   for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':')) {
@@ -56,15 +58,20 @@ function probeList(argv: string[]): string[] {
 
 function main(): void {
   let runner: JobRunner | null = null;
+  let ptys: PtyHost | null = null;
   const link = new GuestLink(
     (frame) => onFrame(frame),
     () => {
       runner?.killAll();
+      ptys?.killAll();
       process.exit(0);
     },
   );
   runner = new JobRunner(link);
   const jobs = runner;
+  ptys = new PtyHost(link);
+  const terminals = ptys;
+  const relay = new TcpRelay(link);
   /** Attachments of calls not dispatched yet, by call id. */
   const attachments = new Map<number, Buffer>();
 
@@ -74,6 +81,10 @@ function main(): void {
         return {};
       case 'exec':
         return jobs.exec(call.args as CallArgs<'exec'>);
+      case 'channel.reply': {
+        const a = call.args as CallArgs<'channel.reply'>;
+        return jobs.channelReply(a.channel, a.id, a.body);
+      }
       case 'release':
         jobs.release((call.args as CallArgs<'release'>).channel);
         return {};
@@ -94,6 +105,24 @@ function main(): void {
         return readlinkOf(call.args as CallArgs<'fs.readlink'>);
       case 'which':
         return whichOf(call.args as CallArgs<'which'>);
+      case 'pty.open':
+        return terminals.open(call.args as CallArgs<'pty.open'>);
+      case 'pty.write':
+        terminals.write((call.args as CallArgs<'pty.write'>).channel, attachment ?? Buffer.alloc(0));
+        return {};
+      case 'pty.resize': {
+        const a = call.args as CallArgs<'pty.resize'>;
+        terminals.resize(a.channel, a.cols, a.rows);
+        return {};
+      }
+      case 'pty.close':
+        terminals.close((call.args as CallArgs<'pty.close'>).channel);
+        return {};
+      case 'tcp.open':
+        return relay.open(call.args as CallArgs<'tcp.open'>);
+      case 'tcp.close':
+        relay.close((call.args as CallArgs<'tcp.close'>).channel);
+        return {};
       default:
         throw new GuestFailure(
           'UNSUPPORTED_CAPABILITY',
@@ -105,6 +134,11 @@ function main(): void {
   function onFrame(frame: Frame): void {
     if (frame.kind === FrameKind.Attachment) {
       attachments.set(frame.channel, frame.payload);
+      return;
+    }
+    // Host → guest stream frames belong to relayed connections (the preview).
+    if (frame.kind === FrameKind.Data || frame.kind === FrameKind.End || frame.kind === FrameKind.Window) {
+      relay.onFrame(frame);
       return;
     }
     if (frame.kind !== FrameKind.Control) return;
@@ -134,6 +168,7 @@ function main(): void {
   });
   process.on('SIGTERM', () => {
     jobs.killAll();
+    terminals.killAll();
     process.exit(0);
   });
 

@@ -3,7 +3,11 @@
  * stream stdout/stderr as data frames, report the root's exit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readlinkSync, writeFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { Socket } from 'node:net';
+import { join } from 'node:path';
+import { ChannelScanner } from './channel-scanner.js';
 import { GuestFailure } from './failure.js';
 import { StreamId } from './frames.js';
 import type { GuestLink } from './link.js';
@@ -15,7 +19,7 @@ const EXIT_QUIET_MS = 15;
 const EXIT_MAX_WAIT_MS = 200;
 
 /** A filter applied to a stream's bytes before they leave the guest (the tool channel hooks stderr here). */
-export type StreamFilter = (chunk: Buffer) => Buffer;
+export type StreamFilter = { push(chunk: Buffer): Buffer; end(): Buffer };
 
 interface RunningJob {
   child: ChildProcess;
@@ -25,6 +29,8 @@ interface RunningJob {
   reported: boolean;
   quietTimer: NodeJS.Timeout | null;
   maxTimer: NodeJS.Timeout | null;
+  /** The tool channel's FIFO directory, when the job has a channel. */
+  channelDir: string | null;
 }
 
 /** Builds the `sh -c` prologue: wait for release, apply rlimits, exec the program. */
@@ -48,10 +54,7 @@ export class JobRunner {
   /** Process group (= session) id of every job started in a new session, by channel. */
   private readonly groups = new Map<number, number>();
 
-  constructor(
-    private readonly link: GuestLink,
-    private readonly stderrFilter: StreamFilter | null = null,
-  ) {}
+  constructor(private readonly link: GuestLink) {}
 
   /** Starts a job; resolves with its pid once spawned (held jobs wait for `release`). */
   async exec(args: CallArgs<'exec'>): Promise<{ pid: number }> {
@@ -66,6 +69,18 @@ export class JobRunner {
       throw new GuestFailure(
         'NOT_FOUND',
         `The working directory ${args.cwd} does not exist in the computer; create it first or pass another cwd.`,
+      );
+    }
+    let scanner: ChannelScanner | null = null;
+    if (args.toolChannel) {
+      mkdirSync(args.toolChannel.dir, { recursive: true, mode: 0o700 });
+      const channel = args.channel;
+      scanner = new ChannelScanner(args.toolChannel.nonce, (frame) =>
+        this.link.send({
+          t: 'channel.request',
+          channel,
+          frame: frame.kind === 'malformed' ? { ...frame, reason: frame.reason.slice(0, 256) } : frame,
+        }),
       );
     }
     const child = spawn('/bin/sh', ['-c', wrapperScript(args), 'paddock-job', ...args.argv], {
@@ -93,11 +108,18 @@ export class JobRunner {
       reported: false,
       quietTimer: null,
       maxTimer: null,
+      channelDir: args.toolChannel?.dir ?? null,
     };
+    if (args.toolChannel) {
+      // Clients compare their own fd 2 with this to detect a redirected stderr.
+      writeFileSync(join(args.toolChannel.dir, 'stderr'), `${readlinkSync(`/proc/${pid}/fd/2`)}\n`, {
+        mode: 0o600,
+      });
+    }
     this.jobs.set(args.channel, job);
     if (args.newSession) this.groups.set(args.channel, pid);
     this.pipe(args.channel, job, StreamId.Stdout, child.stdout!, null);
-    this.pipe(args.channel, job, StreamId.Stderr, child.stderr!, this.stderrFilter);
+    this.pipe(args.channel, job, StreamId.Stderr, child.stderr!, scanner);
     child.on('exit', (code, signal) => {
       job.exited = { exitCode: code, signal };
       if (job.hold) job.hold.end();
@@ -109,6 +131,29 @@ export class JobRunner {
       this.armQuiet(args.channel, job);
     });
     return { pid };
+  }
+
+  /**
+   * Writes a tool-channel reply into the client's FIFO. The FIFO must exist, be a FIFO (never
+   * followed through a symlink) and have a reader; otherwise the reply is dropped.
+   */
+  channelReply(channel: number, id: string, body: string): { delivered: boolean } {
+    const dir = this.jobs.get(channel)?.channelDir;
+    if (!dir) return { delivered: false };
+    let fd: number;
+    try {
+      fd = openSync(join(dir, id), constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    } catch {
+      return { delivered: false };
+    }
+    if (!fstatSync(fd).isFIFO()) {
+      closeSync(fd);
+      return { delivered: false };
+    }
+    const socket = new Socket({ fd, readable: false, writable: true });
+    socket.on('error', () => socket.destroy());
+    socket.end(body);
+    return { delivered: true };
   }
 
   /** Lets a held job exec its program. */
@@ -154,7 +199,7 @@ export class JobRunner {
     filter: StreamFilter | null,
   ): void {
     source.on('data', (chunk: Buffer) => {
-      const bytes = filter ? filter(chunk) : chunk;
+      const bytes = filter ? filter.push(chunk) : chunk;
       if (bytes.length > 0 && !this.link.sendData(channel, stream, bytes)) {
         source.pause();
         this.link.onDrain(() => source.resume());
@@ -162,6 +207,8 @@ export class JobRunner {
       if (job.exited) this.armQuiet(channel, job);
     });
     source.on('end', () => {
+      const rest = filter?.end();
+      if (rest && rest.length > 0) this.link.sendData(channel, stream, rest);
       this.link.sendEnd(channel, stream);
       job.openStreams -= 1;
       if (job.openStreams === 0 && job.exited) this.reportExit(channel, job);

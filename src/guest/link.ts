@@ -72,6 +72,13 @@ export class GuestLink {
     this.sendRaw(FrameKind.End, channel, stream, Buffer.alloc(0));
   }
 
+  /** Grants the host `bytes` more credit on `channel`/`stream` (flow control of relayed connections). */
+  sendWindow(channel: number, stream: number, bytes: number): void {
+    const payload = Buffer.allocUnsafe(4);
+    payload.writeUInt32BE(bytes >>> 0, 0);
+    this.sendRaw(FrameKind.Window, channel, stream, payload);
+  }
+
   /** Runs `callback` once the outgoing buffer has drained. */
   onDrain(callback: () => void): void {
     if (this.closed) return;

@@ -61,9 +61,28 @@ export const callSchemas = {
         hold: z.boolean(),
         /** Start in a new session (the fallback family when the host has no cgroups). */
         newSession: z.boolean(),
+        /**
+         * Open the tool channel for this job: frames with `nonce` are taken out of its stderr and
+         * reported as `channel.request` events; replies go to FIFOs in `dir` (created by the agent).
+         */
+        toolChannel: z
+          .object({ nonce: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/), dir: guestPath })
+          .strict()
+          .optional(),
       })
       .strict(),
     result: z.object({ pid: z.number().int().positive() }).strict(),
+  },
+  /** Writes one reply line into the FIFO `<dir>/<id>` of a job's tool channel (dropped when nobody reads). */
+  'channel.reply': {
+    args: z
+      .object({
+        channel: channelId,
+        id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+        body: z.string().max(16 * 1024 * 1024),
+      })
+      .strict(),
+    result: z.object({ delivered: z.boolean() }).strict(),
   },
   /** Let a held job continue to exec its program. */
   release: { args: z.object({ channel: channelId }).strict(), result: z.object({}).strict() },
@@ -144,6 +163,59 @@ export const callSchemas = {
     args: z.object({ name: z.string().min(1).max(255), searchPath: z.array(guestPath).max(64) }).strict(),
     result: z.object({ path: z.string().nullable() }).strict(),
   },
+  /**
+   * Open a PTY running `argv` (the login shell) in a new session; its output streams on
+   * `channel` (stream 1) until an End frame, then a `pty.exit` event follows.
+   */
+  'pty.open': {
+    args: z
+      .object({
+        channel: channelId,
+        argv: z.array(z.string()).min(1),
+        cwd: guestPath,
+        env: z.record(z.string(), z.string()),
+        cols: z.number().int().min(2).max(1000),
+        rows: z.number().int().min(1).max(500),
+      })
+      .strict(),
+    result: z.object({ pid: z.number().int().positive() }).strict(),
+  },
+  /** Write the call's attachment to a PTY's input (LIMIT_EXCEEDED while too much input is unread). */
+  'pty.write': { args: z.object({ channel: channelId }).strict(), result: z.object({}).strict() },
+  /** Change a PTY's window size (the program gets SIGWINCH). */
+  'pty.resize': {
+    args: z
+      .object({
+        channel: channelId,
+        cols: z.number().int().min(2).max(1000),
+        rows: z.number().int().min(1).max(500),
+      })
+      .strict(),
+    result: z.object({}).strict(),
+  },
+  /** Hang up a PTY and kill its process group. */
+  'pty.close': { args: z.object({ channel: channelId }).strict(), result: z.object({}).strict() },
+  /**
+   * Connect to 127.0.0.1:`port` inside the guest (the preview relay). Bytes flow as data frames
+   * on `channel` (host → guest stream 0, guest → host stream 1); each side may have
+   * `windowBytes` unacknowledged bytes in flight and grants more with Window frames.
+   */
+  'tcp.open': {
+    args: z
+      .object({
+        channel: channelId,
+        port: z.number().int().min(1).max(65_535),
+        windowBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(16 * 1024 * 1024),
+      })
+      .strict(),
+    result: z.object({}).strict(),
+  },
+  /** Drop a relayed TCP connection at once. */
+  'tcp.close': { args: z.object({ channel: channelId }).strict(), result: z.object({}).strict() },
 } as const;
 
 export type CallOp = keyof typeof callSchemas;
@@ -208,6 +280,46 @@ export const guestEventSchema = z.discriminatedUnion('t', [
       exitCode: z.number().int().nullable(),
       signal: z.string().max(32).nullable(),
     })
+    .strict(),
+  /** A tool-channel frame with the job's nonce, taken out of its stderr. */
+  z
+    .object({
+      t: z.literal('channel.request'),
+      channel: channelId,
+      frame: z.discriminatedUnion('kind', [
+        z
+          .object({
+            kind: z.literal('request'),
+            id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+            payload: z.string().max(1024 * 1024),
+          })
+          .strict(),
+        z.object({ kind: z.literal('oversized'), id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }).strict(),
+        z
+          .object({
+            kind: z.literal('malformed'),
+            id: z
+              .string()
+              .regex(/^[A-Za-z0-9_-]{1,64}$/)
+              .nullable(),
+            reason: z.string().max(256),
+          })
+          .strict(),
+      ]),
+    })
+    .strict(),
+  /** A PTY's process ended; its output stream ended with an End frame before this. */
+  z
+    .object({
+      t: z.literal('pty.exit'),
+      channel: channelId,
+      exitCode: z.number().int().nullable(),
+      signal: z.string().max(32).nullable(),
+    })
+    .strict(),
+  /** A relayed TCP connection is gone (closed by either side, or failed with `error`). */
+  z
+    .object({ t: z.literal('tcp.closed'), channel: channelId, error: z.string().max(512).nullable() })
     .strict(),
   /** A diagnostic line from the agent. */
   z

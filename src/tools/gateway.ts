@@ -180,7 +180,7 @@ export class Gateway {
       caller,
       signal: controller.signal,
       deadline,
-      policy: this.deps.policy,
+      policy: caller.policy ?? this.deps.policy,
       logger: this.deps.logger.child({ tool: name, invocationId }),
       notePolicyRule: (r) => {
         lineage.policyRule = r;

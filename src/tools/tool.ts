@@ -36,6 +36,8 @@ export interface Progress {
 export interface CallerContext {
   /** `mcp:<session>`, `dock:<user>`, `agent:<run>`, `channel:<job>`, `cli`. */
   caller: string;
+  /** For calls made on someone's behalf (the tool channel): the caller that started it all. */
+  onBehalfOf?: string;
   via: Via;
   /** Invocation id of the parent call (a channel call's `run_command`, an agent run). */
   parentId?: string;
@@ -51,6 +53,8 @@ export interface CallerContext {
   runId?: string;
   /** Job id for calls made through the tool channel. */
   jobId?: string;
+  /** The policy for this caller (an agent's narrowed one); the server's policy when absent. */
+  policy?: Sandbox;
   /** Receives progress of long operations. */
   onProgress?: (progress: Progress) => void;
 }

@@ -4,6 +4,7 @@
  */
 import {
   GUEST_AGENT_DIR,
+  GUEST_CLIENT_DIRS,
   GUEST_NODE,
   GUEST_OPT,
   GUEST_PATH,
@@ -52,6 +53,10 @@ export interface BwrapLayout {
   nodePath: string;
   /** Host directory of the compiled guest agent. */
   guestDir: string;
+  /** Host directory of the in-computer clients (clients/ of the package), if present. */
+  clientsDir: string | null;
+  /** Packages the agent loads on demand (node-pty), bound read-only at /opt/paddock/node_modules/<name>. */
+  guestPackages?: { name: string; dir: string }[];
   /** Host directory that becomes /workspace. */
   workspace: string;
   /** Generated files: the file descriptor bwrap reads each one from, by guest path (e.g. /etc/passwd). */
@@ -96,6 +101,16 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
   a.push('--bind', layout.workspace, GUEST_WORKSPACE);
   a.push('--ro-bind', layout.guestDir, GUEST_AGENT_DIR);
   a.push('--ro-bind', layout.nodePath, GUEST_NODE);
+  for (const p of layout.guestPackages ?? [])
+    a.push('--ro-bind', p.dir, `${GUEST_OPT}/node_modules/${p.name}`);
+  if (layout.clientsDir) {
+    // paddock-tool on PATH, paddock_tool on PYTHONPATH, and `paddock-tool` resolvable by Node
+    // from any directory (require and import both look in /node_modules last)
+    a.push('--ro-bind', `${layout.clientsDir}/cli`, GUEST_CLIENT_DIRS.cli);
+    a.push('--ro-bind', `${layout.clientsDir}/node`, GUEST_CLIENT_DIRS.node);
+    a.push('--ro-bind', `${layout.clientsDir}/python`, GUEST_CLIENT_DIRS.python);
+    a.push('--ro-bind', `${layout.clientsDir}/node`, '/node_modules/paddock-tool');
+  }
   for (const m of spec.mounts) a.push(m.readOnly ? '--ro-bind' : '--bind', m.source, m.target);
   a.push('--chdir', GUEST_WORKSPACE);
   a.push('--', GUEST_NODE, `${GUEST_AGENT_DIR}/agent.js`, '--probe', spec.probe.join(','));

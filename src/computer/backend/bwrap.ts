@@ -32,6 +32,7 @@ import {
   type RootEntry,
 } from './bwrap-args.js';
 import { type CgroupNode, CgroupRoot } from './cgroups.js';
+import { guestPackages } from './guest-packages.js';
 import { findDescendantByInnerPid } from './proc.js';
 import type { ComputerBackend, JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
 
@@ -61,6 +62,12 @@ export interface BwrapBackendOptions {
 /** The guest agent directory of this build. */
 export function defaultGuestDir(): string {
   return join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'guest');
+}
+
+/** The in-computer clients (paddock-tool, paddock_tool, the Node client) of this checkout. */
+export function defaultClientsDir(): string {
+  // dist/src/computer/backend → the package root
+  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'clients');
 }
 
 function rootEntries(): Record<string, RootEntry> {
@@ -101,6 +108,7 @@ export class BwrapBackend implements ComputerBackend {
   /** The unprivileged host account sandboxes run as, when not the server's own. */
   private readonly runAs: { uid: number; gid: number } | null;
   private sandboxRoot: string | null = null;
+  private readonly guestPackages = guestPackages();
 
   constructor(options: BwrapBackendOptions) {
     this.logger = options.logger;
@@ -147,6 +155,8 @@ export class BwrapBackend implements ComputerBackend {
     const layout: BwrapLayout = {
       nodePath: process.execPath,
       guestDir: this.guestDir,
+      clientsDir: existsSync(defaultClientsDir()) ? defaultClientsDir() : null,
+      guestPackages: this.guestPackages,
       workspace,
       generated,
       rootEntries: rootEntries(),

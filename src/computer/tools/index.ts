@@ -7,13 +7,23 @@ import { fileTools } from './file-tools.js';
 import { jobTools } from './job-tools.js';
 import { lifecycleTools } from './lifecycle-tools.js';
 import { logTools } from './log-tools.js';
+import { previewTools } from './preview-tools.js';
+import { terminalTools } from './terminal-tools.js';
 
 /**
  * list_profiles, launch_computer, get_computer_status, run_command, read_job, cancel_job,
- * list_files, read_file, write_file, read_logs, create_launch_link.
+ * list_terminals, create_terminal, switch_terminal, send_terminal_input, read_terminal_output,
+ * list_files, read_file, write_file, navigate_preview, read_logs, create_launch_link.
  */
 export function createComputerTools(manager: ComputerManager): Tool[] {
-  return [...lifecycleTools(manager), ...jobTools(manager), ...fileTools(manager), ...logTools(manager)];
+  return [
+    ...lifecycleTools(manager),
+    ...jobTools(manager),
+    ...terminalTools(manager),
+    ...fileTools(manager),
+    ...previewTools(manager),
+    ...logTools(manager),
+  ];
 }
 
 export { allowPath } from './file-tools.js';

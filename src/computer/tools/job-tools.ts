@@ -89,6 +89,7 @@ export function jobTools(manager: ComputerManager): Tool[] {
                 env,
                 waitMs: intOr(input, 'waitMs', RUN_COMMAND_DEFAULT_WAIT_MS),
                 timeoutMs: intOr(input, 'timeoutMs', RUN_COMMAND_DEFAULT_TIMEOUT_MS),
+                channel: { caller: ctx.caller, parentId: ctx.invocationId },
               },
               ctx.signal,
             );

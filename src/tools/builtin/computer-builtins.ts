@@ -31,7 +31,7 @@ export function createComputerBuiltins(manager: ComputerManager): Tool[] {
     title: 'Run a program',
     kind: 'act',
     source: 'builtin',
-    toolsets: ['builtin'],
+    toolsets: ['builtin', 'computer'],
     description:
       'Runs one program inside the computer with the given arguments and waits for it to finish. There is no shell: argv goes straight to the program, so pipes, redirections, globs and variables are not interpreted. ' +
       "Only executables the policy allows can run (looked up on the computer's fixed PATH, with per-program argument rules); check a refusal's message for the rule. " +
@@ -81,6 +81,7 @@ export function createComputerBuiltins(manager: ComputerManager): Tool[] {
           waitMs: timeoutMs + 5_000,
           timeoutMs,
           outputBytes: SHELL_OUTPUT_BYTES,
+          channel: { caller: ctx.caller, parentId: ctx.invocationId },
         },
         ctx.signal,
       );
@@ -88,5 +89,5 @@ export function createComputerBuiltins(manager: ComputerManager): Tool[] {
       return structured(result);
     },
   });
-  return [listFilesTool(manager, 'list_dir', ['builtin'], 'builtin'), shell];
+  return [listFilesTool(manager, 'list_dir', ['builtin', 'computer'], 'builtin'), shell];
 }

@@ -25,8 +25,10 @@ export interface MemoryToolDeps {
  * (e.g. `agent:<name>` for a run of that agent).
  */
 export function defaultNamespaceOf(caller: CallerContext): string {
-  const colon = caller.caller.indexOf(':');
-  return colon < 0 ? caller.caller : caller.caller.slice(0, colon);
+  // a command's tool-channel calls share the memories of the caller that started the command
+  const who = caller.onBehalfOf ?? caller.caller;
+  const colon = who.indexOf(':');
+  return colon < 0 ? who : who.slice(0, colon);
 }
 
 /** Resolves the namespace of a call and refuses an empty one. */

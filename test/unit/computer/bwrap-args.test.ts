@@ -16,6 +16,7 @@ const spec: SandboxSpec = {
 function args() {
   return buildBwrapArgs(spec, {
     nodePath: '/usr/bin/node',
+    clientsDir: null,
     guestDir: '/app/dist/src/guest',
     workspace: '/data/computers/g4/workspace',
     generated: { '/etc/passwd': 4 },

@@ -1,0 +1,108 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { loadConfig } from '../src/config/load.js';
+import { createPaddock } from '../src/main.js';
+import { silentLogger } from '../src/shared/logger.js';
+import type { CallerContext } from '../src/tools/tool.js';
+import { REPO_ROOT, startServe, tempProject } from '../test/helpers/paddock-process.js';
+import type { Figure } from './run.js';
+import { median } from './stats.js';
+
+const NOOP_PLUGIN = `import { defineTool, z } from '${pathToFileURL(join(REPO_ROOT, 'dist', 'src', 'plugin.js')).href}';
+export const noop = defineTool({ name: 'noop', description: 'Does nothing (benchmark).', input: z.object({}), execute: async () => ({ ok: true }) });
+`;
+
+const PY = `
+import time, json, paddock_tool
+t = []
+for _ in range(100):
+    s = time.perf_counter(); paddock_tool.call_tool("noop", {}); t.append((time.perf_counter() - s) * 1000)
+t.sort()
+print(json.dumps({"median": t[50], "total": sum(t)}))
+`;
+
+function projectWithNoop(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'paddock-bench-channel-'));
+  mkdirSync(join(dir, '.paddock', 'plugins'), { recursive: true });
+  writeFileSync(join(dir, '.paddock', 'plugins', 'noop.mjs'), NOOP_PLUGIN);
+  writeFileSync(join(dir, 'paddock.yaml'), 'computer:\n  defaultProfile: python\n');
+  return dir;
+}
+
+/** Tool calls from inside the computer, beside the same calls made by an MCP client directly. */
+export async function benchChannel(): Promise<Figure[]> {
+  const dir = projectWithNoop();
+  const figures: Figure[] = [];
+  const paddock = await createPaddock(loadConfig({ cwd: dir, env: { PADDOCK_DATA: join(dir, 'data') } }), {
+    logger: silentLogger(),
+  });
+  try {
+    const caller: CallerContext = { caller: 'mcp:bench', via: 'direct', attended: true };
+    const run = async (script: string) => {
+      const o = await paddock.gateway.call(
+        'run_command',
+        { script, waitMs: 10_000, timeoutMs: 120_000 },
+        caller,
+      );
+      if (!o.ok) throw new Error(o.error.message);
+      return o.result.structured as { stdout: string; stderr: string };
+    };
+    const pyRun = await run(`python3 - <<'PY'\n${PY}\nPY`);
+    if (!pyRun.stdout.trim()) throw new Error(`python bench failed: ${pyRun.stderr}`);
+    const py = JSON.parse(pyRun.stdout) as { median: number; total: number };
+    figures.push({
+      name: 'channel: Python call_tool, no-op (median)',
+      value: py.median,
+      unit: 'ms/call',
+      target: '≤ 2 ms',
+    });
+    figures.push({
+      name: 'channel: 100 calls from one Python command',
+      value: py.total,
+      unit: 'ms',
+      target: '≤ 500 ms',
+    });
+    const cli = await run(`for i in $(seq 5); do paddock-tool call noop '{}' >/dev/null; done
+for i in $(seq 30); do s=$(date +%s%N); paddock-tool call noop '{}' >/dev/null; e=$(date +%s%N); echo $(( (e - s) / 1000 )); done`);
+    const micros = cli.stdout.trim().split('\n').map(Number);
+    figures.push({
+      name: 'channel: paddock-tool call process (median)',
+      value: median(micros) / 1000,
+      unit: 'ms/call',
+      target: '≤ 60 ms',
+    });
+  } finally {
+    await paddock.close();
+  }
+
+  const project = tempProject();
+  mkdirSync(join(project.dir, '.paddock', 'plugins'), { recursive: true });
+  writeFileSync(join(project.dir, '.paddock', 'plugins', 'noop.mjs'), NOOP_PLUGIN);
+  const serve = await startServe(project);
+  try {
+    const client = new Client({ name: 'bench', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${serve.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${serve.token}` } },
+      }),
+    );
+    for (let i = 0; i < 20; i++) await client.callTool({ name: 'noop', arguments: {} });
+    const t0 = performance.now();
+    for (let i = 0; i < 100; i++) await client.callTool({ name: 'noop', arguments: {} });
+    figures.push({
+      name: 'peer: same 100 calls by an MCP client (HTTP)',
+      value: performance.now() - t0,
+      unit: 'ms',
+      target: 'compare',
+    });
+    await client.close();
+  } finally {
+    await serve.stop();
+    project.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return figures;
+}

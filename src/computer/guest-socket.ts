@@ -1,0 +1,218 @@
+/**
+ * TCP connections inside the guest, as Node duplex streams on the host: the preview relay's
+ * transport. Each connection is a channel of the guest link (host → guest bytes on stream 0,
+ * guest → host on stream 1) with credit-based flow control both ways, so neither side
+ * buffers more than one window per connection however slow the other is.
+ */
+import { Duplex } from 'node:stream';
+import { FrameKind, StreamId } from '../guest/frames.js';
+import { PaddockError } from '../shared/errors.js';
+import { CHANNEL_RANGE, type ChannelEvent, type ChannelOwner, RELAY_CHANNEL_BASE } from './channels.js';
+import type { Computer } from './computer.js';
+
+/** Bytes in flight per direction and connection before the receiver grants more. */
+export const RELAY_WINDOW_BYTES = 512 * 1024;
+/** Largest data frame the host sends. */
+const MAX_FRAME_BYTES = 64 * 1024;
+/** How long connecting inside the guest may take. */
+const OPEN_TIMEOUT_MS = 5000;
+
+/** One TCP connection inside the guest. */
+export class GuestSocket extends Duplex {
+  /** Bytes the host may still send before the guest grants more. */
+  private sendCredit = RELAY_WINDOW_BYTES;
+  /** Credit for the guest held back while our reader is slow. */
+  private withheld = 0;
+  private pending: { chunk: Buffer; callback: (error?: Error | null) => void } | null = null;
+  private remoteClosed = false;
+  private ended = false;
+  /** Bytes received from the guest so far. */
+  receivedBytes = 0;
+
+  constructor(
+    private readonly computer: Computer,
+    readonly channel: number,
+    private readonly onGone: () => void,
+  ) {
+    super({ allowHalfOpen: true, readableHighWaterMark: 256 * 1024 });
+    // Failures reach the consumer's own listener; without one they must not crash the server.
+    this.on('error', () => undefined);
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.pending = { chunk, callback };
+    this.flush();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    if (!this.remoteClosed)
+      this.computer.sendFrame(FrameKind.End, this.channel, StreamId.Stdin, Buffer.alloc(0));
+    callback();
+  }
+
+  override _read(): void {
+    if (this.withheld === 0) return;
+    this.grant(this.withheld);
+    this.withheld = 0;
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (!this.remoteClosed) {
+      this.remoteClosed = true;
+      if (this.computer.lifecycle === 'running')
+        this.computer.call('tcp.close', { channel: this.channel }).catch(() => undefined);
+    }
+    this.failPending(error ?? new Error('connection closed'));
+    this.onGone();
+    callback(error);
+  }
+
+  /** Bytes from the guest's server. */
+  receive(payload: Buffer): void {
+    if (this.destroyed || this.ended) return;
+    this.receivedBytes += payload.length;
+    if (this.push(payload)) this.grant(payload.length);
+    else this.withheld += payload.length;
+  }
+
+  /** The guest's server finished sending. */
+  receiveEnd(): void {
+    this.ended = true;
+    if (!this.destroyed) this.push(null);
+  }
+
+  /** The guest wrote our bytes to the server: more may follow. */
+  receiveCredit(bytes: number): void {
+    this.sendCredit += bytes;
+    this.flush();
+  }
+
+  /** The connection is gone inside the guest. */
+  remoteGone(error: string | null): void {
+    this.remoteClosed = true;
+    this.failPending(new Error(error ?? 'the server closed the connection'));
+    if (error) this.destroy(new Error(`preview connection failed inside the computer: ${error}`));
+    else {
+      this.ended = true;
+      this.push(null);
+      this.onGone();
+    }
+  }
+
+  private flush(): void {
+    const p = this.pending;
+    if (!p) return;
+    if (this.remoteClosed) {
+      this.failPending(new Error('the server closed the connection'));
+      return;
+    }
+    let chunk = p.chunk;
+    while (chunk.length > 0 && this.sendCredit > 0) {
+      const piece = chunk.subarray(0, Math.min(chunk.length, this.sendCredit, MAX_FRAME_BYTES));
+      this.computer.sendFrame(FrameKind.Data, this.channel, StreamId.Stdin, piece);
+      this.sendCredit -= piece.length;
+      chunk = chunk.subarray(piece.length);
+    }
+    if (chunk.length > 0) {
+      p.chunk = chunk;
+      return;
+    }
+    this.pending = null;
+    p.callback();
+  }
+
+  private failPending(error: Error): void {
+    const p = this.pending;
+    this.pending = null;
+    p?.callback(error);
+  }
+
+  private grant(bytes: number): void {
+    const payload = Buffer.allocUnsafe(4);
+    payload.writeUInt32BE(bytes, 0);
+    this.computer.sendFrame(FrameKind.Window, this.channel, StreamId.Stdout, payload);
+  }
+}
+
+/** The relayed connections of one generation (a channel owner of its computer). */
+class GenerationRelay implements ChannelOwner {
+  readonly sockets = new Map<number, GuestSocket>();
+  private next = 0;
+  closed = false;
+
+  constructor(readonly computer: Computer) {}
+
+  async open(port: number): Promise<GuestSocket> {
+    if (this.closed) throw new PaddockError('NOT_RUNNING', 'The computer was replaced; reload the preview.');
+    this.next = (this.next + 1) % CHANNEL_RANGE;
+    const channel = RELAY_CHANNEL_BASE + this.next;
+    const socket = new GuestSocket(this.computer, channel, () => this.sockets.delete(channel));
+    this.sockets.set(channel, socket);
+    try {
+      await this.computer.call(
+        'tcp.open',
+        { channel, port, windowBytes: RELAY_WINDOW_BYTES },
+        { timeoutMs: OPEN_TIMEOUT_MS },
+      );
+    } catch (e) {
+      this.sockets.delete(channel);
+      socket.destroy();
+      throw e;
+    }
+    return socket;
+  }
+
+  owns(channel: number): boolean {
+    return channel >= RELAY_CHANNEL_BASE && channel < RELAY_CHANNEL_BASE + CHANNEL_RANGE;
+  }
+
+  onData(channel: number, _stream: number, payload: Buffer): void {
+    this.sockets.get(channel)?.receive(payload);
+  }
+
+  onEnd(channel: number): void {
+    this.sockets.get(channel)?.receiveEnd();
+  }
+
+  onWindow(channel: number, _stream: number, bytes: number): void {
+    this.sockets.get(channel)?.receiveCredit(bytes);
+  }
+
+  onEvent(event: ChannelEvent): void {
+    if (event.t === 'tcp.closed') this.sockets.get(event.channel)?.remoteGone(event.error);
+  }
+
+  onClose(reason: string): void {
+    this.closed = true;
+    for (const socket of [...this.sockets.values()]) socket.remoteGone(reason);
+    this.sockets.clear();
+  }
+}
+
+/** Opens TCP connections inside the current computer. */
+export class GuestConnector {
+  private relay: GenerationRelay | null = null;
+
+  /** Connects to 127.0.0.1:`port` inside `c`; NOT_FOUND (reason `refused`) when nothing listens. */
+  open(c: Computer, port: number): Promise<GuestSocket> {
+    if (this.relay?.computer !== c) {
+      this.relay = new GenerationRelay(c);
+      c.channels.attach(this.relay);
+    }
+    return this.relay.open(port);
+  }
+
+  /** Connections open right now (diagnostics and tests). */
+  get openConnections(): number {
+    return this.relay?.sockets.size ?? 0;
+  }
+
+  /** Per open connection: bytes received from the guest and bytes waiting for our reader. */
+  stats(): { channel: number; receivedBytes: number; bufferedBytes: number }[] {
+    return [...(this.relay?.sockets.values() ?? [])].map((s) => ({
+      channel: s.channel,
+      receivedBytes: s.receivedBytes,
+      bufferedBytes: s.readableLength,
+    }));
+  }
+}

@@ -1,0 +1,348 @@
+/**
+ * The web preview: a server listening inside the computer on the preview port, reached through
+ * the host under `/preview/…` (HTTP and WebSocket upgrades), relayed by the guest agent over
+ * its link — the computer's network namespace stays closed. `navigate_preview` (and the
+ * dock's path bar) move the dock's preview pane and report what they observed.
+ *
+ * The service has the shape of the dock's PreviewSource (state, navigate, onChange); the web
+ * app mounts `handlePreview` and `handlePreviewUpgrade` behind the dock's authentication.
+ */
+import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Disposable } from '../audit/types.js';
+import { isPaddockError, PaddockError } from '../shared/errors.js';
+import type { Computer } from './computer.js';
+import { GuestConnector, type GuestSocket } from './guest-socket.js';
+import type { ComputerLog } from './logs.js';
+import {
+  guestRequestHeaders,
+  type ProxyTarget,
+  proxyHttp,
+  refuseUpgrade,
+  sendPreviewPage,
+  upgradeHead,
+} from './preview-http.js';
+
+/** Port previewed when neither the configuration nor the profile names one. */
+export const DEFAULT_PREVIEW_PORT = 8000;
+/** Longest wait for the probe's answer after connecting. */
+const PROBE_TIMEOUT_MS = 3000;
+
+/** What the dock's preview pane shows (the dock's DockPreview). */
+export interface PreviewState {
+  [key: string]: unknown;
+  /** Guest path last navigated to, e.g. `/index.html?x=1#top`. */
+  path: string | null;
+  /** Where the pane points: the path under the preview's base path. */
+  url: string | null;
+  port: number | null;
+  status: 'idle' | 'loading' | 'ready' | 'unreachable';
+  message: string | null;
+  /** Grows with every navigation request, so the same path can be reloaded. */
+  navigation: number;
+}
+
+/** What one probe of the preview port found. */
+export interface PreviewObservation {
+  [key: string]: unknown;
+  port: number;
+  /** Something accepted a connection on the port inside the computer. */
+  listening: boolean;
+  /** Status of a GET of the path, when the server answered within the probe's time. */
+  httpStatus: number | null;
+  status: PreviewState['status'];
+  message: string;
+}
+
+/** What the service needs from the ComputerManager. */
+export interface PreviewHost {
+  readonly computer: Computer | null;
+  requireRunning(signal?: AbortSignal): Promise<Computer>;
+  readonly log: ComputerLog;
+}
+
+export interface PreviewServiceOptions {
+  /** Port previewed in every profile (computer.previewPort), overriding the profile's. */
+  portOverride?: number;
+  /** Where the web app mounts the preview; default `/preview` (`` on a preview origin of its own). */
+  basePath?: string;
+  /** The server's token, never forwarded to the guest. */
+  serverToken?: string;
+  /** Put every preview response in a CSP sandbox (default true). */
+  sandbox?: boolean;
+}
+
+/**
+ * Checks a guest path for navigate_preview: starts with one `/`, no scheme or host, no `..`
+ * segment (also percent-encoded), no backslash, no control characters, at most 4096 characters.
+ */
+export function checkPreviewPath(path: string): string {
+  const bad = (why: string) =>
+    new PaddockError(
+      'INVALID_ARGUMENT',
+      `The preview path "${path.slice(0, 200)}" ${why}; pass a path inside the computer's web server such as /index.html?x=1#top.`,
+    );
+  if (path.length === 0 || path.length > 4096) throw bad('must have 1 to 4096 characters');
+  if (!path.startsWith('/')) throw bad('does not start with "/" (external URLs cannot be previewed)');
+  if (path.startsWith('//')) throw bad('starts with "//", which browsers read as another host');
+  if (path.includes('\\') || /%5c/i.test(path)) throw bad('contains a backslash');
+  if (/[\u0000-\u001f\u007f\s]/.test(path)) throw bad('contains a space or a control character');
+  const pathname = path.split(/[?#]/, 1)[0]!;
+  for (const segment of pathname.split('/')) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      throw bad('has malformed percent-encoding');
+    }
+    if (decoded === '..' || decoded.includes('/') || decoded.includes('\\'))
+      throw bad('has a ".." segment or an encoded separator');
+  }
+  return path;
+}
+
+export class PreviewService {
+  private readonly connector = new GuestConnector();
+  private readonly listeners = new Set<(state: PreviewState) => void>();
+  private readonly basePath: string;
+  private current: PreviewState & { generation: number | null };
+
+  constructor(
+    private readonly host: PreviewHost,
+    private readonly options: PreviewServiceOptions = {},
+  ) {
+    this.basePath = (options.basePath ?? '/preview').replace(/\/+$/, '');
+    this.current = { ...this.idle(), generation: null };
+  }
+
+  /** The port previewed in the current computer. */
+  port(c: Computer | null = this.host.computer): number {
+    return this.options.portOverride ?? c?.profile.previewPort ?? DEFAULT_PREVIEW_PORT;
+  }
+
+  /** The pane's state; a new generation starts idle. */
+  state(): PreviewState {
+    const { generation, ...state } = this.current;
+    const c = this.host.computer;
+    if (!c || generation !== c.generation) return this.idle(state.navigation);
+    return state;
+  }
+
+  /** Moves the preview to `path` (and reveals it), then probes the port. */
+  async navigate(path: string, signal?: AbortSignal): Promise<PreviewState> {
+    return (await this.navigateAndObserve(path, signal)).state;
+  }
+
+  /** navigate_preview: the request as made and what the probe observed. */
+  async navigateAndObserve(
+    path: string,
+    signal?: AbortSignal,
+  ): Promise<{ state: PreviewState; observed: PreviewObservation; generation: number }> {
+    checkPreviewPath(path);
+    const c = await this.host.requireRunning(signal);
+    const port = this.port(c);
+    const navigation = this.current.navigation + 1;
+    this.set({
+      path,
+      url: `${this.basePath}${path}`,
+      port,
+      status: 'loading',
+      message: null,
+      navigation,
+      generation: c.generation,
+    });
+    this.host.log.add('info', 'preview.navigate', `Preview moved to ${path.slice(0, 200)} (port ${port}).`, {
+      generation: c.generation,
+    });
+    const observed = await this.probe(c, port, path);
+    if (this.current.navigation === navigation)
+      this.set({ ...this.current, status: observed.status, message: observed.message });
+    return { state: this.state(), observed, generation: c.generation };
+  }
+
+  /** Fires on every navigation request and state change. */
+  onChange(listener: (state: PreviewState) => void): Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /** Connects to the port and GETs `path` (without its fragment); never throws. */
+  async probe(c: Computer, port: number, path: string): Promise<PreviewObservation> {
+    let socket: GuestSocket;
+    try {
+      socket = await this.connector.open(c, port);
+    } catch (e) {
+      return {
+        port,
+        listening: false,
+        httpStatus: null,
+        status: 'unreachable',
+        message: unreachable(port, e),
+      };
+    }
+    const httpStatus = await new Promise<number | null>((resolve) => {
+      const target = this.target(path.split('#', 1)[0]!, port);
+      let req: ClientRequest;
+      try {
+        req = request({
+          method: 'GET',
+          path: target.path,
+          headers: guestRequestHeaders({ accept: 'text/html,*/*' }, target),
+          createConnection: () => socket as unknown as Socket,
+        });
+      } catch {
+        resolve(null);
+        return;
+      }
+      const timer = setTimeout(() => req.destroy(), PROBE_TIMEOUT_MS);
+      req.on('response', (res) => {
+        clearTimeout(timer);
+        resolve(res.statusCode ?? null);
+        req.destroy();
+      });
+      req.on('error', () => {
+        clearTimeout(timer);
+        resolve(null);
+      });
+      req.end();
+    });
+    socket.destroy();
+    const message =
+      httpStatus === null
+        ? `A server accepted the connection on port ${port} but sent no answer within ${PROBE_TIMEOUT_MS} ms; it may still be starting.`
+        : `The server on port ${port} answered HTTP ${httpStatus}.`;
+    return { port, listening: true, httpStatus, status: 'ready', message };
+  }
+
+  /**
+   * Relays one HTTP request to the preview server. `path` is the guest path with its query
+   * (default: the request URL without the base path); `port` defaults to the preview port.
+   */
+  async handlePreview(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path?: string,
+    port?: number,
+  ): Promise<void> {
+    const c = this.host.computer;
+    const target = this.target(path ?? this.guestPathOf(req.url), port ?? this.port(c));
+    if (c?.lifecycle !== 'running') {
+      sendPreviewPage(res, 503, 'No computer is running', noComputer());
+      return;
+    }
+    let socket: GuestSocket;
+    try {
+      socket = await this.connector.open(c, target.port);
+    } catch (e) {
+      sendPreviewPage(res, 502, `Nothing answers on port ${target.port}`, unreachable(target.port, e));
+      return;
+    }
+    try {
+      proxyHttp(socket, req, res, target);
+    } catch (e) {
+      socket.destroy();
+      sendPreviewPage(res, 400, 'The preview cannot relay this request', (e as Error).message);
+    }
+  }
+
+  /** Relays a WebSocket (or other) upgrade to the preview server, bytes both ways. */
+  async handlePreviewUpgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    path?: string,
+    port?: number,
+  ): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    const c = this.host.computer;
+    const target = this.target(path ?? this.guestPathOf(req.url), port ?? this.port(c));
+    if (c?.lifecycle !== 'running') {
+      refuseUpgrade(socket, 503, noComputer());
+      return;
+    }
+    let guest: GuestSocket;
+    try {
+      guest = await this.connector.open(c, target.port);
+    } catch (e) {
+      refuseUpgrade(socket, 502, unreachable(target.port, e));
+      return;
+    }
+    if (socket.destroyed) {
+      guest.destroy();
+      return;
+    }
+    guest.on('error', () => socket.destroy());
+    socket.on('close', () => guest.destroy());
+    guest.on('close', () => socket.destroy());
+    guest.write(upgradeHead(req, target));
+    if (head.length > 0) guest.write(head);
+    guest.pipe(socket);
+    socket.pipe(guest);
+  }
+
+  /** Relayed connections open right now (diagnostics and tests). */
+  get openConnections(): number {
+    return this.connector.openConnections;
+  }
+
+  /** Per open relayed connection: bytes received from the guest and waiting for the client. */
+  connectionStats(): { channel: number; receivedBytes: number; bufferedBytes: number }[] {
+    return this.connector.stats();
+  }
+
+  private target(path: string, port: number): ProxyTarget {
+    return {
+      // Characters an HTTP request line cannot carry are percent-encoded (UTF-8).
+      path: path.replace(/[^\x21-\x7e]+/g, (run) => encodeURIComponent(run)),
+      port,
+      basePath: this.basePath,
+      serverToken: this.options.serverToken,
+      sandbox: this.options.sandbox !== false,
+    };
+  }
+
+  /** The guest path of a request URL under the base path. */
+  private guestPathOf(url: string | undefined): string {
+    const raw = url ?? '/';
+    const base = this.basePath;
+    const under = base !== '' && (raw === base || raw.startsWith(`${base}/`) || raw.startsWith(`${base}?`));
+    const rest = under ? raw.slice(base.length) : raw;
+    return rest.startsWith('/') ? rest : `/${rest}`;
+  }
+
+  private idle(navigation = 0): PreviewState {
+    return {
+      path: null,
+      url: null,
+      port: this.host.computer ? this.port() : null,
+      status: 'idle',
+      message: null,
+      navigation,
+    };
+  }
+
+  private set(state: PreviewState & { generation: number | null }): void {
+    this.current = state;
+    const visible = this.state();
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(visible);
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  }
+}
+
+function unreachable(port: number, e: unknown): string {
+  if (isPaddockError(e) && e.code === 'NOT_FOUND' && e.details.reason === 'refused') {
+    return `Nothing is listening on port ${port} inside the computer. Start a web server there, e.g. \`python3 -m http.server ${port}\` in a terminal or with run_command, then reload.`;
+  }
+  const why = e instanceof Error ? e.message : String(e);
+  return `The preview could not reach port ${port} inside the computer: ${why}`;
+}
+
+function noComputer(): string {
+  return 'No computer is running, so there is nothing to preview. Launch one from the dock (or with launch_computer), start a web server in it, then reload.';
+}

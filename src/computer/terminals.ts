@@ -1,0 +1,277 @@
+/**
+ * The terminals of the current computer: PTYs owned by the guest agent, shared by the agent's
+ * tools and the person in the dock. Ids are generation-qualified (`g3.term2`); one terminal is
+ * active (the one the dock shows). A relaunch ends every terminal of the old generation (their
+ * processes die with its sandbox) and their ids answer STALE_GENERATION.
+ *
+ * The service has the shape of the dock's TerminalSource (list, write, resize, activate,
+ * subscribe, onChange) and adds what the tools need (create, read, input by key).
+ */
+import type { Disposable } from '../audit/types.js';
+import { PaddockError } from '../shared/errors.js';
+import { CHANNEL_RANGE, type ChannelEvent, type ChannelOwner, TERMINAL_CHANNEL_BASE } from './channels.js';
+import type { Computer } from './computer.js';
+import { parseId } from './cursors.js';
+import { baseJobEnv, GUEST_WORKSPACE } from './guest-layout.js';
+import type { ComputerLog } from './logs.js';
+import { Terminal, type TerminalChunk, type TerminalInfo, type TerminalRead } from './terminal.js';
+
+export type { TerminalChunk, TerminalInfo, TerminalRead };
+
+/** Terminals whose shell still runs, per generation. */
+export const MAX_OPEN_TERMINALS = 16;
+/** Terminals kept per generation, exited ones included (the oldest exited are forgotten first). */
+const MAX_KEPT_TERMINALS = 32;
+const DEFAULT_SIZE = { cols: 120, rows: 32 };
+
+/** What the service needs from the ComputerManager. */
+export interface TerminalHost {
+  readonly computer: Computer | null;
+  requireRunning(signal?: AbortSignal): Promise<Computer>;
+  readonly log: ComputerLog;
+}
+
+export interface TerminalServiceOptions {
+  /** Output kept per terminal (a profile's `limits.outputBytes` wins). */
+  retentionBytes: number;
+}
+
+/** Terminals of one generation. */
+interface Generation {
+  computer: Computer;
+  terminals: Map<number, Terminal>;
+  active: number | null;
+  next: number;
+}
+
+export class TerminalService {
+  private current: Generation | null = null;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    private readonly host: TerminalHost,
+    private readonly options: TerminalServiceOptions,
+  ) {}
+
+  /** Starts the login shell on a new PTY; activates it unless `activate` is false. */
+  async create(options: { activate?: boolean; signal?: AbortSignal } = {}): Promise<TerminalInfo> {
+    const c = await this.host.requireRunning(options.signal);
+    const gen = this.generationOf(c);
+    const open = [...gen.terminals.values()].filter((t) => !t.exited).length;
+    if (open >= MAX_OPEN_TERMINALS) {
+      throw new PaddockError(
+        'LIMIT_EXCEEDED',
+        `${MAX_OPEN_TERMINALS} terminals are already open; reuse one (list_terminals) or type "exit" in one you no longer need.`,
+      );
+    }
+    const n = gen.next++;
+    const id = `g${c.generation}.term${n}`;
+    const retention = c.profile.limits.outputBytes ?? this.options.retentionBytes;
+    const t = new Terminal(id, c.generation, n, TERMINAL_CHANNEL_BASE + n, `Terminal ${n}`, retention, {
+      ...DEFAULT_SIZE,
+    });
+    gen.terminals.set(n, t);
+    const shell = c.hello?.shell ?? '/bin/sh';
+    try {
+      await c.call('pty.open', {
+        channel: t.channel,
+        argv: [shell, '-l'],
+        cwd: GUEST_WORKSPACE,
+        env: {
+          ...baseJobEnv(shell),
+          ...c.profile.env,
+          TERM: 'xterm-256color',
+          COLORTERM: 'truecolor',
+          LANG: 'C.UTF-8',
+        },
+        cols: t.cols,
+        rows: t.rows,
+      });
+    } catch (e) {
+      gen.terminals.delete(n);
+      throw e;
+    }
+    t.ready = !t.exited;
+    if (options.activate !== false) gen.active = n;
+    this.prune(gen);
+    this.host.log.add('info', 'terminal.create', `${id} started the login shell.`, {
+      generation: c.generation,
+    });
+    this.changed();
+    return this.info(gen, t);
+  }
+
+  /** Terminals of the current generation, with the active one marked. */
+  list(): TerminalInfo[] {
+    const gen = this.live();
+    return gen ? [...gen.terminals.values()].map((t) => this.info(gen, t)) : [];
+  }
+
+  /** The active terminal of the current generation, if any. */
+  active(): TerminalInfo | null {
+    const gen = this.live();
+    const t = gen?.active != null ? gen.terminals.get(gen.active) : undefined;
+    return gen && t ? this.info(gen, t) : null;
+  }
+
+  /** Selects a terminal (the dock reveals it). */
+  async activate(terminalId: string): Promise<void> {
+    const { gen, terminal } = this.resolve(terminalId);
+    if (gen.active === terminal.n) return;
+    gen.active = terminal.n;
+    this.changed();
+  }
+
+  /** Hands bytes (keystrokes, a paste, the agent's input) to the PTY; resolves once delivered. */
+  async write(terminalId: string, data: string | Buffer): Promise<void> {
+    const { gen, terminal } = this.resolve(terminalId);
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    this.requireLive(terminal);
+    await gen.computer.call('pty.write', { channel: terminal.channel }, { attachment: bytes });
+  }
+
+  /** Follows the dock's viewport. */
+  async resize(terminalId: string, cols: number, rows: number): Promise<void> {
+    const { gen, terminal } = this.resolve(terminalId);
+    if (
+      !Number.isInteger(cols) ||
+      !Number.isInteger(rows) ||
+      cols < 2 ||
+      cols > 1000 ||
+      rows < 1 ||
+      rows > 500
+    ) {
+      throw new PaddockError(
+        'INVALID_ARGUMENT',
+        'A terminal size is 2–1000 columns by 1–500 rows; pass whole numbers in range.',
+      );
+    }
+    if (terminal.cols === cols && terminal.rows === rows) return;
+    this.requireLive(terminal);
+    await gen.computer.call('pty.resize', { channel: terminal.channel, cols, rows });
+    terminal.cols = cols;
+    terminal.rows = rows;
+  }
+
+  /** read_terminal_output. */
+  read(terminalId: string, cursor: string | undefined, byteLimit: number): TerminalRead {
+    return this.resolve(terminalId).terminal.read(cursor, byteLimit);
+  }
+
+  /** Replays kept output after `fromCursor`, then live output until disposed (the dock). */
+  subscribe(
+    terminalId: string,
+    fromCursor: string | undefined,
+    onData: (chunk: TerminalChunk) => void,
+  ): Disposable {
+    return this.resolve(terminalId).terminal.subscribe(fromCursor, onData);
+  }
+
+  /** Fires when terminals appear, exit or go, become ready, or the active one changes. */
+  onChange(listener: () => void): Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /** The terminal behind an id: INVALID_ARGUMENT, STALE_GENERATION or NOT_FOUND otherwise. */
+  resolve(terminalId: string): { gen: Generation; terminal: Terminal } {
+    const { generation, n } = parseId(terminalId, 'term');
+    const c = this.host.computer;
+    if (c && generation < c.generation) {
+      throw new PaddockError(
+        'STALE_GENERATION',
+        `${terminalId} belongs to generation ${generation}, which was replaced by generation ${c.generation}; its shell is gone. Call list_terminals or create_terminal.`,
+      );
+    }
+    const gen = this.current;
+    const terminal = gen && c && gen.computer === c ? gen.terminals.get(n) : undefined;
+    if (!gen || !terminal || terminal.generation !== generation) {
+      throw new PaddockError(
+        'NOT_FOUND',
+        `No terminal ${terminalId} in the current computer; call list_terminals for the ids, or create_terminal.`,
+      );
+    }
+    return { gen, terminal };
+  }
+
+  private requireLive(terminal: Terminal): void {
+    if (!terminal.exited) return;
+    throw new PaddockError(
+      'NOT_RUNNING',
+      `The shell of ${terminal.id} has exited, so it takes no input; its output stays readable. Call create_terminal for a new one.`,
+    );
+  }
+
+  /** The current generation's state, if it belongs to the current computer. */
+  private live(): Generation | null {
+    const gen = this.current;
+    return gen && gen.computer === this.host.computer ? gen : null;
+  }
+
+  /** The state of `c`, attaching to its channels the first time. */
+  private generationOf(c: Computer): Generation {
+    if (this.current?.computer === c) return this.current;
+    const gen: Generation = { computer: c, terminals: new Map(), active: null, next: 1 };
+    this.current = gen;
+    c.channels.attach(this.owner(gen));
+    return gen;
+  }
+
+  private owner(gen: Generation): ChannelOwner {
+    const byChannel = (channel: number) => gen.terminals.get(channel - TERMINAL_CHANNEL_BASE);
+    return {
+      owns: (channel) => channel >= TERMINAL_CHANNEL_BASE && channel < TERMINAL_CHANNEL_BASE + CHANNEL_RANGE,
+      onData: (channel, _stream, payload) => byChannel(channel)?.append(payload),
+      onEnd: () => undefined,
+      onWindow: () => undefined,
+      onEvent: (event: ChannelEvent) => {
+        if (event.t !== 'pty.exit') return;
+        const t = byChannel(event.channel);
+        if (!t || t.exited) return;
+        t.markExited(event.exitCode, event.signal);
+        const how = event.signal ? `was killed by ${event.signal}` : `exited with code ${event.exitCode}`;
+        this.host.log.add('info', 'terminal.exit', `The shell of ${t.id} ${how}.`, {
+          generation: t.generation,
+        });
+        this.changed();
+      },
+      onClose: () => {
+        for (const t of gen.terminals.values()) t.markExited(null, 'SIGKILL');
+        // The manager switches to the next generation right after; listeners then list it.
+        queueMicrotask(() => this.changed());
+      },
+    };
+  }
+
+  private info(gen: Generation, t: Terminal): TerminalInfo {
+    return {
+      id: t.id,
+      label: t.label,
+      ready: t.ready,
+      active: gen.active === t.n,
+      exited: t.exited,
+      exitCode: t.exitCode,
+      signal: t.signal,
+      cols: t.cols,
+      rows: t.rows,
+    };
+  }
+
+  /** Forgets the oldest exited terminals beyond MAX_KEPT_TERMINALS. */
+  private prune(gen: Generation): void {
+    for (const [n, t] of gen.terminals) {
+      if (gen.terminals.size <= MAX_KEPT_TERMINALS) return;
+      if (t.exited && n !== gen.active) gen.terminals.delete(n);
+    }
+  }
+
+  private changed(): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own; the others still hear the change.
+      }
+    }
+  }
+}

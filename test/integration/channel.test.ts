@@ -1,0 +1,257 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../../src/config/load.js';
+import { createPaddock, type Paddock } from '../../src/main.js';
+import { silentLogger } from '../../src/shared/logger.js';
+import type { CallerContext } from '../../src/tools/tool.js';
+
+const caller: CallerContext = { caller: 'mcp:channel-test', via: 'direct', attended: true };
+
+interface JobOut {
+  jobId: string;
+  stdout: string;
+  stderr: string;
+  exitCode: number | null;
+  toolCalls: number;
+  terminationObserved: boolean;
+}
+
+describe('tool channel: commands in the computer call the caller’s tools', () => {
+  let dir: string;
+  let paddock: Paddock;
+
+  async function run(
+    script: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<JobOut & { invocationId: string }> {
+    const outcome = await paddock.gateway.call(
+      'run_command',
+      { script, waitMs: 10_000, timeoutMs: 60_000, ...extra },
+      caller,
+    );
+    if (!outcome.ok) throw new Error(`run_command failed: ${JSON.stringify(outcome.error.toJSON())}`);
+    const job = outcome.result.structured as unknown as JobOut;
+    assert.equal(job.terminationObserved, true, `job ${job.jobId} did not finish: ${JSON.stringify(job)}`);
+    return { ...job, invocationId: outcome.invocationId };
+  }
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'paddock-channel-'));
+    writeFileSync(
+      join(dir, 'paddock.yaml'),
+      'permissions:\n  notify: ask\ncomputer:\n  defaultProfile: python\n',
+    );
+    const loaded = loadConfig({ cwd: dir, env: { PADDOCK_DATA: join(dir, 'data') } });
+    paddock = await createPaddock(loaded, { logger: silentLogger() });
+    const launched = await paddock.gateway.call('launch_computer', { profileId: 'python' }, caller);
+    assert.ok(launched.ok);
+    for (let i = 0; i < 200; i++) {
+      const s = await paddock.gateway.call('get_computer_status', {}, caller);
+      if (s.ok && (s.result.structured as { lifecycle: string }).lifecycle === 'running') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+
+  after(async () => {
+    await paddock?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs a shell script that reads with one tool, branches with jq, and writes with another', async () => {
+    const job = await run(`
+      set -e
+      n=$(paddock-tool call recall_memory '{"query":"release"}' | jq '.memories | length')
+      if [ "$n" -eq 0 ]; then
+        paddock-tool call save_memory '{"content":"first release note","tags":["release"]}' | jq -r .id
+      fi
+      paddock-tool call recall_memory '{"query":"release"}' | jq -r '.memories[0].content'
+    `);
+    assert.equal(job.exitCode, 0, job.stderr);
+    assert.match(job.stdout, /first release note/);
+    assert.equal(job.toolCalls, 3);
+    assert.equal(job.stderr, '', 'frames must not show in stderr');
+    const direct = await paddock.gateway.call('recall_memory', { query: 'release' }, caller);
+    assert.ok(direct.ok);
+    assert.match(
+      JSON.stringify(direct.result.structured),
+      /first release note/,
+      'channel calls act for the caller',
+    );
+    const rows = paddock.audit.query({ parentId: job.invocationId, ascending: true });
+    assert.deepEqual(
+      rows.map((r) => [r.tool, r.via, r.caller, r.jobId]),
+      [
+        ['recall_memory', 'channel', `channel:${job.jobId}`, job.jobId],
+        ['save_memory', 'channel', `channel:${job.jobId}`, job.jobId],
+        ['recall_memory', 'channel', `channel:${job.jobId}`, job.jobId],
+      ],
+    );
+  });
+
+  it('does the same job from Python with paddock_tool and raises ToolError on failure', async () => {
+    const job = await run(`python3 - <<'PY'
+import paddock_tool
+found = paddock_tool.call_tool("recall_memory", {"query": "python-note"})
+if not found["memories"]:
+    paddock_tool.call_tool("save_memory", {"content": "python-note saved", "tags": ["py"]})
+print(paddock_tool.call_tool("recall_memory", {"query": "python-note"})["memories"][0]["content"])
+try:
+    paddock_tool.call_tool("save_memory", {"nope": 1})
+except paddock_tool.ToolError as e:
+    print("error", e.code)
+print(len(paddock_tool.list_tools()) > 0)
+PY`);
+    assert.equal(job.exitCode, 0, job.stderr);
+    assert.match(job.stdout, /python-note saved/);
+    assert.match(job.stdout, /error INVALID_ARGUMENT/);
+    assert.match(job.stdout, /True/);
+  });
+
+  it('does the same job from Node with require and import of paddock-tool', async () => {
+    const job = await run(`cat > /tmp/t.mjs <<'JS'
+import { callTool, listTools, ToolError } from 'paddock-tool';
+const cjs = (await import('node:module')).createRequire(import.meta.url)('paddock-tool');
+const found = await callTool('recall_memory', { query: 'node-note' });
+if (found.memories.length === 0) await cjs.callTool('save_memory', { content: 'node-note saved' });
+console.log((await callTool('recall_memory', { query: 'node-note' })).memories[0].content);
+try { await callTool('no_such_tool', {}); } catch (e) { console.log('error', e instanceof ToolError, e.code); }
+console.log((await listTools()).some((t) => t.name === 'save_memory'));
+JS
+node /tmp/t.mjs`);
+    assert.equal(job.exitCode, 0, job.stderr);
+    assert.match(job.stdout, /node-note saved/);
+    assert.match(job.stdout, /error true NOT_FOUND/);
+    assert.match(job.stdout, /true/);
+  });
+
+  it('allows 100 calls per command and fails the 101st with LIMIT_EXCEEDED', async () => {
+    const job = await run(`python3 - <<'PY'
+import paddock_tool
+ok = 0
+for i in range(101):
+    try:
+        paddock_tool.call_tool("recall_memory", {"query": "x", "limit": 1})
+        ok += 1
+    except paddock_tool.ToolError as e:
+        print("failed", i, e.code)
+print("ok", ok)
+PY`);
+    assert.match(job.stdout, /failed 100 LIMIT_EXCEEDED/);
+    assert.match(job.stdout, /ok 100/);
+    assert.equal(job.toolCalls, 100);
+  });
+
+  it('lets exactly 100 of 200 concurrent calls from 8 clients through', async () => {
+    const job = await run(`
+      for c in 1 2 3 4 5 6 7 8; do
+        ( for i in $(seq 25); do paddock-tool call recall_memory '{"query":"y","limit":1}' >/dev/null && echo ok || echo fail; done ) > /tmp/res.$c &
+      done
+      wait
+      cat /tmp/res.* | sort | uniq -c
+    `);
+    assert.match(job.stdout, /\b100 ok\b/);
+    assert.match(job.stdout, /\b100 fail\b/);
+  });
+
+  it('fails at once with the redirect advice when stderr is redirected', async () => {
+    const job = await run(
+      `sh -c 'paddock-tool call recall_memory "{}" 2>/dev/null; echo "exit=$?"'; paddock-tool call recall_memory '{}' 2>/tmp/err >/dev/null; cat /tmp/err`,
+    );
+    assert.match(job.stdout, /exit=3/);
+    assert.match(job.stdout, /Redirect stdout instead/);
+    assert.equal(job.toolCalls, 0);
+  });
+
+  it('refuses calls from a background process after the command exited (CHANNEL_CLOSED)', async () => {
+    const first =
+      await run(`(sleep 1; paddock-tool call recall_memory '{}' > /workspace/late.out 2> /workspace/late.err; echo $? > /workspace/late.code) > /dev/null 2>&1 &
+echo started`);
+    assert.match(first.stdout, /started/);
+    // the background process redirected its stderr on purpose: the error text lands in late.err
+    let code = '';
+    for (let i = 0; i < 100 && !code; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const r = await run('cat /workspace/late.code 2>/dev/null || true');
+      code = r.stdout.trim();
+    }
+    assert.equal(code, '3');
+    const rows = paddock.audit.query({ parentId: first.invocationId });
+    assert.equal(rows.length, 0, 'no tool may run for a closed channel');
+  });
+
+  it('answers CHANNEL_CLOSED to a background call that kept the job stderr', async () => {
+    const job =
+      await run(`(sleep 0.5; paddock-tool call recall_memory '{}'; echo "bg-exit=$?" > /workspace/bg.txt) &
+echo done`);
+    let text = '';
+    for (let i = 0; i < 100 && !text.includes('bg-exit'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      text = (await run('cat /workspace/bg.txt 2>/dev/null || true')).stdout;
+    }
+    assert.match(text, /bg-exit=3/);
+    const read = await paddock.gateway.call('read_job', { jobId: job.jobId }, caller);
+    assert.ok(read.ok);
+    assert.match((read.result.structured as { stderr: string }).stderr, /CHANNEL_CLOSED/);
+  });
+
+  it('treats a frame with a wrong nonce, or a replayed frame, as ordinary output and runs no tool', async () => {
+    const frame = (nonce: string) =>
+      `\\033_paddock;${nonce};r1;${Buffer.from(JSON.stringify({ v: 1, op: 'call', name: 'save_memory', args: { content: 'forged' } })).toString('base64url')}\\033\\\\`;
+    const first = await run(
+      `printf '${frame('wrongnonce123')}' >&2; echo "$PADDOCK_CHANNEL" > /workspace/old-nonce`,
+    );
+    assert.match(first.stderr, /paddock;wrongnonce123;r1;/);
+    const old = (await run('cat /workspace/old-nonce')).stdout.trim();
+    const replay = await run(`printf '${frame(old)}' > /workspace/captured; cat /workspace/captured >&2`);
+    assert.match(replay.stderr, new RegExp(`paddock;${old};r1;`));
+    assert.equal(paddock.audit.query({ parentId: first.invocationId }).length, 0);
+    assert.equal(paddock.audit.query({ parentId: replay.invocationId }).length, 0);
+    assert.equal(replay.toolCalls, 0);
+  });
+
+  it('neither lists nor runs an ask tool, and never offers the computer tools', async () => {
+    const job = await run(
+      `paddock-tool list | jq -r '.[].name' | sort | tr '\\n' ' '; echo; paddock-tool call notify '{"channel":"x","message":"m"}'; echo "exit=$?"`,
+    );
+    assert.doesNotMatch(job.stdout, /\bnotify\b.*\n/);
+    assert.doesNotMatch(job.stdout, /run_command|read_file|shell/);
+    assert.match(job.stdout, /save_memory/);
+    assert.match(job.stdout, /exit=1/);
+    assert.match(job.stderr, /NOT_FOUND|PERMISSION_REQUIRED/);
+  });
+
+  it('answers malformed and oversized frames with their own errors and keeps the server healthy', async () => {
+    const job = await run(`python3 - <<'PY'
+import base64, json, os, sys
+nonce, d = os.environ["PADDOCK_CHANNEL"], os.environ["PADDOCK_CHANNEL_DIR"]
+def ask(rid, payload):
+    fifo = os.path.join(d, rid)
+    os.mkfifo(fifo)
+    r = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK); w = os.open(fifo, os.O_WRONLY)
+    os.write(2, b"\\x1b_paddock;" + nonce.encode() + b";" + rid.encode() + b";" + payload + b"\\x1b\\\\")
+    import select; data = b""
+    while b"\\n" not in data:
+        select.select([r], [], [], 10); data += os.read(r, 65536)
+    os.close(r); os.close(w); os.unlink(fifo)
+    print(rid, json.loads(data)["error"]["code"])
+ask("bad1", base64.urlsafe_b64encode(b"not json").rstrip(b"="))
+ask("bad2", base64.urlsafe_b64encode(json.dumps({"v": 1, "op": "explode"}).encode()).rstrip(b"="))
+ask("big1", b"A" * (1024 * 1024 + 10))
+ask("bad1", base64.urlsafe_b64encode(json.dumps({"v": 1, "op": "list"}).encode()).rstrip(b"="))
+PY
+code=$?
+echo ordinary-stderr >&2
+exit $code`);
+    assert.equal(job.exitCode, 0, job.stderr);
+    assert.match(job.stdout, /bad1 INVALID_ARGUMENT/);
+    assert.match(job.stdout, /bad2 INVALID_ARGUMENT/);
+    assert.match(job.stdout, /big1 LIMIT_EXCEEDED/);
+    assert.equal((job.stdout.match(/bad1 INVALID_ARGUMENT/g) ?? []).length, 2, 'a duplicate id is refused');
+    assert.match(job.stderr, /ordinary-stderr/);
+    const status = await paddock.gateway.call('get_computer_status', {}, caller);
+    assert.ok(status.ok);
+  });
+});
