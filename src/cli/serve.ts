@@ -2,6 +2,8 @@ import { createPaddock, VERSION } from '../main.js';
 import { McpHttpEndpoint } from '../mcp/http.js';
 import { WebApp } from '../web/app.js';
 import { loadOrCreateToken } from '../web/auth.js';
+import { createDock, dockComputerFromManager } from '../web/dock/index.js';
+import { newPreviewBasePath, previewRoutes } from '../web/preview-routes.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
 import { CONFIG_OPTION, loadFor, loggerFor } from './context.js';
 
@@ -34,8 +36,13 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError('--port must be an integer from 0 to 65535.');
   const logger = loggerFor(loaded);
-  const paddock = await createPaddock(loaded, { logger });
   const { token, created, file } = loadOrCreateToken(loaded.dataDir);
+  const previewBase = newPreviewBasePath();
+  const paddock = await createPaddock(loaded, {
+    logger,
+    preview: { basePath: previewBase, serverToken: token },
+  });
+  const preview = previewRoutes(previewBase, paddock.computer.preview);
   const mcp = new McpHttpEndpoint(
     {
       gateway: paddock.gateway,
@@ -45,6 +52,19 @@ export async function serveCommand(args: string[]): Promise<number> {
     },
     logger,
   );
+  const dock = createDock({
+    audit: paddock.audit,
+    logger,
+    version: VERSION,
+    auth: server.auth,
+    gateway: paddock.gateway,
+    computer: dockComputerFromManager(paddock.computer, {
+      logger,
+      terminals: paddock.computer.terminals,
+      preview: paddock.computer.preview,
+    }),
+    secureCookie: server.publicUrl?.startsWith('https://') ?? false,
+  });
   const app = new WebApp({
     host,
     port,
@@ -53,11 +73,16 @@ export async function serveCommand(args: string[]): Promise<number> {
     allowedHosts: server.allowedHosts,
     mcp,
     logger,
+    routes: [preview.route, ...dock.routes],
+    upgrades: [preview.upgrade, ...dock.upgrades],
+    sessions: dock.sessions,
+    unauthorized: dock.unauthorized,
   });
   let address: { port: number };
   try {
     address = await app.listen();
   } catch (e) {
+    await dock.close();
     await paddock.close();
     throw new UsageError(`cannot listen on ${host}:${port} (${(e as Error).message}); pick another --port.`);
   }
@@ -67,16 +92,21 @@ export async function serveCommand(args: string[]): Promise<number> {
   out(`Paddock ${VERSION} is running.`);
   out(`  MCP endpoint: ${base}/mcp`);
   out(`  Dock:         ${base}/`);
+  if (server.auth === 'token')
+    out(`  Login link:   ${dock.loginLink(base)}   (opens the dock; single use, valid 10 minutes)`);
   if (server.auth === 'token') {
     if (created) out(`  Token:        ${token}   (new; stored in ${file}; shown once)`);
     else out(`  Token:        stored in ${file}`);
   } else out('  Auth:         none (loopback only)');
   logger.info('server.started', { url: base, dataDir: loaded.dataDir });
+  paddock.agents.scheduler.start();
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
   logger.info('server.stopping');
+  paddock.agents.scheduler.stop();
+  await dock.close();
   await app.close();
   await paddock.close();
   return 0;

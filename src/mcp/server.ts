@@ -38,8 +38,7 @@ export function describeTool(tool: Tool): Record<string, unknown> {
 /** Renders a gateway result as an MCP CallToolResult (structured content plus a text rendering). */
 export function toCallToolResult(result: ToolResult): Record<string, unknown> {
   const content =
-    result.content ??
-    (result.structured ? [{ type: 'text', text: JSON.stringify(result.structured, null, 2) }] : []);
+    result.content ?? (result.structured ? [{ type: 'text', text: JSON.stringify(result.structured) }] : []);
   return {
     content,
     ...(result.structured ? { structuredContent: result.structured } : {}),

@@ -1,5 +1,12 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { McpHttpEndpoint } from '../mcp/http.js';
 import { sendJsonRpcError } from '../mcp/http.js';
 import type { Logger } from '../shared/logger.js';
@@ -13,6 +20,29 @@ export interface WebRoute {
   handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> | void;
   /** Routes that must work without the token (the login link itself). */
   public?: boolean;
+  /**
+   * The path itself is the credential (an unguessable capability, e.g. the preview's): no
+   * session needed, and `Origin: null` (a sandboxed frame) is accepted.
+   */
+  capability?: boolean;
+}
+
+/**
+ * A websocket (or other HTTP upgrade) endpoint. The app checks Host, Origin and the token
+ * before `handle` runs; an upgrade no route matches is answered 404 and closed.
+ */
+export interface WebUpgradeRoute {
+  match(req: IncomingMessage, url: URL): boolean;
+  handle(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): void;
+  /** Refuse upgrades that carry no Origin header (endpoints meant for the dock page only). */
+  requireOrigin?: boolean;
+  /** The path itself is the credential (an unguessable capability): no session needed. */
+  capability?: boolean;
+}
+
+/** Validates the value of the session cookie (the dock's in-memory login sessions). */
+export interface SessionValidator {
+  valid(secret: string): boolean;
 }
 
 export interface WebAppOptions {
@@ -24,8 +54,17 @@ export interface WebAppOptions {
   allowedHosts: readonly string[];
   mcp: McpHttpEndpoint;
   logger: Logger;
-  /** Extra routes (dock, launch links, websockets register their own upgrade handlers). */
+  /** Extra routes (dock, launch links). */
   routes?: WebRoute[];
+  /** Websocket endpoints (the dock's live channel, preview relays). */
+  upgrades?: WebUpgradeRoute[];
+  /**
+   * Login sessions: a session cookie this accepts authenticates every path except `/mcp`
+   * (MCP clients always send the bearer token).
+   */
+  sessions?: SessionValidator;
+  /** Answers an unauthenticated request outside `/mcp` (the dock's sign-in page). */
+  unauthorized?: (req: IncomingMessage, res: ServerResponse, url: URL) => void;
 }
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
@@ -54,6 +93,14 @@ export class WebApp {
         } else res.destroy();
       });
     });
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      try {
+        this.upgrade(req, socket, head);
+      } catch (e) {
+        options.logger.error('web.upgrade_failed', { url: req.url, error: (e as Error).message });
+        rejectUpgrade(socket, 500, 'Internal error; check the server logs.');
+      }
+    });
   }
 
   async listen(): Promise<AddressInfo> {
@@ -67,8 +114,14 @@ export class WebApp {
     return this.server.address() as AddressInfo;
   }
 
-  /** Host and Origin checks shared by HTTP requests and websocket upgrades. */
-  checkOrigin(req: IncomingMessage): { ok: true } | { ok: false; status: number; message: string } {
+  /**
+   * Host and Origin checks shared by HTTP requests and websocket upgrades. `opaqueOk` accepts
+   * `Origin: null` (what a sandboxed preview frame sends) for capability routes only.
+   */
+  checkOrigin(
+    req: IncomingMessage,
+    opaqueOk = false,
+  ): { ok: true } | { ok: false; status: number; message: string } {
     const host = req.headers.host;
     if (!host || !this.allowedHosts.has(hostnameOf(host))) {
       return {
@@ -78,7 +131,7 @@ export class WebApp {
       };
     }
     const origin = req.headers.origin;
-    if (origin !== undefined) {
+    if (origin !== undefined && !(opaqueOk && origin === 'null')) {
       let originHost: string;
       try {
         const u = new URL(origin);
@@ -97,17 +150,55 @@ export class WebApp {
     return { ok: true };
   }
 
-  /** Whether the request carries the token (bearer header or session cookie). */
-  authenticated(req: IncomingMessage): boolean {
+  /**
+   * Whether the request carries the token as a bearer header or, outside `/mcp`, a login
+   * session's cookie (the token itself never lives in a browser).
+   */
+  authenticated(req: IncomingMessage, url?: URL): boolean {
     if (this.options.auth === 'none') return true;
     const auth = req.headers.authorization;
     if (auth?.startsWith('Bearer ') && tokenMatches(auth.slice(7).trim(), this.options.token)) return true;
-    return tokenMatches(readCookie(req.headers.cookie, SESSION_COOKIE), this.options.token);
+    const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
+    const path = url?.pathname ?? new URL(req.url ?? '/', 'http://localhost').pathname;
+    return cookie !== undefined && path !== '/mcp' && this.options.sessions?.valid(cookie) === true;
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const route = this.options.upgrades?.find((r) => r.match(req, url));
+    if (!route) {
+      rejectUpgrade(socket, 404, 'No websocket endpoint at this path.');
+      return;
+    }
+    const refusal = this.upgradeRefusal(req, url, route);
+    if (refusal) {
+      rejectUpgrade(socket, ...refusal);
+      return;
+    }
+    route.handle(req, socket, head, url);
+  }
+
+  /** Why an upgrade to `route` is refused (status and message), or null when it may proceed. */
+  private upgradeRefusal(
+    req: IncomingMessage,
+    url: URL,
+    route: WebUpgradeRoute,
+  ): readonly [number, string] | null {
+    const check = this.checkOrigin(req, route.capability === true);
+    if (!check.ok) return [check.status, check.message];
+    if (route.requireOrigin && req.headers.origin === undefined) {
+      return [403, 'Missing Origin header; this endpoint only serves the dock page.'];
+    }
+    if (!route.capability && !this.authenticated(req, url)) {
+      return [401, 'Sign in with the login link that `paddock serve` printed, then reload the dock.'];
+    }
+    return null;
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const check = this.checkOrigin(req);
+    const route = this.options.routes?.find((r) => r.match(req, url));
+    const check = this.checkOrigin(req, route?.capability === true);
     if (!check.ok) {
       if (url.pathname === '/mcp') return sendJsonRpcError(res, check.status, -32000, check.message);
       res.writeHead(check.status, { 'content-type': 'text/plain' });
@@ -119,9 +210,8 @@ export class WebApp {
       res.end('{"ok":true}');
       return;
     }
-    const route = this.options.routes?.find((r) => r.match(req, url));
-    if (route?.public) return route.handle(req, res, url);
-    if (!this.authenticated(req)) {
+    if (route?.public || route?.capability) return route.handle(req, res, url);
+    if (!this.authenticated(req, url)) {
       if (url.pathname === '/mcp') {
         res.setHeader('www-authenticate', 'Bearer realm="paddock"');
         return sendJsonRpcError(
@@ -131,6 +221,7 @@ export class WebApp {
           'Missing or wrong bearer token: send "Authorization: Bearer <token>" (the token is in the data directory).',
         );
       }
+      if (this.options.unauthorized) return this.options.unauthorized(req, res, url);
       res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8' });
       res.end('Sign in with the login link that `paddock serve` printed (or run `paddock login-link`).');
       return;
@@ -148,4 +239,15 @@ export class WebApp {
       this.server.closeAllConnections();
     });
   }
+}
+
+/** Answers a refused upgrade with a plain HTTP response and closes the socket. */
+function rejectUpgrade(socket: Duplex, status: number, message: string): void {
+  if (socket.destroyed) return;
+  const body = Buffer.from(message);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+      'Content-Type: text/plain; charset=utf-8\r\n' +
+      `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${message}`,
+  );
 }

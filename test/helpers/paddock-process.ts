@@ -32,6 +32,8 @@ export interface ServeProcess {
   token: string;
   stdout(): string;
   stderr(): string;
+  /** The dock's login link that the server printed at start (auth `token` only). */
+  loginLink(timeoutMs?: number): Promise<string>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -85,6 +87,12 @@ export async function startServe(
     token,
     stdout: () => out,
     stderr: () => err,
+    loginLink: (waitMs = 10_000) =>
+      pollUntil(
+        () => /Login link:\s+(http:\/\/\S+)/.exec(out)?.[1] ?? '',
+        'the login link on stdout',
+        waitMs,
+      ),
     stop: (signal = 'SIGTERM') =>
       new Promise((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);

@@ -1,0 +1,166 @@
+/**
+ * What the person does at the dock, arriving over the websocket: launch, keystrokes, resize,
+ * terminal selection and attachment, preview navigation. Every message is validated against
+ * the protocol; failures come back as a `reply` with the error's code and message.
+ */
+import type { RawData, WebSocket } from 'ws';
+import { PaddockError, toPaddockError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import type { DockClient } from './client.js';
+import { type ClientMessage, clientMessageSchema } from './protocol.js';
+import type { Disposable, DockComputer } from './sources.js';
+
+/** Launches a profile (through the gateway when `launch_computer` is registered, so it is audited). */
+export type DockLauncher = (profileId: string) => Promise<void>;
+
+/** One connected page. */
+export interface DockConnection {
+  ws: WebSocket;
+  client: DockClient;
+  /** Terminal subscriptions of this page, by terminal id. */
+  terminals: Map<string, Disposable>;
+  alive: boolean;
+}
+
+export interface DockActionDeps {
+  computer: DockComputer | null;
+  logger: Logger;
+  caller: string;
+  launch?: DockLauncher;
+}
+
+const MAX_TERMINAL_SUBSCRIPTIONS = 16;
+
+export class DockActions {
+  constructor(private readonly deps: DockActionDeps) {}
+
+  /** Parses one message from a page, performs it, and replies when asked or when it failed. */
+  async handle(conn: DockConnection, data: RawData, isBinary: boolean): Promise<void> {
+    let message: ClientMessage;
+    try {
+      if (isBinary) throw new PaddockError('INVALID_ARGUMENT', 'Send JSON text messages.');
+      const parsed = clientMessageSchema.safeParse(JSON.parse(data.toString()));
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new PaddockError(
+          'INVALID_ARGUMENT',
+          `Invalid dock message at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'unknown shape'}. Reload the page.`,
+        );
+      }
+      message = parsed.data;
+    } catch (e) {
+      const error =
+        e instanceof SyntaxError
+          ? new PaddockError('INVALID_ARGUMENT', 'Messages must be JSON; reload the page.')
+          : toPaddockError(e);
+      conn.client.send({
+        type: 'reply',
+        requestId: null,
+        request: 'unknown',
+        ok: false,
+        code: error.code,
+        message: error.message,
+      });
+      return;
+    }
+    try {
+      const done = await this.perform(conn, message);
+      if (message.requestId) {
+        conn.client.send({
+          type: 'reply',
+          requestId: message.requestId,
+          request: message.type,
+          ok: true,
+          code: null,
+          message: done,
+        });
+      }
+    } catch (e) {
+      const error = toPaddockError(e);
+      if (error.code === 'INTERNAL')
+        this.deps.logger.error('dock.action_failed', { type: message.type, error: error.message });
+      conn.client.send({
+        type: 'reply',
+        requestId: message.requestId ?? null,
+        request: message.type,
+        ok: false,
+        code: error.code,
+        message: error.message,
+      });
+    }
+  }
+
+  private async perform(conn: DockConnection, message: ClientMessage): Promise<string> {
+    const computer = this.deps.computer;
+    if (!computer)
+      throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs without the computer service.');
+    switch (message.type) {
+      case 'launch':
+        await (this.deps.launch ?? ((id: string) => computer.launch(id)))(message.profileId);
+        this.deps.logger.info('dock.launch', {
+          profileId: message.profileId,
+          caller: this.deps.caller,
+        });
+        return `Launching ${message.profileId}.`;
+      case 'preview.navigate': {
+        if (!computer.preview) throw notYet('The preview');
+        const state = await computer.preview.navigate(message.path);
+        return `Navigating to ${state.path ?? message.path}.`;
+      }
+      default:
+        return this.terminalAction(conn, computer, message);
+    }
+  }
+
+  private async terminalAction(
+    conn: DockConnection,
+    computer: DockComputer,
+    message: ClientMessage,
+  ): Promise<string> {
+    const terminals = computer.terminals;
+    if (!terminals) throw notYet('Terminals');
+    switch (message.type) {
+      case 'terminal.input':
+        await terminals.write(message.terminalId, message.data);
+        return 'Delivered.';
+      case 'terminal.resize':
+        await terminals.resize(message.terminalId, message.cols, message.rows);
+        return 'Resized.';
+      case 'terminal.activate':
+        await terminals.activate(message.terminalId);
+        return 'Activated.';
+      case 'terminal.attach': {
+        const { terminalId } = message;
+        conn.terminals.get(terminalId)?.dispose();
+        conn.terminals.delete(terminalId);
+        while (conn.terminals.size >= MAX_TERMINAL_SUBSCRIPTIONS) {
+          const [oldest, sub] = conn.terminals.entries().next().value ?? [];
+          if (oldest === undefined || !sub) break;
+          sub.dispose();
+          conn.terminals.delete(oldest);
+        }
+        conn.client.send({ type: 'terminal.attached', terminalId, fromCursor: message.fromCursor ?? null });
+        const sub = terminals.subscribe(terminalId, message.fromCursor, (chunk) =>
+          conn.client.send({
+            type: 'terminal.output',
+            terminalId,
+            data: chunk.data,
+            cursor: chunk.cursor,
+            gap: chunk.gap,
+          }),
+        );
+        conn.terminals.set(terminalId, sub);
+        return 'Attached.';
+      }
+      default:
+        throw new PaddockError(
+          'INVALID_ARGUMENT',
+          `Unknown dock request "${message.type}"; reload the page.`,
+        );
+    }
+  }
+}
+
+function notYet(what: string): PaddockError {
+  return new PaddockError('UNSUPPORTED_CAPABILITY', `${what} is not available on this server yet.`);
+}

@@ -1,0 +1,235 @@
+/**
+ * The dock's live channel (`/dock/ws`): pushes audit rows, status, jobs, logs, terminal
+ * output and preview state to every connected page, and carries the person's actions
+ * (launch, keystrokes, resize, preview navigation) back. Auth, Host and Origin are checked
+ * by the web app before an upgrade reaches this hub.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import type { AuditStore } from '../../audit/types.js';
+import { PaddockError, toPaddockError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import { DockActions, type DockConnection, type DockLauncher } from './actions.js';
+import { type ClientLimits, DEFAULT_CLIENT_LIMITS, DockClient } from './client.js';
+import { type DockLaunchProgress, type DockSnapshot, MAX_CLIENT_MESSAGE_BYTES } from './protocol.js';
+import type { ComputerChange, Disposable, DockComputer } from './sources.js';
+import { toDockAuditRow, UNAVAILABLE_STATUS } from './views.js';
+
+export type { DockLauncher };
+export { toDockAuditRow };
+
+/** Dependencies and limits of the hub. */
+export interface DockHubOptions {
+  audit: AuditStore;
+  computer: DockComputer | null;
+  logger: Logger;
+  version: string;
+  /** Caller name of the person at the dock, e.g. `dock:owner`. */
+  caller: string;
+  /** How a launch from the page runs; default: `computer.launch`. */
+  launch?: DockLauncher;
+  limits?: Partial<ClientLimits>;
+  /** Rows, jobs and log entries in a snapshot. */
+  snapshotAuditRows?: number;
+  snapshotLogEntries?: number;
+  /** Heartbeat: a page that does not answer a ping within this interval is dropped. */
+  heartbeatMs?: number;
+}
+
+export class DockHub {
+  private readonly wss: WebSocketServer;
+  private readonly connections = new Set<DockConnection>();
+  private readonly limits: ClientLimits;
+  private sources: Disposable[] = [];
+  private launch: DockLaunchProgress | null = null;
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly actions: DockActions;
+
+  constructor(private readonly options: DockHubOptions) {
+    this.limits = { ...DEFAULT_CLIENT_LIMITS, ...options.limits };
+    this.actions = new DockActions({
+      computer: options.computer,
+      logger: options.logger,
+      caller: options.caller,
+      launch: options.launch,
+    });
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: MAX_CLIENT_MESSAGE_BYTES,
+      perMessageDeflate: false,
+    });
+    this.heartbeat = setInterval(() => this.beat(), options.heartbeatMs ?? 30_000);
+    this.heartbeat.unref();
+  }
+
+  /** Number of connected pages. */
+  get size(): number {
+    return this.connections.size;
+  }
+
+  /** Queue counters of every connected page (diagnostics and tests). */
+  stats() {
+    return [...this.connections].map((c) => c.client.stats());
+  }
+
+  /** Completes an upgrade the web app already authenticated. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.connect(ws));
+  }
+
+  /** Everything a page needs to render; `resync` after dropped messages. */
+  snapshot(resync: boolean): DockSnapshot {
+    const c = this.options.computer;
+    const rows = this.options.audit.query({ limit: this.options.snapshotAuditRows ?? 200 });
+    return {
+      type: 'snapshot',
+      resync,
+      version: this.options.version,
+      caller: this.options.caller,
+      features: { computer: c !== null, terminals: c?.terminals != null, preview: c?.preview != null },
+      status: c ? c.status() : UNAVAILABLE_STATUS,
+      profiles: c ? c.profiles() : [],
+      audit: rows.reverse().map(toDockAuditRow),
+      jobs: c ? c.jobs() : [],
+      logs: c ? c.recentLogs(this.options.snapshotLogEntries ?? 300) : [],
+      terminals: c?.terminals ? c.terminals.list() : [],
+      preview: c?.preview ? c.preview.state() : null,
+      launch: this.launch,
+    };
+  }
+
+  /**
+   * Boots a launch link the person confirmed. Rejects when the launch is refused at once
+   * (unknown link, profile unavailable, a boot in progress); otherwise the boot continues in
+   * the background and its progress is pushed to every page.
+   */
+  async confirmLaunch(linkId: string): Promise<void> {
+    const c = this.options.computer;
+    if (!c)
+      throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs without the computer service.');
+    const booting = c.bootLaunchLink(linkId);
+    const early = await Promise.race([
+      booting.then(
+        () => null,
+        (e: unknown) => toPaddockError(e),
+      ),
+      new Promise<null>((resolve) => setImmediate(() => resolve(null))),
+    ]);
+    if (early) throw early;
+    this.setLaunch({ linkId, state: 'booting', jobId: null, terminalId: null, error: null });
+    booting.then(
+      (r) =>
+        this.setLaunch({
+          linkId,
+          state: r.lifecycle === 'running' ? 'running' : 'error',
+          jobId: r.jobId,
+          terminalId: r.terminalId ?? null,
+          error: r.bootError,
+        }),
+      (e: unknown) => {
+        const error = toPaddockError(e);
+        this.options.logger.warn('dock.launch_link_failed', {
+          linkId,
+          code: error.code,
+          error: error.message,
+        });
+        this.setLaunch({ linkId, state: 'error', jobId: null, terminalId: null, error: error.message });
+      },
+    );
+  }
+
+  /** Closes every page's socket. */
+  async close(): Promise<void> {
+    clearInterval(this.heartbeat);
+    for (const conn of this.connections) conn.ws.terminate();
+    this.release();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+
+  private setLaunch(launch: DockLaunchProgress): void {
+    this.launch = launch;
+    this.broadcast({ type: 'launch.progress', launch }, 'launch');
+  }
+
+  private connect(ws: WebSocket): void {
+    const client = new DockClient(ws, () => this.snapshot(true), this.limits);
+    const conn: DockConnection = { ws, client, terminals: new Map(), alive: true };
+    this.connections.add(conn);
+    if (this.connections.size === 1) this.acquire();
+    ws.on('pong', () => {
+      conn.alive = true;
+    });
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      void this.actions.handle(conn, data, isBinary);
+    });
+    ws.on('close', () => {
+      for (const sub of conn.terminals.values()) sub.dispose();
+      conn.terminals.clear();
+      this.connections.delete(conn);
+      if (this.connections.size === 0) this.release();
+    });
+    ws.on('error', (e: Error) => this.options.logger.debug('dock.socket_error', { error: e.message }));
+    client.send(this.snapshot(false));
+  }
+
+  /** Subscribes to the sources while at least one page is connected. */
+  private acquire(): void {
+    const { audit, computer } = this.options;
+    this.sources.push(audit.subscribe((row) => this.broadcast({ type: 'audit', row: toDockAuditRow(row) })));
+    if (!computer) return;
+    this.sources.push(computer.onChange((change) => this.onComputerChange(computer, change)));
+    const terminals = computer.terminals;
+    if (terminals) {
+      this.sources.push(
+        terminals.onChange(() =>
+          this.broadcast({ type: 'terminal.list', terminals: terminals.list() }, 'terminal.list'),
+        ),
+      );
+    }
+    if (computer.preview) {
+      this.sources.push(
+        computer.preview.onChange((preview) => this.broadcast({ type: 'preview.state', preview }, 'preview')),
+      );
+    }
+  }
+
+  private release(): void {
+    for (const s of this.sources) s.dispose();
+    this.sources = [];
+  }
+
+  private onComputerChange(computer: DockComputer, change: ComputerChange): void {
+    switch (change.kind) {
+      case 'status':
+        this.broadcast({ type: 'status', status: computer.status() }, 'status');
+        return;
+      case 'profiles':
+        this.broadcast({ type: 'profiles', profiles: computer.profiles() }, 'profiles');
+        return;
+      case 'log':
+        this.broadcast({ type: 'log', entry: change.entry });
+        return;
+      case 'job': {
+        const job = computer.job(change.jobId);
+        if (job) this.broadcast({ type: 'job', job }, `job:${job.jobId}`);
+        return;
+      }
+    }
+  }
+
+  private broadcast(message: Parameters<DockClient['send']>[0], key?: string): void {
+    for (const conn of this.connections) conn.client.send(message, key);
+  }
+
+  private beat(): void {
+    for (const conn of this.connections) {
+      if (!conn.alive) {
+        conn.ws.terminate();
+        continue;
+      }
+      conn.alive = false;
+      conn.ws.ping();
+    }
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The dock: the browser page where a person watches and uses the computer the agent uses.
+ * `createDock` builds its routes, its websocket endpoint and its sign-in; `paddock serve`
+ * passes them to the WebApp and prints `loginLink(base)` at start.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuditStore } from '../../audit/types.js';
+import { PaddockError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Gateway } from '../../tools/gateway.js';
+import type { CallerContext } from '../../tools/tool.js';
+import type { SessionValidator, WebRoute, WebUpgradeRoute } from '../app.js';
+import type { ClientLimits } from './client.js';
+import { DockHub, type DockLauncher } from './hub.js';
+import { LaunchNonces } from './launch-page.js';
+import { DockLogin, type DockLoginOptions } from './login.js';
+import { dockRoutes, sendSignIn } from './routes.js';
+import type { DockComputer } from './sources.js';
+import { defaultUiDir, UiAssets } from './static-assets.js';
+
+export { dockComputerFromManager, type ManagerAdapterOptions } from './manager-adapter.js';
+export type * from './sources.js';
+
+/** Path of the dock's websocket. */
+export const DOCK_WS_PATH = '/dock/ws';
+
+/** What the dock is built from. */
+export interface DockOptions {
+  audit: AuditStore;
+  logger: Logger;
+  /** Paddock's version (shown in the page). */
+  version: string;
+  /** The server's auth mode; with `none` there is no sign-in. */
+  auth: 'token' | 'none';
+  /** The computer; without it the page shows the tools and audit only. */
+  computer?: DockComputer | null;
+  /** When given and `launch_computer` is registered, launches from the page are tool calls (audited). */
+  gateway?: Gateway | null;
+  /** Directory of the built page; default dist/ui of this build. */
+  uiDir?: string;
+  /** Marks the session cookie `Secure` (set when the public URL is https). */
+  secureCookie?: boolean;
+  /** Origins besides this one that the preview iframe may load (a separate preview origin). */
+  previewOrigins?: string[];
+  login?: DockLoginOptions;
+  limits?: Partial<ClientLimits>;
+}
+
+/** The dock, ready to hand to the WebApp. */
+export interface Dock {
+  routes: WebRoute[];
+  upgrades: WebUpgradeRoute[];
+  /** Validates the session cookie (pass as WebAppOptions.sessions). */
+  sessions: SessionValidator;
+  /** The sign-in page for unauthenticated requests (pass as WebAppOptions.unauthorized). */
+  unauthorized(req: IncomingMessage, res: ServerResponse, url: URL): void;
+  /** A new single-use login link `<base>/login?code=…` (valid ten minutes); `<base>/` without auth. */
+  loginLink(baseUrl: string): string;
+  hub: DockHub;
+  /** Closes every websocket and ends every session. */
+  close(): Promise<void>;
+}
+
+/** The caller name of the person at the dock. */
+export const DOCK_CALLER = 'dock:owner';
+
+/** The Content-Security-Policy of the page. */
+export function dockCsp(previewOrigins: readonly string[] = []): string {
+  const frames = ["'self'", ...previewOrigins].join(' ');
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    `frame-src ${frames}`,
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** Builds the dock. */
+export function createDock(options: DockOptions): Dock {
+  const logger = options.logger.child({ domain: 'dock' });
+  const computer = options.computer ?? null;
+  const login = new DockLogin(options.login);
+  const hub = new DockHub({
+    audit: options.audit,
+    computer,
+    logger,
+    version: options.version,
+    caller: DOCK_CALLER,
+    launch: launcher(options.gateway ?? null, computer),
+    limits: options.limits,
+  });
+  const issue = (base: string) => {
+    const { code, expiresAt } = login.issueCode();
+    return { url: `${base.replace(/\/+$/, '')}/login?code=${code}`, expiresAt };
+  };
+  const routes = dockRoutes({
+    auth: options.auth,
+    login,
+    hub,
+    computer,
+    assets: new UiAssets(options.uiDir ?? defaultUiDir(), dockCsp(options.previewOrigins)),
+    nonces: new LaunchNonces(),
+    logger,
+    secureCookie: options.secureCookie ?? false,
+    loginLink: issue,
+  });
+  return {
+    routes,
+    upgrades: [
+      {
+        requireOrigin: true,
+        match: (_req, url) => url.pathname === DOCK_WS_PATH,
+        handle: (req, socket, head) => hub.handleUpgrade(req, socket, head),
+      },
+    ],
+    sessions: login,
+    unauthorized: (req, res) => sendSignIn(req, res),
+    loginLink: (base) => (options.auth === 'none' ? `${base.replace(/\/+$/, '')}/` : issue(base).url),
+    hub,
+    async close() {
+      login.revokeAll();
+      await hub.close();
+    },
+  };
+}
+
+/** Launches through the gateway when `launch_computer` is registered, so the launch is audited. */
+function launcher(gateway: Gateway | null, computer: DockComputer | null): DockLauncher | undefined {
+  if (!gateway || !computer) return undefined;
+  const caller: CallerContext = { caller: DOCK_CALLER, via: 'direct', attended: true };
+  return async (profileId) => {
+    if (!gateway.listTools(caller).some((t) => t.name === 'launch_computer'))
+      return computer.launch(profileId);
+    const outcome = await gateway.call('launch_computer', { profileId }, caller);
+    if (!outcome.ok) throw outcome.error;
+    if (outcome.result.isError) {
+      throw new PaddockError(
+        'UPSTREAM_ERROR',
+        'launch_computer reported an error; see the audit stream for details.',
+      );
+    }
+  };
+}

@@ -1,0 +1,223 @@
+/**
+ * The dock's websocket protocol: JSON messages with a `type`, one zod contract for both
+ * directions. The server validates every message from the page; the page imports the types
+ * only (`z.infer`), so the browser bundle carries no zod.
+ */
+import { z } from 'zod';
+
+/** Largest message the page may send (a terminal paste of 64 KiB plus framing). */
+export const MAX_CLIENT_MESSAGE_BYTES = 160 * 1024;
+/** Largest text of one `terminal.input` (the same bound as send_terminal_input). */
+export const MAX_TERMINAL_INPUT_CHARS = 65_536;
+
+const terminalId = z.string().min(1).max(64).describe('Generation-qualified terminal id, e.g. g1.term2.');
+const requestId = z.string().min(1).max(64).optional().describe('Echoed in the `reply` to this request.');
+
+/** Lifecycle as the dock shows it; `unavailable` when the server runs no computer service. */
+export const lifecycleSchema = z.enum(['none', 'booting', 'running', 'error', 'stopped', 'unavailable']);
+
+/** The computer's status (a subset of get_computer_status). */
+export const statusSchema = z.object({
+  generation: z.number().int().nullable(),
+  profileId: z.string().nullable(),
+  profileName: z.string().nullable(),
+  lifecycle: lifecycleSchema,
+  bootError: z.string().nullable(),
+  bootMs: z.number().nullable(),
+  capabilities: z.array(z.string()),
+  message: z.string().nullable().describe('What the person can do next, when there is something to say.'),
+});
+
+/** A launchable profile. */
+export const profileSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  available: z.boolean(),
+  unavailableReason: z.string().nullable(),
+});
+
+/** One audit row as the dock shows it (input redacted by the store, shortened here). */
+export const auditRowSchema = z.object({
+  id: z.string(),
+  seq: z.number().int(),
+  startedAt: z.number(),
+  durationMs: z.number(),
+  tool: z.string(),
+  source: z.string(),
+  caller: z.string(),
+  via: z.enum(['direct', 'channel', 'agent', 'schedule']),
+  success: z.boolean(),
+  errorCode: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+  parentId: z.string().nullable(),
+  jobId: z.string().nullable(),
+  generation: z.number().int().nullable(),
+  input: z.string().describe('Redacted input, at most 600 characters.'),
+});
+
+/** A command job with the tail of its output. */
+export const jobSchema = z.object({
+  jobId: z.string(),
+  generation: z.number().int(),
+  command: z.string(),
+  state: z.enum(['running', 'exited', 'failed', 'killed', 'timed_out', 'canceled']),
+  exitCode: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  durationMs: z.number(),
+  stdoutTail: z.string(),
+  stderrTail: z.string(),
+  /** Bytes the job printed in total (stdout + stderr), of which the tails are the end. */
+  outputBytes: z.number().int(),
+});
+
+/** One entry of the computer's log. */
+export const logEntrySchema = z.object({
+  seq: z.number().int(),
+  sinceBootMs: z.number(),
+  level: z.enum(['info', 'warn', 'err', 'ok', 'debug']),
+  event: z.string(),
+  message: z.string(),
+  generation: z.number().int().optional(),
+  jobId: z.string().optional(),
+});
+
+/** A terminal shared with the dock. */
+export const terminalInfoSchema = z.object({
+  id: terminalId,
+  label: z.string(),
+  ready: z.boolean().describe('Attached to its PTY (not proof of a shell prompt).'),
+  active: z.boolean(),
+});
+
+/** What the preview pane shows. */
+export const previewStateSchema = z.object({
+  /** Guest path last navigated to, e.g. `/index.html?x=1`. */
+  path: z.string().nullable(),
+  /** Where the iframe points (a same-origin `/preview/...` path or the preview origin's URL). */
+  url: z.string().nullable(),
+  port: z.number().int().nullable(),
+  status: z.enum(['idle', 'loading', 'ready', 'unreachable']),
+  message: z.string().nullable(),
+  /** Increases with every navigation request, so the same path can be reloaded. */
+  navigation: z.number().int(),
+});
+
+/** Progress of a launch link confirmed in this server's lifetime. */
+export const launchProgressSchema = z.object({
+  linkId: z.string(),
+  state: z.enum(['booting', 'running', 'error']),
+  jobId: z.string().nullable(),
+  terminalId: z.string().nullable(),
+  error: z.string().nullable(),
+});
+
+/** What parts of the dock this server can drive. */
+export const featuresSchema = z.object({
+  computer: z.boolean(),
+  terminals: z.boolean(),
+  preview: z.boolean(),
+});
+
+/** Everything a page needs to render from scratch (first message; again after a resync). */
+export const snapshotSchema = z.object({
+  type: z.literal('snapshot'),
+  /** True when the server dropped messages for this socket; the page re-attaches its terminals. */
+  resync: z.boolean(),
+  version: z.string(),
+  caller: z.string(),
+  features: featuresSchema,
+  status: statusSchema,
+  profiles: z.array(profileSchema),
+  audit: z.array(auditRowSchema),
+  jobs: z.array(jobSchema),
+  logs: z.array(logEntrySchema),
+  terminals: z.array(terminalInfoSchema),
+  preview: previewStateSchema.nullable(),
+  launch: launchProgressSchema.nullable(),
+});
+
+/** Messages from the server to the page. */
+export const serverMessageSchema = z.discriminatedUnion('type', [
+  snapshotSchema,
+  z.object({ type: z.literal('status'), status: statusSchema }),
+  z.object({ type: z.literal('profiles'), profiles: z.array(profileSchema) }),
+  z.object({ type: z.literal('audit'), row: auditRowSchema }),
+  z.object({ type: z.literal('job'), job: jobSchema }),
+  z.object({ type: z.literal('log'), entry: logEntrySchema }),
+  z.object({ type: z.literal('terminal.list'), terminals: z.array(terminalInfoSchema) }),
+  z.object({
+    type: z.literal('terminal.output'),
+    terminalId,
+    data: z.string(),
+    cursor: z.string().describe('Where this chunk ends; pass it to terminal.attach to resume.'),
+    /** Output between the page's cursor and this chunk was dropped by retention. */
+    gap: z.boolean(),
+  }),
+  z.object({ type: z.literal('terminal.attached'), terminalId, fromCursor: z.string().nullable() }),
+  z.object({ type: z.literal('preview.state'), preview: previewStateSchema }),
+  z.object({ type: z.literal('launch.progress'), launch: launchProgressSchema }),
+  z.object({
+    type: z.literal('reply'),
+    requestId: z.string().nullable(),
+    request: z.string(),
+    ok: z.boolean(),
+    code: z.string().nullable(),
+    message: z.string(),
+  }),
+]);
+
+/** Messages from the page to the server. */
+export const clientMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('launch'), profileId: z.string().min(1).max(64), requestId }).strict(),
+  z
+    .object({
+      type: z.literal('terminal.input'),
+      terminalId,
+      data: z.string().min(1).max(MAX_TERMINAL_INPUT_CHARS),
+      requestId,
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('terminal.resize'),
+      terminalId,
+      cols: z.number().int().min(2).max(1000),
+      rows: z.number().int().min(1).max(500),
+      requestId,
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('terminal.attach'),
+      terminalId,
+      fromCursor: z
+        .string()
+        .max(256)
+        .optional()
+        .describe('Resume after this cursor; all retained output when absent.'),
+      requestId,
+    })
+    .strict(),
+  z.object({ type: z.literal('terminal.activate'), terminalId, requestId }).strict(),
+  z
+    .object({
+      type: z.literal('preview.navigate'),
+      path: z.string().min(1).max(2048).describe('Guest path, e.g. /index.html?x=1.'),
+      requestId,
+    })
+    .strict(),
+]);
+
+export type DockStatus = z.infer<typeof statusSchema>;
+export type DockProfile = z.infer<typeof profileSchema>;
+export type DockAuditRow = z.infer<typeof auditRowSchema>;
+export type DockJob = z.infer<typeof jobSchema>;
+export type DockLogEntry = z.infer<typeof logEntrySchema>;
+export type DockTerminal = z.infer<typeof terminalInfoSchema>;
+export type DockPreview = z.infer<typeof previewStateSchema>;
+export type DockLaunchProgress = z.infer<typeof launchProgressSchema>;
+export type DockFeatures = z.infer<typeof featuresSchema>;
+export type DockSnapshot = z.infer<typeof snapshotSchema>;
+export type ServerMessage = z.infer<typeof serverMessageSchema>;
+export type ClientMessage = z.infer<typeof clientMessageSchema>;

@@ -1,0 +1,108 @@
+/**
+ * What the dock needs from the computer, as small interfaces. The computer side implements
+ * them (see manager-adapter.ts for the ComputerManager; terminals and preview come from the
+ * guest's PTYs and preview relay). Every subscription returns a Disposable.
+ */
+import type { Disposable } from '../../audit/types.js';
+import type {
+  DockJob,
+  DockLogEntry,
+  DockPreview,
+  DockProfile,
+  DockStatus,
+  DockTerminal,
+} from './protocol.js';
+
+export type { Disposable };
+
+/** A piece of terminal output; `cursor` marks where it ends. */
+export interface TerminalChunk {
+  /** Output text, ANSI sequences included; never ends inside a UTF-8 sequence. */
+  data: string;
+  cursor: string;
+  /** Output between the requested cursor and this chunk was dropped by retention. */
+  gap: boolean;
+}
+
+/**
+ * The terminals of the current computer (PTYs in the guest). Ids are generation-qualified;
+ * methods throw PaddockError (`STALE_GENERATION`, `NOT_FOUND`, `NOT_RUNNING`) with a message
+ * the dock shows as is.
+ */
+export interface TerminalSource {
+  /** Terminals of the current generation, with the active one marked. */
+  list(): DockTerminal[];
+  /** Writes the person's keystrokes (or a paste) to the PTY. */
+  write(terminalId: string, data: string): Promise<void>;
+  /** Follows the dock's viewport. */
+  resize(terminalId: string, cols: number, rows: number): Promise<void>;
+  /** Makes a terminal the active one (the person picked its tab). */
+  activate(terminalId: string): Promise<void>;
+  /**
+   * Replays retained output after `fromCursor` (all retained output when absent; from the
+   * oldest retained byte with `gap: true` when the cursor is behind retention), then
+   * delivers live output in order until disposed.
+   */
+  subscribe(
+    terminalId: string,
+    fromCursor: string | undefined,
+    onData: (chunk: TerminalChunk) => void,
+  ): Disposable;
+  /** Fires when terminals appear or go, become ready, or the active one changes. */
+  onChange(listener: () => void): Disposable;
+}
+
+/** The preview pane's source (the guest's preview relay plus navigate_preview). */
+export interface PreviewSource {
+  state(): DockPreview;
+  /** A navigation the person typed in the path bar; same checks as navigate_preview. */
+  navigate(path: string): Promise<DockPreview>;
+  /** Fires on every navigation request and state change (the agent's navigate_preview included). */
+  onChange(listener: (state: DockPreview) => void): Disposable;
+}
+
+/** A change in the computer the dock should show. */
+export type ComputerChange =
+  | { kind: 'status' }
+  | { kind: 'profiles' }
+  | { kind: 'job'; jobId: string }
+  | { kind: 'log'; entry: DockLogEntry };
+
+/** A launch link as the confirm page shows it. */
+export interface LaunchLinkView {
+  id: string;
+  createdAt: number;
+  profile: DockProfile;
+  startupScript: string;
+}
+
+/** What booting a launch link reports once the computer is up (or failed). */
+export interface LaunchLinkBoot {
+  lifecycle: string;
+  bootError: string | null;
+  jobId: string | null;
+  /** The terminal running the startup script, once scripts run in terminals. */
+  terminalId?: string | null;
+}
+
+/** The computer as the dock sees it. */
+export interface DockComputer {
+  status(): DockStatus;
+  profiles(): DockProfile[];
+  /** Replaces the current computer with a new generation of the profile; returns once started. */
+  launch(profileId: string): Promise<void>;
+  /** Jobs of the current generation, oldest first (bounded by the implementation). */
+  jobs(): DockJob[];
+  /** A job of the current generation, or undefined when unknown or stale. */
+  job(jobId: string): DockJob | undefined;
+  /** The newest log entries, oldest first. */
+  recentLogs(limit: number): DockLogEntry[];
+  /** A stored launch link; throws PaddockError NOT_FOUND / INVALID_ARGUMENT / UNSUPPORTED_CAPABILITY. */
+  launchLink(id: string): LaunchLinkView;
+  /** Boots a launch link; rejects at once when the launch is refused. */
+  bootLaunchLink(id: string): Promise<LaunchLinkBoot>;
+  /** Change notifications; the dock pulls the details. */
+  onChange(listener: (change: ComputerChange) => void): Disposable;
+  terminals: TerminalSource | null;
+  preview: PreviewSource | null;
+}

@@ -1,0 +1,70 @@
+/** The activity panel: tool calls, jobs and logs behind a segmented control. */
+import { AuditList } from './audit.js';
+import { h } from './dom.js';
+import { JobList } from './jobs.js';
+import { LogList } from './logs.js';
+
+export type TabName = 'audit' | 'jobs' | 'logs';
+
+const LABELS: Record<TabName, string> = { audit: 'Tool calls', jobs: 'Jobs', logs: 'Logs' };
+
+export class ActivityPanel {
+  readonly el: HTMLElement;
+  readonly audit = new AuditList();
+  readonly jobs = new JobList();
+  readonly logs = new LogList();
+  private readonly counts: Record<TabName, HTMLElement> = {
+    audit: h('span', { class: 'count', 'data-testid': 'audit-count' }, '0'),
+    jobs: h('span', { class: 'count' }, '0'),
+    logs: h('span', { class: 'count dot-only' }),
+  };
+  private readonly buttons = new Map<TabName, HTMLButtonElement>();
+  private current: TabName = 'audit';
+
+  constructor() {
+    const segmented = h('div', { class: 'segmented', role: 'tablist' });
+    for (const name of ['audit', 'jobs', 'logs'] as const) {
+      const b = h(
+        'button',
+        { type: 'button', role: 'tab', 'data-tab': name },
+        LABELS[name],
+        this.counts[name],
+      );
+      b.addEventListener('click', () => this.select(name));
+      this.buttons.set(name, b);
+      segmented.append(b);
+    }
+    this.audit.onCount = (n) => {
+      this.counts.audit.textContent = String(n);
+    };
+    this.jobs.onCount = (running, total) => {
+      this.counts.jobs.textContent = running > 0 ? `${running} running` : String(total);
+      this.counts.jobs.classList.toggle('live', running > 0);
+    };
+    this.logs.onWarn = (level) => {
+      if (this.current !== 'logs') this.counts.logs.className = `count dot-only ${level}`;
+    };
+    this.el = h(
+      'section',
+      { class: 'panel activity', 'aria-label': 'Activity' },
+      h('div', { class: 'panel-head' }, h('span', { class: 'panel-title' }, 'Activity'), segmented),
+      h('div', { class: 'activity-body' }, this.audit.el, this.jobs.el, this.logs.el),
+    );
+    this.select('audit');
+  }
+
+  select(name: TabName): void {
+    this.current = name;
+    const panes: Record<TabName, HTMLElement> = {
+      audit: this.audit.el,
+      jobs: this.jobs.el,
+      logs: this.logs.el,
+    };
+    for (const [n, b] of this.buttons) {
+      b.classList.toggle('active', n === name);
+      b.setAttribute('aria-selected', String(n === name));
+      panes[n].hidden = n !== name;
+    }
+    if (name === 'logs') this.counts.logs.className = 'count dot-only';
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The dock page: status and launch on top, terminals and preview on the left, the activity
+ * of the computer (tool calls, jobs, logs) on the right. Everything is driven by /dock/ws.
+ */
+import './styles.css';
+import type { DockLaunchProgress, DockSnapshot, ServerMessage } from '../../dock/protocol.js';
+import { ActivityPanel } from './activity.js';
+import { h } from './dom.js';
+import { PreviewPanel } from './preview.js';
+import { DockSocket } from './socket.js';
+import { StatusBar } from './status-bar.js';
+import { TerminalPanel } from './terminals.js';
+
+/** Short messages in the corner; the same text is not repeated within three seconds. */
+class Toasts {
+  readonly el = h('div', { class: 'toasts', 'aria-live': 'polite' });
+  private readonly recent = new Map<string, number>();
+
+  show(text: string, kind: 'err' | 'ok' = 'ok'): void {
+    const now = Date.now();
+    if ((this.recent.get(text) ?? 0) > now - 3000) return;
+    for (const [t, at] of this.recent) if (at < now - 3000) this.recent.delete(t);
+    this.recent.set(text, now);
+    const el = h('div', { class: `toast ${kind}`, role: kind === 'err' ? 'alert' : 'status' }, text);
+    this.el.append(el);
+    setTimeout(() => el.remove(), kind === 'err' ? 8000 : 4000);
+  }
+}
+
+class DockPage {
+  private readonly toasts = new Toasts();
+  private readonly socket: DockSocket;
+  private readonly statusBar: StatusBar;
+  private readonly terminals: TerminalPanel;
+  private readonly preview: PreviewPanel;
+  private readonly activity = new ActivityPanel();
+  private readonly signedOut = h(
+    'div',
+    { class: 'overlay', hidden: true, 'data-testid': 'signed-out' },
+    h(
+      'div',
+      { class: 'overlay-card' },
+      h('h2', {}, 'Signed out'),
+      h(
+        'p',
+        {},
+        'This browser has no session on the server (it may have restarted). Open the login link that paddock serve printed at its start.',
+      ),
+    ),
+  );
+  /** The launch link this page was opened for (`/?launch=<id>` after a confirmation). */
+  private readonly launchOfPage: string | null;
+  private launch: DockLaunchProgress | null = null;
+  private focusedLaunchJob = false;
+
+  constructor(root: HTMLElement) {
+    this.launchOfPage = new URLSearchParams(location.search).get('launch');
+    if (this.launchOfPage) history.replaceState(null, '', '/');
+    const toast = (text: string, kind?: 'err' | 'ok') => this.toasts.show(text, kind);
+    this.socket = new DockSocket({
+      message: (msg) => this.onMessage(msg),
+      connection: (state) => {
+        this.statusBar.setConnection(state);
+        this.signedOut.hidden = state !== 'signed-out';
+      },
+      error: (reply) => toast(reply.message, 'err'),
+    });
+    this.statusBar = new StatusBar(this.socket, toast);
+    this.terminals = new TerminalPanel(this.socket);
+    this.preview = new PreviewPanel(this.socket, toast);
+    root.append(
+      this.statusBar.el,
+      ...this.statusBar.banners,
+      h(
+        'main',
+        { class: 'layout' },
+        h('div', { class: 'left' }, this.terminals.el, this.preview.el),
+        this.activity.el,
+      ),
+      this.toasts.el,
+      this.signedOut,
+    );
+  }
+
+  start(): void {
+    this.socket.connect();
+  }
+
+  private applySnapshot(s: DockSnapshot): void {
+    this.setTitle(s.status.profileName);
+    this.statusBar.setProfiles(s.profiles);
+    this.statusBar.setStatus(s.status);
+    this.terminals.setFeatures(s.features);
+    this.terminals.setLifecycle(s.status.lifecycle);
+    this.preview.setFeatures(s.features);
+    this.preview.set(s.preview);
+    this.activity.audit.reset(s.audit);
+    this.activity.jobs.reset(s.jobs, s.status.generation);
+    this.activity.logs.reset(s.logs);
+    this.terminals.setList(s.terminals);
+    this.terminals.reattach();
+    this.onLaunch(s.launch);
+  }
+
+  /** Shows the progress of this page's launch link and opens its startup job once known. */
+  private onLaunch(launch: DockLaunchProgress | null): void {
+    this.launch = launch;
+    this.statusBar.setLaunch(launch, this.launchOfPage);
+    if (!launch || launch.linkId !== this.launchOfPage || this.focusedLaunchJob) return;
+    if (launch.terminalId) {
+      this.terminals.reveal(launch.terminalId);
+      this.focusedLaunchJob = true;
+    } else if (launch.jobId) {
+      this.activity.select('jobs');
+      this.focusedLaunchJob = this.activity.jobs.focus(launch.jobId);
+    }
+  }
+
+  private setTitle(profileName: string | null): void {
+    document.title = profileName ? `${profileName} · Paddock dock` : 'Paddock dock';
+  }
+
+  private onMessage(msg: ServerMessage): void {
+    switch (msg.type) {
+      case 'snapshot':
+        this.applySnapshot(msg);
+        return;
+      case 'status':
+        this.statusBar.setStatus(msg.status);
+        this.terminals.setLifecycle(msg.status.lifecycle);
+        this.activity.jobs.setGeneration(msg.status.generation);
+        this.setTitle(msg.status.profileName);
+        return;
+      case 'profiles':
+        this.statusBar.setProfiles(msg.profiles);
+        return;
+      case 'audit':
+        this.activity.audit.add(msg.row);
+        return;
+      case 'job':
+        this.activity.jobs.upsert(msg.job);
+        if (this.launchOfPage && !this.focusedLaunchJob) this.onLaunch(this.launch);
+        return;
+      case 'log':
+        this.activity.logs.add(msg.entry);
+        return;
+      case 'terminal.list':
+        this.terminals.setList(msg.terminals);
+        return;
+      case 'terminal.attached':
+        this.terminals.attached(msg.terminalId, msg.fromCursor);
+        return;
+      case 'terminal.output':
+        this.terminals.output(msg.terminalId, msg.data, msg.cursor, msg.gap);
+        return;
+      case 'preview.state':
+        this.preview.set(msg.preview);
+        return;
+      case 'launch.progress':
+        this.onLaunch(msg.launch);
+        return;
+      case 'reply':
+        return;
+    }
+  }
+}
+
+new DockPage(document.getElementById('app')!).start();

@@ -1,0 +1,167 @@
+/** The header: the computer's status, the profile picker with launch, and the connection. */
+import type { DockLaunchProgress, DockProfile, DockStatus } from '../../dock/protocol.js';
+import { duration, h, replace } from './dom.js';
+import type { Connection, DockSocket } from './socket.js';
+
+const LIFECYCLE_LABEL: Record<DockStatus['lifecycle'], string> = {
+  none: 'No computer',
+  booting: 'Booting',
+  running: 'Running',
+  error: 'Error',
+  stopped: 'Stopped',
+  unavailable: 'Unavailable',
+};
+
+export class StatusBar {
+  readonly el: HTMLElement;
+  private readonly pill = h('span', { class: 'pill', 'data-testid': 'lifecycle' });
+  private readonly details = h('span', { class: 'status-details', 'data-testid': 'status-details' });
+  private readonly bootError = h('div', {
+    class: 'boot-error',
+    role: 'alert',
+    hidden: true,
+    'data-testid': 'boot-error',
+  });
+  private readonly select = h('select', { 'aria-label': 'Profile', 'data-testid': 'profile-select' });
+  private readonly launchButton = h(
+    'button',
+    { class: 'primary', type: 'button', 'data-testid': 'launch' },
+    'Launch',
+  );
+  private readonly conn = h('span', { class: 'conn', 'data-testid': 'connection' });
+  private readonly notice = h('div', { class: 'notice', hidden: true, 'data-testid': 'notice' });
+  private status: DockStatus | null = null;
+  private armedUntil = 0;
+
+  constructor(
+    private readonly socket: DockSocket,
+    private readonly toast: (text: string, kind?: 'err' | 'ok') => void,
+  ) {
+    const brand = h(
+      'div',
+      { class: 'brand' },
+      h('span', { class: 'mark' }),
+      h('b', {}, 'Paddock'),
+      h('span', { class: 'muted' }, 'dock'),
+    );
+    const launch = h('div', { class: 'launch' }, this.select, this.launchButton);
+    this.el = h(
+      'header',
+      { class: 'topbar' },
+      brand,
+      h('div', { class: 'status' }, this.pill, this.details),
+      h('div', { class: 'spacer' }),
+      launch,
+      this.conn,
+    );
+    this.launchButton.addEventListener('click', () => void this.onLaunch());
+  }
+
+  /** The row under the header (boot error, launch-link progress). */
+  get banners(): HTMLElement[] {
+    return [this.bootError, this.notice];
+  }
+
+  setStatus(status: DockStatus): void {
+    this.status = status;
+    this.pill.className = `pill ${status.lifecycle}`;
+    this.pill.textContent = LIFECYCLE_LABEL[status.lifecycle];
+    const parts: (Node | string)[] = [];
+    if (status.profileName) parts.push(h('b', {}, status.profileName), h('code', {}, status.profileId ?? ''));
+    if (status.generation !== null)
+      parts.push(h('span', { class: 'chip', title: 'Generation' }, `g${status.generation}`));
+    if (status.bootMs !== null && status.lifecycle === 'running')
+      parts.push(h('span', { class: 'muted' }, `booted in ${duration(status.bootMs)}`));
+    if (status.message && status.lifecycle !== 'error')
+      parts.push(h('span', { class: 'muted' }, status.message));
+    replace(this.details, ...parts);
+    this.bootError.hidden = !status.bootError;
+    replace(this.bootError, status.bootError ? h('b', {}, 'Boot error: ') : null, status.bootError ?? '');
+    const usable = status.lifecycle !== 'unavailable';
+    this.select.disabled = !usable;
+    this.launchButton.disabled = !usable || status.lifecycle === 'booting';
+    this.disarm();
+    if (status.profileId && !this.select.dataset.touched) this.select.value = status.profileId;
+  }
+
+  setProfiles(profiles: DockProfile[]): void {
+    const current = this.select.value;
+    replace(
+      this.select,
+      ...profiles.map((p) =>
+        h(
+          'option',
+          {
+            value: p.id,
+            disabled: !p.available,
+            title: p.available ? p.description : (p.unavailableReason ?? ''),
+          },
+          p.available ? p.name : `${p.name} (unavailable)`,
+        ),
+      ),
+    );
+    const keep = profiles.find((p) => p.id === (current || this.status?.profileId) && p.available);
+    const first = keep ?? profiles.find((p) => p.available);
+    if (first) this.select.value = first.id;
+    this.select.onchange = () => {
+      this.select.dataset.touched = '1';
+      this.disarm();
+    };
+  }
+
+  setConnection(state: Connection): void {
+    const label: Record<Connection, string> = {
+      connecting: 'Connecting…',
+      live: 'Live',
+      reconnecting: 'Reconnecting…',
+      'signed-out': 'Signed out',
+    };
+    this.conn.className = `conn ${state}`;
+    this.conn.textContent = label[state];
+    this.conn.title = state === 'signed-out' ? 'Open the login link that paddock serve printed.' : '';
+  }
+
+  setLaunch(launch: DockLaunchProgress | null, linkOfPage: string | null): void {
+    if (!launch || launch.linkId !== linkOfPage) {
+      this.notice.hidden = true;
+      return;
+    }
+    this.notice.hidden = false;
+    this.notice.className = `notice ${launch.state}`;
+    const what =
+      launch.state === 'booting'
+        ? 'is booting…'
+        : launch.state === 'running'
+          ? launch.jobId
+            ? `is running; its startup script runs as ${launch.jobId} (see Jobs).`
+            : 'is running.'
+          : `failed: ${launch.error ?? 'see the logs.'}`;
+    replace(this.notice, 'Launch link ', h('code', {}, launch.linkId), ` ${what}`);
+  }
+
+  private async onLaunch(): Promise<void> {
+    const profileId = this.select.value;
+    if (!profileId) return;
+    const s = this.status;
+    const replacing = s && s.generation !== null && (s.lifecycle === 'running' || s.lifecycle === 'error');
+    if (replacing && Date.now() > this.armedUntil) {
+      this.armedUntil = Date.now() + 4000;
+      this.launchButton.textContent = `Replace g${s.generation}?`;
+      this.launchButton.classList.add('danger');
+      setTimeout(() => this.disarm(), 4100);
+      return;
+    }
+    this.armedUntil = 0;
+    this.disarm();
+    this.launchButton.disabled = true;
+    const reply = await this.socket.request({ type: 'launch', profileId });
+    this.launchButton.disabled = false;
+    if (!reply.ok) this.toast(reply.message, 'err');
+  }
+
+  private disarm(): void {
+    if (Date.now() <= this.armedUntil) return;
+    this.launchButton.textContent = 'Launch';
+    this.launchButton.classList.remove('danger');
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The dock and the computer together in a real browser: a real `paddock serve` with real bwrap
+ * computers, a real MCP client as the agent, Debian's chromium driven by playwright-core. The
+ * agent and the person share the same terminal and preview. Saves test-artifacts/dock-computer.png.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import {
+  REPO_ROOT,
+  type ServeProcess,
+  startServe,
+  type TempProject,
+  tempProject,
+} from '../helpers/paddock-process.js';
+
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+async function until<T>(
+  fn: () => Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('the agent and the person share one computer in the dock', () => {
+  let project: TempProject;
+  let serve: ServeProcess;
+  let browser: Browser;
+  let page: Page;
+  let agent: Client;
+  let terminalId: string;
+  const pageErrors: string[] = [];
+
+  async function call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const r = await agent.callTool({ name, arguments: args });
+    assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
+    return r.structuredContent as Record<string, unknown>;
+  }
+
+  async function terminalText(cursor?: string): Promise<{ text: string; next: string }> {
+    const r = await call('read_terminal_output', {
+      terminalId,
+      byteLimit: 65536,
+      ...(cursor ? { cursor } : {}),
+    });
+    return { text: String(r.output ?? r.text ?? r.data ?? ''), next: String(r.nextCursor) };
+  }
+
+  const screen = async () =>
+    (await page.locator(`.xterm-host[data-terminal="${terminalId}"] .xterm-rows`).textContent()) ?? '';
+
+  before(async () => {
+    project = tempProject('computer:\n  defaultProfile: python\n');
+    serve = await startServe(project);
+    agent = new Client({ name: 'dock-computer-agent', version: '1.0.0' });
+    await agent.connect(
+      new StreamableHTTPClientTransport(new URL(`${serve.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${serve.token}` } },
+      }),
+    );
+    await call('launch_computer', { profileId: 'python' });
+    await until(
+      async () => (await call('get_computer_status', {})).lifecycle === 'running',
+      'the computer to run',
+    );
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    await page.goto(await serve.loginLink());
+    await page.waitForURL(`${serve.url}/`);
+  });
+
+  after(async () => {
+    await agent?.close().catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await serve?.stop();
+    project?.cleanup();
+  });
+
+  it('shows in the page what the agent types into a terminal it created', async () => {
+    const created = await call('create_terminal', {});
+    terminalId = String(created.terminalId ?? created.id);
+    await page.locator(`.tab[data-terminal="${terminalId}"].active`).waitFor();
+    await call('send_terminal_input', { terminalId, text: 'echo from-agent-$((6*7))\n' });
+    await until(async () => (await screen()).includes('from-agent-42'), 'the agent’s echo on the page');
+  });
+
+  it('delivers what the person types in the page to the agent’s read_terminal_output', async () => {
+    await page.locator(`.xterm-host[data-terminal="${terminalId}"]`).click();
+    await page.keyboard.type('echo from-person-$((3*3))');
+    await page.keyboard.press('Enter');
+    await until(
+      async () => (await terminalText()).text.includes('from-person-9'),
+      'the person’s echo in the tool',
+    );
+  });
+
+  it('shows a web server started by the agent in the preview pane', async () => {
+    await call('run_command', {
+      script:
+        'mkdir -p /workspace/site && echo hello-preview > /workspace/site/hello.txt && cd /workspace/site && (python3 -m http.server 8000 >/dev/null 2>&1 &) ; sleep 0.5',
+      waitMs: 5000,
+    });
+    const nav = await call('navigate_preview', { path: '/' });
+    assert.ok(nav, 'navigate_preview answers with the request and the observed state');
+    const frame = page.frameLocator('[data-testid=preview-frame]');
+    await frame.locator('a[href="hello.txt"]').waitFor({ timeout: 15_000 });
+    assert.match((await frame.locator('body').textContent()) ?? '', /Directory listing/);
+  });
+
+  it('shows the agent’s write_file in the audit stream as it happens', async () => {
+    await call('write_file', { path: '/workspace/notes.md', content: '# notes\n', overwrite: true });
+    await page.locator('.audit-row', { hasText: 'write_file' }).first().waitFor();
+  });
+
+  it('nests the tool calls a command made through the tool channel under its run_command', async () => {
+    const job = await call('run_command', {
+      script: 'paddock-tool call save_memory \'{"content":"from a script"}\' > /dev/null && echo saved',
+      waitMs: 10_000,
+    });
+    assert.match(String(job.stdout), /saved/);
+    const nested = page.locator('.audit-row .children .audit-row', { hasText: 'save_memory' });
+    await nested.first().waitFor();
+    assert.match((await nested.first().textContent()) ?? '', /save_memory/);
+  });
+
+  it('interrupts a running program with ctrl_c', async () => {
+    await call('send_terminal_input', { terminalId, text: 'sleep 100; echo not-interrupted\n' });
+    const before = (await terminalText()).next;
+    await call('send_terminal_input', { terminalId, key: 'ctrl_c' });
+    await call('send_terminal_input', { terminalId, text: 'echo after-interrupt\n' });
+    const seen = await until(async () => {
+      const t = (await terminalText(before)).text;
+      return t.includes('after-interrupt') ? t : undefined;
+    }, 'the shell back after ctrl_c');
+    // the typed command line echoes the words; the program itself must never print them
+    assert.doesNotMatch(seen, /(^|\n)not-interrupted\r?\n/);
+  });
+
+  it('renders without page errors and saves a screenshot', async () => {
+    mkdirSync(join(REPO_ROOT, 'test-artifacts'), { recursive: true });
+    await page.screenshot({ path: join(REPO_ROOT, 'test-artifacts', 'dock-computer.png') });
+    assert.deepEqual(pageErrors, []);
+  });
+});

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
+import { ComputerManager } from '../../../src/computer/manager.js';
+import { computerSchema } from '../../../src/config/computer-schema.js';
+import { silentLogger } from '../../../src/shared/logger.js';
+import { dockComputerFromManager } from '../../../src/web/dock/index.js';
+import type { ComputerChange, DockComputer } from '../../../src/web/dock/sources.js';
+
+async function waitFor<T>(
+  what: string,
+  fn: () => T | undefined | null | false,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('the dock view of the ComputerManager', () => {
+  let dir: string;
+  let manager: ComputerManager;
+  let computer: DockComputer & { close(): void };
+  const changes: ComputerChange[] = [];
+  let sub: { dispose(): void };
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'paddock-dock-adapter-'));
+    const logger = silentLogger();
+    manager = new ComputerManager({
+      backend: new BwrapBackend({ logger }),
+      config: computerSchema.parse({ autoLaunch: false }),
+      dataDir: dir,
+      dockUrl: 'http://127.0.0.1',
+      logger,
+    });
+    computer = dockComputerFromManager(manager, { logger, pollMs: 20 });
+    sub = computer.onChange((c) => changes.push(c));
+  });
+
+  after(async () => {
+    sub?.dispose();
+    computer?.close();
+    await manager?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reports the launch, the boot and the log entries as they happen', async () => {
+    assert.equal(computer.status().lifecycle, 'none');
+    assert.ok(computer.profiles().some((p) => p.id === 'shell' && p.available));
+    await computer.launch('shell');
+    await waitFor('running', () => computer.status().lifecycle === 'running');
+    await waitFor('a status change', () => changes.some((c) => c.kind === 'status'));
+    await waitFor('the boot entry', () =>
+      changes.some((c) => c.kind === 'log' && c.entry.event === 'computer.boot'),
+    );
+    assert.equal(computer.status().generation, 1);
+    assert.ok(computer.recentLogs(10).some((e) => e.event === 'computer.launch'));
+  });
+
+  it('shows a job\u2019s output while it runs and its outcome when it ends', async () => {
+    const started = await manager.runCommand({
+      script: 'echo first-part; sleep 1; echo second-part >&2; exit 3',
+      waitMs: 0,
+      timeoutMs: 30_000,
+    });
+    const jobId = started.jobId;
+    await waitFor('the first part while running', () => {
+      const j = computer.job(jobId);
+      return j?.state === 'running' && j.stdoutTail.includes('first-part');
+    });
+    const listed = await waitFor('the job in the list', () => computer.jobs().find((j) => j.jobId === jobId));
+    assert.equal(listed.command, 'echo first-part; sleep 1; echo second-part >&2; exit 3');
+    const done = await waitFor('the end', () => {
+      const j = computer.job(jobId);
+      return j && j.state !== 'running' ? j : undefined;
+    });
+    assert.equal(done.state, 'failed');
+    assert.equal(done.exitCode, 3);
+    assert.equal(done.stderrTail, 'second-part\n');
+    await waitFor(
+      'a change for the start and one for the end',
+      () => changes.filter((c) => c.kind === 'job' && c.jobId === jobId).length >= 2,
+    );
+  });
+
+  it('forgets the jobs of a replaced generation', async () => {
+    assert.ok(computer.jobs().length > 0);
+    await computer.launch('shell');
+    await waitFor(
+      'generation 2 running',
+      () => computer.status().generation === 2 && computer.status().lifecycle === 'running',
+    );
+    await waitFor('the old jobs gone', () => computer.jobs().length === 0);
+  });
+});
