@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
+import { type AgentsService, createAgentNamespaceOf, createAgents } from './agents/index.js';
 import { openDatabase } from './audit/database.js';
 import { SqliteAuditStore } from './audit/sqlite-audit-store.js';
 import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
 import type { AuditStore, MemoryStore } from './audit/types.js';
+import { ChannelSession } from './channel/session.js';
 import { BwrapBackend } from './computer/backend/bwrap.js';
 import { ComputerManager } from './computer/manager.js';
 import { createComputerTools } from './computer/tools/index.js';
@@ -17,7 +19,7 @@ import type { Sandbox } from './policy/types.js';
 import { isPaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
 import { createComputerBuiltins } from './tools/builtin/computer-builtins.js';
-import { createBuiltinTools } from './tools/builtin/index.js';
+import { createBuiltinServices, createBuiltinTools } from './tools/builtin/index.js';
 import { Gateway } from './tools/gateway.js';
 import { PermissionPolicy, type PermissionRule } from './tools/permissions.js';
 import { ToolRegistry } from './tools/registry.js';
@@ -37,6 +39,9 @@ export function compilePolicy(loaded: LoadedConfig): Sandbox {
   }
 }
 
+/** Where the skills of `.paddock/skills` appear (read-only) in every computer. */
+const SKILLS_GUEST_ROOT = '/skills';
+
 /** Paddock's version, from package.json. */
 export const VERSION = '0.1.0';
 
@@ -54,13 +59,15 @@ export interface Paddock {
   gateway: Gateway;
   integrations: IntegrationsService;
   computer: ComputerManager;
+  agents: AgentsService;
   close(): Promise<void>;
 }
 
 export interface CreateOptions {
   logger: Logger;
   /** Base URL of the dock (what launch_computer answers); `serve` sets the real one once listening. */
-  dockUrl?: string;
+  dockUrl?: string /** How `serve` mounts the preview (its base path and the token to keep from the guest). */;
+  preview?: { basePath: string; serverToken?: string };
 }
 
 /**
@@ -114,6 +121,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     registry.onChange(() => {
       for (const tool of registry.list()) validator.compile(tool.inputSchema, tool.name);
     });
+    const skillsDir = join(loaded.projectDir, '.paddock', 'skills');
     const computer = new ComputerManager({
       backend: new BwrapBackend({ logger, sandboxUid: config.computer.sandboxUid }),
       config: config.computer,
@@ -122,9 +130,21 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
         options.dockUrl ?? config.server.publicUrl ?? `http://${config.server.host}:${config.server.port}`,
       logger,
       db,
+      ...(options.preview ? { preview: options.preview } : {}),
+      sharedMounts: existsSync(skillsDir)
+        ? [{ source: skillsDir, target: SKILLS_GUEST_ROOT, readOnly: true }]
+        : [],
+      // a command's tool channel acts for the caller that started it (never nested)
+      toolChannels: (grant) =>
+        grant.caller.via === 'channel'
+          ? null
+          : new ChannelSession(gateway, grant, logger.child({ domain: 'channel' })),
     });
     closers.push(() => computer.close());
-    registry.register(createBuiltinTools({ memory, notify: config.notify, logger }));
+    // memories of an agent's runs (and of their commands' tool calls) live under agent:<name>
+    const namespaceOf = createAgentNamespaceOf(db);
+    const { notifier } = createBuiltinServices({ memory, notify: config.notify, logger });
+    registry.register(createBuiltinTools({ memory, notify: config.notify, logger, notifier, namespaceOf }));
     registry.register(createComputerTools(computer));
     registry.register(createComputerBuiltins(computer));
     const syncSources = (tools: readonly Tool[], sources: Iterable<string>) => {
@@ -143,6 +163,23 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     await integrations.start();
     const initial = integrations.tools();
     syncSources(initial, new Set(initial.map((t) => t.source)));
+    const agents = createAgents({
+      projectDir: loaded.projectDir,
+      dataDir,
+      gateway,
+      registry,
+      integrations,
+      notifier,
+      policy,
+      policyConfig: config.policy,
+      db,
+      audit,
+      logger,
+      env: process.env,
+      config: config.agents,
+      ...(existsSync(skillsDir) ? { skillsGuestRoot: SKILLS_GUEST_ROOT } : {}),
+    });
+    closers.push(() => agents.close());
 
     return {
       loaded,
@@ -157,6 +194,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       gateway,
       integrations,
       computer,
+      agents,
       async close() {
         for (const close of closers.reverse()) {
           try {

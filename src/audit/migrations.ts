@@ -93,6 +93,45 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX launch_links_created_at ON launch_links (created_at);
     `,
   },
+  {
+    version: 4,
+    name: 'agent_runs',
+    // A run's tool calls are the tool_invocations rows whose parent_id is the run id, and
+    // (through the tool channel) their descendants; agent_schedule_ticks keeps the last tick
+    // per schedule so missed ticks after downtime can be detected and caught up at most once.
+    sql: `
+      CREATE TABLE agent_runs (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        agent TEXT NOT NULL,
+        trigger TEXT NOT NULL CHECK (trigger IN ('manual', 'schedule', 'catch-up', 'api')),
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        status TEXT NOT NULL CHECK (status IN ('running', 'succeeded', 'failed', 'limit', 'cancelled')),
+        turns INTEGER NOT NULL DEFAULT 0,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        final_answer TEXT,
+        error TEXT,
+        error_code TEXT,
+        input TEXT,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        scheduled_at INTEGER,
+        pid INTEGER,
+        skills TEXT NOT NULL DEFAULT '[]',
+        deliveries TEXT NOT NULL DEFAULT '[]'
+      );
+      CREATE INDEX agent_runs_agent ON agent_runs (agent, seq);
+      CREATE INDEX agent_runs_running ON agent_runs (agent) WHERE status = 'running';
+      CREATE TABLE agent_schedule_ticks (
+        agent TEXT NOT NULL,
+        schedule TEXT NOT NULL,
+        last_tick_at INTEGER NOT NULL,
+        PRIMARY KEY (agent, schedule)
+      );
+    `,
+  },
 ];
 
 const LEDGER_SQL = `

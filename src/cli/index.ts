@@ -1,5 +1,6 @@
 import { ConfigError } from '../config/load.js';
 import { isPaddockError } from '../shared/errors.js';
+import { agentsCommand } from './agents.js';
 import { UsageError } from './args.js';
 import { auditCommand } from './audit.js';
 import { doctorCommand } from './doctor.js';
@@ -20,6 +21,7 @@ const COMMANDS: Record<string, { run: Command; summary: string }> = {
   tools: { run: toolsCommand, summary: 'list tools, or call one through the gateway' },
   audit: { run: auditCommand, summary: 'read the audit log of tool calls' },
   policy: { run: policyCommand, summary: 'check an action against the whitelist policy' },
+  agents: { run: agentsCommand, summary: 'agents of .paddock/agents: list, run, runs, show' },
   servers: { run: serversCommand, summary: 'upstream MCP servers: list, tools, call, logs' },
   launch: { run: launchCommand, summary: 'boot a computer from a launch link and run its startup script' },
   init: { run: initCommand, summary: 'write a starter paddock.yaml and the .paddock/ layout' },

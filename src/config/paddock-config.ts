@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { agentsConfigSchema } from './agents-schema.js';
 import { computerSchema } from './computer-schema.js';
 import { notifySchema } from './notify-schema.js';
 import { buildConfigSchema } from './schema.js';
@@ -6,6 +7,9 @@ import { buildConfigSchema } from './schema.js';
 /** The schema of paddock.yaml, composed from each module's section. */
 export const paddockConfigSchema = buildConfigSchema({
   notify: notifySchema.default({ channels: {} }),
+  agents: agentsConfigSchema
+    .default(agentsConfigSchema.parse({}))
+    .describe('Agents: providers and scheduling.'),
   computer: computerSchema
     .default(computerSchema.parse({}))
     .describe('The computer: profiles, limits, retention.'),

@@ -1,0 +1,58 @@
+import type { Disposable } from '../audit/types.js';
+import type { Logger } from '../shared/logger.js';
+import type { AgentRun } from './types.js';
+
+/** What the dock (or any listener) hears about agents, as it happens. */
+export type RunEvent =
+  | { type: 'run.started'; run: AgentRun }
+  | {
+      type: 'run.turn';
+      runId: string;
+      agent: string;
+      turn: number;
+      inputTokens: number;
+      outputTokens: number;
+    }
+  | {
+      type: 'run.tool_call';
+      runId: string;
+      agent: string;
+      tool: string;
+      invocationId: string;
+      ok: boolean;
+      errorCode?: string;
+    }
+  | { type: 'run.finished'; run: AgentRun }
+  | {
+      type: 'schedule.tick';
+      agent: string;
+      schedule: string;
+      /** Epoch ms of the tick. */
+      scheduledAt: number;
+      action: 'started' | 'skipped' | 'catch-up';
+      reason?: string;
+      runId?: string;
+    }
+  | { type: 'agents.reloaded'; agents: string[]; errors: string[] };
+
+/** A small fan-out of run events; a listener that throws is logged and never disturbs a run. */
+export class RunEvents {
+  private readonly listeners = new Set<(event: RunEvent) => void>();
+
+  constructor(private readonly logger: Logger) {}
+
+  on(listener: (event: RunEvent) => void): Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => void this.listeners.delete(listener) };
+  }
+
+  emit(event: RunEvent): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(event);
+      } catch (e) {
+        this.logger.warn('agent.listener_failed', { event: event.type, error: (e as Error).message });
+      }
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { agentMd, startAgentsProject } from '../fixtures/providers/agents-project.js';
+
+const WORKER = agentMd(
+  `
+name: worker
+description: Runs a script in the computer that calls a tool through paddock-tool.
+provider: local-openai
+tools: [launch_computer, get_computer_status, run_command, read_job, save_memory]
+`,
+);
+
+/** Exit code of the script when the computer has no paddock-tool yet (the channel is not wired). */
+const NO_CHANNEL = 97;
+
+describe('an agent run that uses the computer', () => {
+  it('links the tool-channel calls of a run_command job to the run (nested under the run_command call)', async (t) => {
+    const p = await startAgentsProject({ agents: { worker: WORKER } });
+    try {
+      if (!p.paddock.registry.get('run_command')) {
+        t.skip('run_command is not registered by createPaddock');
+        return;
+      }
+      p.provider.script([
+        { toolCalls: [{ name: 'launch_computer', arguments: { profileId: 'shell' } }] },
+        {
+          toolCalls: [
+            {
+              name: 'run_command',
+              arguments: {
+                script: `command -v paddock-tool >/dev/null || exit ${NO_CHANNEL}\npaddock-tool call save_memory '{"content":"written from the computer"}'`,
+                waitMs: 10000,
+                timeoutMs: 30000,
+              },
+            },
+          ],
+        },
+        { text: 'The script saved a note.' },
+      ]);
+      const run = await p.agents.run('worker');
+      assert.equal(run.status, 'succeeded', run.error ?? '');
+      const commandResult = p.provider.requests.at(-1)!.toolResults[0]!.content;
+      if (commandResult.includes(`"exitCode":${NO_CHANNEL}`)) {
+        t.skip('the computer has no paddock-tool on its PATH yet (the tool channel is not wired)');
+        return;
+      }
+      assert.match(commandResult, /"exitCode":0/, commandResult);
+      const calls = p.agents.show(run.id)!.calls;
+      const command = calls.find((c) => c.tool === 'run_command');
+      assert.ok(command, `run_command is among the calls: ${calls.map((c) => c.tool).join(', ')}`);
+      assert.equal(command.depth, 1);
+      const nested = calls.find((c) => c.tool === 'save_memory');
+      assert.ok(nested, 'the channel call is listed with the run');
+      assert.equal(nested.depth, 2);
+      assert.equal(nested.parentId, command.id);
+      assert.equal(nested.via, 'channel');
+      assert.match(nested.caller, /^channel:/);
+      assert.equal(nested.success, true);
+    } finally {
+      await p.close();
+    }
+  });
+});
