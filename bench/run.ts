@@ -17,6 +17,8 @@ async function loadSuites(): Promise<Suite[]> {
     ['policy', './policy.js', 'benchPolicy'],
     ['computer', './computer.js', 'benchComputer'],
     ['integrations', './integrations.js', 'benchIntegrations'],
+    ['channel', './channel.js', 'benchChannel'],
+    ['terminals', './terminals.js', 'benchTerminals'],
   ];
   for (const [name, path, fn] of optional) {
     try {
