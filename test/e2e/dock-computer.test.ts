@@ -3,43 +3,22 @@
  * computers, a real MCP client as the agent, Debian's chromium driven by playwright-core. The
  * agent and the person share the same terminal and preview. Saves test-artifacts/dock-computer.png.
  */
+
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { CHROMIUM, connectHttp } from '../helpers/clients.js';
 import {
+  pollUntil,
   REPO_ROOT,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
-
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-async function until<T>(
-  fn: () => Promise<T | undefined | false>,
-  what: string,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('the agent and the person share one computer in the dock', () => {
   let project: TempProject;
@@ -71,18 +50,13 @@ describe('the agent and the person share one computer in the dock', () => {
   before(async () => {
     project = tempProject('computer:\n  defaultProfile: python\n');
     serve = await startServe(project);
-    agent = new Client({ name: 'dock-computer-agent', version: '1.0.0' });
-    await agent.connect(
-      new StreamableHTTPClientTransport(new URL(`${serve.url}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${serve.token}` } },
-      }),
-    );
+    agent = await connectHttp(serve.url, serve.token, 'dock-computer-agent');
     await call('launch_computer', { profileId: 'python' });
-    await until(
+    await pollUntil(
       async () => (await call('get_computer_status', {})).lifecycle === 'running',
       'the computer to run',
     );
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch(CHROMIUM);
     page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
     await page.goto(await serve.loginLink());
@@ -101,14 +75,14 @@ describe('the agent and the person share one computer in the dock', () => {
     terminalId = String(created.terminalId ?? created.id);
     await page.locator(`.tab[data-terminal="${terminalId}"].active`).waitFor();
     await call('send_terminal_input', { terminalId, text: 'echo from-agent-$((6*7))\n' });
-    await until(async () => (await screen()).includes('from-agent-42'), 'the agent’s echo on the page');
+    await pollUntil(async () => (await screen()).includes('from-agent-42'), 'the agent’s echo on the page');
   });
 
   it('delivers what the person types in the page to the agent’s read_terminal_output', async () => {
     await page.locator(`.xterm-host[data-terminal="${terminalId}"]`).click();
     await page.keyboard.type('echo from-person-$((3*3))');
     await page.keyboard.press('Enter');
-    await until(
+    await pollUntil(
       async () => (await terminalText()).text.includes('from-person-9'),
       'the person’s echo in the tool',
     );
@@ -148,10 +122,14 @@ describe('the agent and the person share one computer in the dock', () => {
     const before = (await terminalText()).next;
     await call('send_terminal_input', { terminalId, key: 'ctrl_c' });
     await call('send_terminal_input', { terminalId, text: 'echo after-interrupt\n' });
-    const seen = await until(async () => {
-      const t = (await terminalText(before)).text;
-      return t.includes('after-interrupt') ? t : undefined;
-    }, 'the shell back after ctrl_c');
+    const seen = await pollUntil(
+      async () => {
+        const t = (await terminalText(before)).text;
+        return t.includes('after-interrupt') ? t : '';
+      },
+      'the shell back after ctrl_c',
+      15_000,
+    );
     // the typed command line echoes the words; the program itself must never print them
     assert.doesNotMatch(seen, /(^|\n)not-interrupted\r?\n/);
   });

@@ -12,6 +12,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { WebSocket } from 'ws';
 import { openDatabase } from '../../src/audit/database.js';
 import { LaunchLinkStore } from '../../src/computer/launch-links.js';
+import { CHROMIUM } from '../helpers/clients.js';
 import {
   REPO_ROOT,
   type ServeProcess,
@@ -20,15 +21,6 @@ import {
   tempProject,
 } from '../helpers/paddock-process.js';
 
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
 const UI_INDEX = join(REPO_ROOT, 'dist', 'ui', 'index.html');
 
@@ -64,7 +56,7 @@ describe('the dock in a browser', () => {
     );
     project = tempProject();
     serve = await startServe(project);
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch(CHROMIUM);
     context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));

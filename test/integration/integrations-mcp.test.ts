@@ -3,10 +3,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { Client } from '@modelcontextprotocol/client';
 import { packageBin } from '../fixtures/mcp/harness.js';
-import { PADDOCK_BIN, REPO_ROOT, runCli, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import { connectStdio } from '../helpers/clients.js';
+import { REPO_ROOT, runCli, type TempProject, tempProject } from '../helpers/paddock-process.js';
 
 // What `import { defineTool, z } from 'paddock/plugin'` resolves to in an installed package.
 const PLUGIN = `import { defineTool, z } from '${pathToFileURL(join(REPO_ROOT, 'dist', 'src', 'plugin.js')).href}';
@@ -53,16 +53,7 @@ describe('upstream MCP servers and plugins through paddock mcp (end to end)', ()
     writeFileSync(join(project.dir, '.paddock', 'plugins', 'greet.mjs'), PLUGIN);
     writeFileSync(join(project.dir, '.paddock', 'plugins', 'broken.mjs'), BROKEN_PLUGIN);
     project.env.WORKDIR = work;
-    client = new Client({ name: 'paddock-test', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [PADDOCK_BIN, 'mcp'],
-        cwd: project.dir,
-        env: project.env as Record<string, string>,
-        stderr: 'ignore',
-      }),
-    );
+    client = await connectStdio(project);
   });
 
   after(async () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { PADDOCK_BIN, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import type { Client } from '@modelcontextprotocol/client';
+import { connectStdio } from '../helpers/clients.js';
+import { type TempProject, tempProject } from '../helpers/paddock-process.js';
 
 const BUILTINS = ['http_get', 'http_post', 'save_memory', 'recall_memory', 'notify'];
 
@@ -12,16 +12,7 @@ describe('MCP over stdio (paddock mcp) with the official client', () => {
 
   before(async () => {
     project = tempProject(`notify:\n  channels:\n    log:\n      type: log\n`);
-    client = new Client({ name: 'paddock-test', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [PADDOCK_BIN, 'mcp'],
-        cwd: project.dir,
-        env: project.env as Record<string, string>,
-        stderr: 'ignore',
-      }),
-    );
+    client = await connectStdio(project);
   });
 
   after(async () => {

@@ -1,0 +1,43 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { PADDOCK_BIN, type TempProject } from './paddock-process.js';
+
+/** The official MCP client connected to `paddock mcp` (stdio) in a project. */
+export async function connectStdio(project: TempProject, name = 'paddock-test'): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [PADDOCK_BIN, 'mcp'],
+      cwd: project.dir,
+      env: project.env as Record<string, string>,
+      stderr: 'ignore',
+    }),
+  );
+  return client;
+}
+
+/** The official MCP client connected to a running `paddock serve` over Streamable HTTP. */
+export async function connectHttp(url: string, token: string, name = 'paddock-test'): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}
+
+/** Debian's chromium, never a downloaded browser; flags for a closed network and root. */
+export const CHROMIUM = {
+  executablePath: '/usr/bin/chromium',
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+};
