@@ -35,13 +35,32 @@ export function describeTool(tool: Tool): Record<string, unknown> {
   };
 }
 
+/**
+ * Above this size a structured result travels once, as its JSON text, instead of twice
+ * (structuredContent plus the same JSON as text): large reads stay as fast as a text-only
+ * server. Tools that declare an outputSchema always send structuredContent.
+ */
+export const STRUCTURED_INLINE_MAX_BYTES = 16 * 1024;
+
 /** Renders a gateway result as an MCP CallToolResult (structured content plus a text rendering). */
-export function toCallToolResult(result: ToolResult): Record<string, unknown> {
-  const content =
-    result.content ?? (result.structured ? [{ type: 'text', text: JSON.stringify(result.structured) }] : []);
+export function toCallToolResult(
+  result: ToolResult,
+  tool?: Pick<Tool, 'outputSchema'>,
+): Record<string, unknown> {
+  if (result.content) {
+    return {
+      content: result.content,
+      ...(result.structured ? { structuredContent: result.structured } : {}),
+      ...(result.isError ? { isError: true } : {}),
+    };
+  }
+  const text = result.structured ? JSON.stringify(result.structured) : undefined;
+  const withStructured =
+    result.structured !== undefined &&
+    (tool?.outputSchema !== undefined || (text?.length ?? 0) <= STRUCTURED_INLINE_MAX_BYTES);
   return {
-    content,
-    ...(result.structured ? { structuredContent: result.structured } : {}),
+    content: text === undefined ? [] : [{ type: 'text', text }],
+    ...(withStructured ? { structuredContent: result.structured } : {}),
     ...(result.isError ? { isError: true } : {}),
   };
 }
@@ -97,7 +116,7 @@ export function createMcpServer(
             },
     });
     if (outcome.ok) {
-      return toCallToolResult(outcome.result) as never;
+      return toCallToolResult(outcome.result, deps.registry.get(params.name)) as never;
     }
     if (outcome.protocol) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.error.message, outcome.error.toJSON());

@@ -31,6 +31,8 @@ export type CallOutcome =
 const DEFAULT_TIMEOUT_MS = 330_000;
 /** How long a tool may take to settle by itself after its deadline or cancellation. */
 const ABORT_GRACE_MS = 100;
+/** How often a long call reports progress to a caller that asked for it. */
+const PROGRESS_INTERVAL_MS = 1000;
 
 /**
  * The one pipeline every call passes, whoever makes it:
@@ -175,6 +177,18 @@ export class Gateway {
     if (caller.signal?.aborted) onCallerAbort();
     else caller.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
+    // MCP progress for long calls: a heartbeat every second until the tool reports its own
+    let ownProgress = false;
+    const startedMs = Date.now();
+    const heartbeat = caller.onProgress
+      ? setInterval(() => {
+          if (!ownProgress)
+            caller.onProgress?.({
+              progress: Math.round((Date.now() - startedMs) / 1000),
+              message: `${name} is still running`,
+            });
+        }, PROGRESS_INTERVAL_MS)
+      : undefined;
     const ctx: ToolContext = {
       invocationId,
       caller,
@@ -189,7 +203,10 @@ export class Gateway {
         if (info.generation !== undefined) lineage.generation = info.generation;
         if (info.jobId !== undefined) lineage.jobId = info.jobId;
       },
-      progress: (p) => caller.onProgress?.(p),
+      progress: (p) => {
+        ownProgress = true;
+        caller.onProgress?.(p);
+      },
     };
 
     try {
@@ -209,6 +226,7 @@ export class Gateway {
       }
       return finish({ ok: false, invocationId, protocol: false, error });
     } finally {
+      clearInterval(heartbeat);
       clearTimeout(timer);
       caller.signal?.removeEventListener('abort', onCallerAbort);
     }

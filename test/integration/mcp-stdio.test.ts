@@ -78,6 +78,21 @@ describe('MCP over stdio (paddock mcp) with the official client', () => {
     );
   });
 
+  it('reports progress while a long call runs, when the client asks for it', async () => {
+    const seen: number[] = [];
+    const r = await client.callTool(
+      { name: 'run_command', arguments: { script: 'sleep 2.5; echo done', waitMs: 6000 } },
+      { onprogress: (p: { progress: number }) => seen.push(p.progress), timeout: 30_000 },
+    );
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+    assert.ok(seen.length >= 2, `progress notifications: ${JSON.stringify(seen)}`);
+    assert.deepEqual(
+      seen,
+      [...seen].sort((a, b) => a - b),
+      'progress only increases',
+    );
+  });
+
   it('rejects an unknown tool with a JSON-RPC error', async () => {
     await assert.rejects(
       client.callTool({ name: 'no_such_tool', arguments: {} }),
