@@ -128,11 +128,7 @@ describe('the dock in a browser', () => {
     assert.equal(fromOtherOrigin, 'refused');
   });
 
-  it('shows a launch link\u2019s script and boots nothing until the person confirms', async (t) => {
-    if ((await page.getByTestId('lifecycle').textContent()) === 'Unavailable') {
-      t.skip('this paddock serve runs without the computer service');
-      return;
-    }
+  it('shows a launch link\u2019s script and boots nothing until the person confirms', async () => {
     const marker = `started-from-link-${Date.now()}`;
     const script = `echo ${marker}\necho "<b>not markup</b>"\n${'# filler line\n'.repeat(400)}echo script-end`;
     const db = openDatabase(join(project.dataDir, 'paddock.db'));
@@ -160,11 +156,7 @@ describe('the dock in a browser', () => {
     await page.locator('[data-tab=audit]').click();
   });
 
-  it('launches from the dock through the gateway, audited as the person at the dock', async (t) => {
-    if ((await page.getByTestId('lifecycle').textContent()) === 'Unavailable') {
-      t.skip('this paddock serve runs without the computer service');
-      return;
-    }
+  it('launches from the dock through the gateway, audited as the person at the dock', async () => {
     const generation = await page.locator('.status-details .chip').textContent();
     await page.getByTestId('profile-select').selectOption('shell');
     await page.getByTestId('launch').click();

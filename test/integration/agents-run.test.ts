@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { AgentCallerContext } from '../../src/agents/runner.js';
 import type { AgentRun } from '../../src/agents/types.js';
-import { PaddockError } from '../../src/shared/errors.js';
 import { packageBin } from '../fixtures/mcp/harness.js';
 import { type AgentsProject, agentMd, startAgentsProject } from '../fixtures/providers/agents-project.js';
 
@@ -343,11 +341,7 @@ describe('agent runs over the gateway with a scripted model', () => {
     p.provider.script([]);
   });
 
-  it("applies the agent's narrowed policy to its calls (both policies must allow)", async (t) => {
-    if (!(await gatewayHonoursCallerPolicy(p))) {
-      t.skip('the gateway does not use CallerContext.policy yet (one-line change in src/tools/gateway.ts)');
-      return;
-    }
+  it("applies the agent's narrowed policy to its calls (both policies must allow)", async () => {
     p.provider.script([
       { toolCalls: [{ name: 'http_get', arguments: { url: 'https://allowed.test/' } }] },
       { text: 'Refused, as expected.' },
@@ -416,17 +410,3 @@ describe('agent runs over the gateway with a scripted model', () => {
     p.provider.script([]);
   });
 });
-
-/** True when the gateway runs a call under `CallerContext.policy` (probed with a deny-all sandbox). */
-async function gatewayHonoursCallerPolicy(p: AgentsProject): Promise<boolean> {
-  const denyAll = {
-    check: () => ({ allow: false, rule: 'probe', reason: 'probe' }),
-    enforce: async () => {
-      throw new PaddockError('POLICY_DENIED', 'probe', { rule: 'probe' });
-    },
-    sanitizeEnv: (env: Record<string, string>) => env,
-  };
-  const caller: AgentCallerContext = { caller: 'cli', via: 'direct', attended: true, policy: denyAll };
-  const outcome = await p.paddock.gateway.call('http_get', { url: 'https://allowed.test/' }, caller);
-  return !outcome.ok && outcome.error.details.rule === 'probe';
-}
