@@ -130,6 +130,23 @@ describe('upstream MCP servers and plugins through paddock mcp (end to end)', ()
     assert.match(broken?.error ?? '', /broken on purpose/);
   });
 
+  it('runs an ask upstream tool for the MCP client but refuses it to a command’s tool channel', async () => {
+    await toolNames();
+    const direct = await client.callTool({ name: 'everything_echo', arguments: { message: 'asked' } });
+    assert.notEqual(direct.isError, true);
+    const job = await client.callTool({
+      name: 'run_command',
+      arguments: {
+        script: `paddock-tool list | grep -c everything_echo; paddock-tool call everything_echo '{"message":"x"}'; echo "exit=$?"`,
+        waitMs: 10_000,
+      },
+    });
+    const out = job.structuredContent as { stdout: string; stderr: string };
+    assert.match(out.stdout, /^0\n/, 'an ask tool is not listed to the channel');
+    assert.match(out.stdout, /exit=1/);
+    assert.match(out.stderr, /PERMISSION_REQUIRED/);
+  });
+
   it('shows permissions from mcp_servers.yaml and paddock.yaml in tools list', async () => {
     const r = await runCli(project, ['tools', 'list', '--json']);
     assert.equal(r.code, 0, r.stderr);
