@@ -10,8 +10,6 @@ import { after, before, describe, it } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { WebSocket } from 'ws';
-import { openDatabase } from '../../src/audit/database.js';
-import { LaunchLinkStore } from '../../src/computer/launch-links.js';
 import { CHROMIUM } from '../helpers/clients.js';
 import {
   REPO_ROOT,
@@ -131,15 +129,23 @@ describe('the dock in a browser', () => {
   it('shows a launch link\u2019s script and boots nothing until the person confirms', async () => {
     const marker = `started-from-link-${Date.now()}`;
     const script = `echo ${marker}\necho "<b>not markup</b>"\n${'# filler line\n'.repeat(400)}echo script-end`;
-    const db = openDatabase(join(project.dataDir, 'paddock.db'));
-    const link = new LaunchLinkStore(db).create('shell', script);
-    db.close();
-    const before = await page.getByTestId('lifecycle').textContent();
+    const created = await agent.callTool({
+      name: 'create_launch_link',
+      arguments: { profileId: 'shell', startupScript: script },
+    });
+    assert.notEqual(created.isError, true, JSON.stringify(created.content));
+    const linkUrl = String((created.structuredContent as { url: string }).url);
+    const status = async () =>
+      (await agent.callTool({ name: 'get_computer_status', arguments: {} })).structuredContent as {
+        generation: number | null;
+        lifecycle: string;
+      };
+    const before = await status();
     const launchPage = await context.newPage();
-    await launchPage.goto(`${serve.url}/launch/${link.id}`);
+    await launchPage.goto(`${serve.url}${new URL(linkUrl).pathname}`);
     const shown = await launchPage.locator('#script').textContent();
     assert.equal(shown, script, 'the page shows the whole script as text');
-    assert.equal(await page.getByTestId('lifecycle').textContent(), before, 'opening the page boots nothing');
+    assert.deepEqual(await status(), before, 'opening the page boots nothing');
     await launchPage.locator('#confirm').click();
     await launchPage.waitForURL(`${serve.url}/`, { timeout: 10_000 }).catch(async (e: Error) => {
       throw new Error(

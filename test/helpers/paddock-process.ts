@@ -57,10 +57,10 @@ export async function startServe(
     err += d.toString();
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`paddock serve did not start in time.\nstdout:\n${out}\nstderr:\n${err}`)),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`paddock serve did not start in time.\nstdout:\n${out}\nstderr:\n${err}`));
+    }, timeoutMs);
     const onData = () => {
       const m = /MCP endpoint: (http:\/\/\S+)\/mcp/.exec(out);
       if (m?.[1]) {

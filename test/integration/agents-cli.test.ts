@@ -36,7 +36,7 @@ describe('paddock agents (CLI)', () => {
       paddockYaml: () => 'notify:\n  channels:\n    ops:\n      type: log\n',
       agents: {
         greeter: agentMd(
-          'name: greeter\ndescription: Says hello.\nprovider: openai\nmodel: gpt-test\ntools: [save_memory]\nschedules: ["0 9 * * 1-5"]\nnotify: [ops]',
+          'name: greeter\ndescription: Says hello.\nprovider: openai\nmodel: gpt-test\ntools: [save_memory]\nschedules: [{cron: "0 9 * * 1-5", timezone: UTC}]\nnotify: [ops]',
           'Greet the team.',
         ),
         broken: agentMd(
@@ -64,7 +64,7 @@ describe('paddock agents (CLI)', () => {
     const r = await cli(['list', '--config', config]);
     assert.equal(r.code, 1);
     assert.match(r.out, /^greeter {2}\(openai \/ gpt-test\)/m);
-    assert.match(r.out, /schedule: 0 9 \* \* 1-5 {2}next \d{4}-\d\d-\d\dT09:00/);
+    assert.match(r.out, /schedule: 0 9 \* \* 1-5 \(UTC\) {2}next \d{4}-\d\d-\d\dT09:00/);
     assert.match(
       r.out,
       /^broken: NOT LOADED \(.*AGENT\.md\)\n {2}schedules\.0: invalid cron expression "99 \* \* \* \*"/m,

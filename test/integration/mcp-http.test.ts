@@ -128,8 +128,9 @@ describe('MCP over Streamable HTTP against a real paddock serve', () => {
 describe('audit durability across a killed server', () => {
   it('keeps the row of a call answered right before SIGKILL', async () => {
     const project = tempProject();
+    let serve: ServeProcess | undefined;
     try {
-      const serve = await startServe(project);
+      serve = await startServe(project);
       const client = await connect(serve.url, serve.token);
       const marker = `durable-${Date.now()}`;
       const r = await client.callTool({ name: 'save_memory', arguments: { content: marker } });
@@ -139,6 +140,7 @@ describe('audit durability across a killed server', () => {
       assert.equal(res.code, 0, res.stderr);
       assert.ok(res.stdout.includes(marker), `row missing after SIGKILL: ${res.stdout}`);
     } finally {
+      await serve?.stop('SIGKILL');
       project.cleanup();
     }
   });
