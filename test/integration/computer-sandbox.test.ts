@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -35,6 +35,36 @@ describe('computer sandbox (bwrap)', { concurrency: false }, () => {
       assert.equal(home, '/workspace');
       assert.equal(cwd, '/workspace');
       assert.match(caps ?? '', /CapEff:\s+0+$/);
+    });
+  });
+
+  it('never runs as host root: every process of the computer has an unprivileged host uid', async (t) => {
+    if (process.getuid?.() !== 0) {
+      t.skip('only a server running as root could map the guest to host root');
+      return;
+    }
+    await withComputer({}, async ({ manager }) => {
+      await launchRunning(manager);
+      const r = await run(
+        manager,
+        'sleep 30 & cat /proc/slabinfo >/dev/null 2>&1 && echo slabinfo-readable || echo slabinfo-denied',
+      );
+      assert.equal(r.stdout.trim(), 'slabinfo-denied', 'root-only /proc files stay unreadable');
+      // from the host: the sandbox, its guest agent and the job's sleep all run as the sandbox uid
+      const uids = readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .flatMap((pid) => {
+          try {
+            const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+            if (!cmd.includes('/opt/paddock/guest/agent.js') && !cmd.startsWith('sleep\u000030')) return [];
+            const uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+            return uid === undefined ? [] : [Number(uid)];
+          } catch {
+            return [];
+          }
+        });
+      assert.ok(uids.length >= 2, `found the computer's processes on the host: ${uids.join(',')}`);
+      assert.ok(!uids.includes(0), `a process of the computer runs as host root: ${uids.join(',')}`);
     });
   });
 

@@ -34,6 +34,7 @@ import {
 import { type CgroupNode, CgroupRoot } from './cgroups.js';
 import { guestPackages } from './guest-packages.js';
 import { findDescendantByInnerPid } from './proc.js';
+import { RuntimeStage } from './runtime-files.js';
 import type { ComputerBackend, JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
 
 const MIB = 1024 * 1024;
@@ -41,6 +42,8 @@ const MIB = 1024 * 1024;
 const FIRST_DATA_FD = 4;
 /** Default host uid of sandboxes when Paddock runs as root without cgroups. */
 export const DEFAULT_SANDBOX_UID = 64_000;
+/** Drops the launching shell to the sandbox uid (util-linux, present wherever bwrap is). */
+const SETPRIV = '/usr/bin/setpriv';
 const HOST_PATH = ['/usr/local/bin', '/usr/bin', '/bin'];
 
 /** Options of the bwrap backend. */
@@ -109,6 +112,7 @@ export class BwrapBackend implements ComputerBackend {
   private readonly runAs: { uid: number; gid: number } | null;
   private sandboxRoot: string | null = null;
   private readonly guestPackages = guestPackages();
+  private readonly stage = new RuntimeStage(() => this.ensureSandboxRoot());
 
   constructor(options: BwrapBackendOptions) {
     this.logger = options.logger;
@@ -116,9 +120,14 @@ export class BwrapBackend implements ComputerBackend {
     this.guestDir = options.guestDir ?? defaultGuestDir();
     this.cgroups = options.useCgroups === false ? null : CgroupRoot.create(options.logger);
     const uid = options.sandboxUid ?? DEFAULT_SANDBOX_UID;
-    this.runAs = !this.cgroups && process.getuid?.() === 0 ? { uid, gid: uid } : null;
+    // As root, the sandbox never runs as host uid 0: its files (setuid bits included) and its view of
+    // root-only /proc entries would be root's. It runs as a dedicated uid that owns nothing else.
+    this.runAs = process.getuid?.() === 0 ? { uid, gid: uid } : null;
     if (this.runAs)
-      this.logger.warn('computer.sandbox_uid', { uid, reason: 'root without cgroups: limits by rlimit' });
+      this.logger.info('computer.sandbox_uid', {
+        uid,
+        limits: this.cgroups ? 'cgroups' : 'rlimits (no writable cgroups)',
+      });
   }
 
   /** What the kernel enforces for this server's computers. */
@@ -152,11 +161,14 @@ export class BwrapBackend implements ComputerBackend {
     files.forEach(([target], i) => {
       generated[target] = FIRST_DATA_FD + i;
     });
+    // as the dedicated uid, bind only what that uid can reach (staged copies otherwise)
+    const reach = (path: string, name: string) => (this.runAs ? this.stage.path(path, name) : path);
+    const clients = existsSync(defaultClientsDir()) ? reach(defaultClientsDir(), 'clients') : null;
     const layout: BwrapLayout = {
-      nodePath: process.execPath,
-      guestDir: this.guestDir,
-      clientsDir: existsSync(defaultClientsDir()) ? defaultClientsDir() : null,
-      guestPackages: this.guestPackages,
+      nodePath: reach(process.execPath, 'node'),
+      guestDir: reach(this.guestDir, 'guest'),
+      clientsDir: clients,
+      guestPackages: this.guestPackages.map((p) => ({ ...p, dir: reach(p.dir, `packages/${p.name}`) })),
       workspace,
       generated,
       rootEntries: rootEntries(),
@@ -208,16 +220,21 @@ export class BwrapBackend implements ComputerBackend {
       mkdirSync(dir, { recursive: true, mode: 0o755 });
       return dir;
     }
-    if (!this.sandboxRoot) {
-      this.sandboxRoot = mkdtempSync(join(tmpdir(), 'paddock-sandboxes-'));
-      chmodSync(this.sandboxRoot, 0o711);
-    }
-    const generationDir = join(this.sandboxRoot, `g${spec.generation}`);
+    const generationDir = join(this.ensureSandboxRoot(), `g${spec.generation}`);
     mkdirSync(generationDir, { mode: 0o711 });
     const dir = join(generationDir, 'workspace');
     mkdirSync(dir, { mode: 0o755 });
     chownSync(dir, this.runAs.uid, this.runAs.gid);
     return dir;
+  }
+
+  /** The server's own traversable directory for workspaces and staged runtime files. */
+  private ensureSandboxRoot(): string {
+    if (!this.sandboxRoot) {
+      this.sandboxRoot = mkdtempSync(join(tmpdir(), 'paddock-sandboxes-'));
+      chmodSync(this.sandboxRoot, 0o711);
+    }
+    return this.sandboxRoot;
   }
 
   /** Spawns bwrap, first moving the launching shell into the computer's cgroups (so nothing escapes). */
@@ -227,8 +244,21 @@ export class BwrapBackend implements ComputerBackend {
     const split = argv.indexOf('--');
     const options = argv.slice(0, split);
     const command = argv.slice(split);
+    // The shell joins the cgroups while it still may (as the server's own user), then drops to the
+    // sandbox uid right before bwrap, so nothing of the computer ever runs outside them or as root.
     const enter =
       'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+    const drop = this.runAs
+      ? [
+          SETPRIV,
+          `--reuid=${this.runAs.uid}`,
+          `--regid=${this.runAs.gid}`,
+          '--clear-groups',
+          '--inh-caps=-all',
+          '--bounding-set=-all',
+          '--',
+        ]
+      : [];
     const child = spawn(
       '/bin/sh',
       [
@@ -237,6 +267,7 @@ export class BwrapBackend implements ComputerBackend {
         'paddock-launch',
         String(procsFiles.length),
         ...procsFiles,
+        ...drop,
         this.bwrapPath,
         '--args',
         '3',
@@ -245,7 +276,6 @@ export class BwrapBackend implements ComputerBackend {
       {
         stdio: ['pipe', 'pipe', 'pipe', 'pipe', ...dataFiles.map(() => 'pipe' as const)],
         env: { PATH: process.env.PATH ?? HOST_PATH.join(':') },
-        ...(this.runAs ?? {}),
       },
     );
     const feed = (fd: number, content: string) => {
