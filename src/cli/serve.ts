@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '../config/load.js';
 import { createPaddock, VERSION } from '../main.js';
 import { McpHttpEndpoint } from '../mcp/http.js';
 import { WebApp } from '../web/app.js';
@@ -35,6 +36,11 @@ export async function serveCommand(args: string[]): Promise<number> {
   const port = typeof values.port === 'string' ? Number(values.port) : server.port;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError('--port must be an integer from 0 to 65535.');
+  if (server.auth === 'none' && !isLoopbackHost(host)) {
+    throw new UsageError(
+      `auth "none" only serves a loopback address, and --host is "${host}"; remove --host or set server.auth to token.`,
+    );
+  }
   const logger = loggerFor(loaded);
   const { token, created, file } = loadOrCreateToken(loaded.dataDir);
   const previewBase = newPreviewBasePath();

@@ -70,8 +70,8 @@ export function guestRequestHeaders(headers: IncomingHttpHeaders, t: ProxyTarget
       if (kept.length > 0) out.cookie = kept.join('; ');
       continue;
     }
-    if (name === 'authorization' && t.serverToken && String(value).trim() === `Bearer ${t.serverToken}`)
-      continue;
+    // the server token never reaches the guest, however a header spells it
+    if (t.serverToken && String(value).includes(t.serverToken)) continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   out.host = `localhost:${t.port}`;
@@ -157,11 +157,32 @@ export function proxyHttp(socket: Duplex, req: IncomingMessage, res: ServerRespo
     createConnection: () => socket as unknown as Socket,
   });
   upstream.on('response', (answer) => {
-    res.writeHead(
-      answer.statusCode ?? 502,
-      answer.statusMessage,
-      clientResponseHeaders(answer.rawHeaders, t),
-    );
+    const status = answer.statusCode ?? 0;
+    // a guest server chooses its status line: one Node cannot send (0–99, 600+) must not throw here
+    if (status < 100 || status > 599) {
+      answer.destroy();
+      socket.destroy();
+      sendPreviewPage(
+        res,
+        502,
+        'The preview server sent an invalid answer',
+        `The server on port ${t.port} in the computer answered with HTTP status ${status}, which is not a valid status code. Fix the server, then reload.`,
+      );
+      return;
+    }
+    try {
+      res.writeHead(status, answer.statusMessage, clientResponseHeaders(answer.rawHeaders, t));
+    } catch {
+      answer.destroy();
+      socket.destroy();
+      sendPreviewPage(
+        res,
+        502,
+        'The preview server sent an invalid answer',
+        `The server on port ${t.port} in the computer sent a status line or headers that cannot be relayed. Fix the server, then reload.`,
+      );
+      return;
+    }
     answer.pipe(res);
     answer.on('error', () => res.destroy());
   });

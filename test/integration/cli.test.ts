@@ -35,6 +35,17 @@ describe('paddock CLI', () => {
     }
   });
 
+  it('refuses to serve without auth on a non-loopback --host', async () => {
+    const p = tempProject('server:\n  auth: none\n');
+    try {
+      const r = await runCli(p, ['serve', '--host', '0.0.0.0', '--port', '0']);
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, /loopback/);
+    } finally {
+      p.cleanup();
+    }
+  });
+
   it('init writes a starter config that loads, and the .paddock layout', async () => {
     const p = tempProject();
     try {
