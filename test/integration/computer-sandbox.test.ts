@@ -68,6 +68,30 @@ describe('computer sandbox (bwrap)', { concurrency: false }, () => {
     });
   });
 
+  it('refuses the calls that would let one process of the computer take over another (ptrace, pidfd_getfd, process_vm_readv)', async () => {
+    await withComputer({}, async ({ manager }) => {
+      await launchRunning(manager);
+      // before each call errno is reset; an allowed call would fail differently (EBADF, ESRCH) or succeed
+      const r = await run(
+        manager,
+        `python3 -c "
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+names = {'x64': {'ptrace': 101, 'pidfd_getfd': 438, 'process_vm_readv': 310}, 'arm64': {'ptrace': 117, 'pidfd_getfd': 438, 'process_vm_readv': 270}}
+table = names['arm64' if os.uname().machine == 'aarch64' else 'x64']
+for name, nr in table.items():
+    ctypes.set_errno(0)
+    r = libc.syscall(nr, 0, 0, 0, 0, 0, 0)
+    print(name, r, ctypes.get_errno())
+"`,
+      );
+      assert.equal(r.exitCode, 0, r.stderr);
+      for (const name of ['ptrace', 'pidfd_getfd', 'process_vm_readv']) {
+        assert.match(r.stdout, new RegExp(`^${name} -1 1$`, 'm'), `${name} must answer EPERM:\n${r.stdout}`);
+      }
+    });
+  });
+
   it('shows no host process and none of the host home directories, /root, /run, secrets or the data directory', async () => {
     await withComputer({}, async ({ manager, dataDir }) => {
       const c = await launchRunning(manager);

@@ -35,6 +35,7 @@ import { type CgroupNode, CgroupRoot } from './cgroups.js';
 import { guestPackages } from './guest-packages.js';
 import { findDescendantByInnerPid } from './proc.js';
 import { RuntimeStage } from './runtime-files.js';
+import { seccompFilter } from './seccomp.js';
 import type { ComputerBackend, JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
 
 const MIB = 1024 * 1024;
@@ -174,16 +175,17 @@ export class BwrapBackend implements ComputerBackend {
       rootEntries: rootEntries(),
       etcEntries: etcEntries(),
     };
+    const filter = seccompFilter();
     const args = buildBwrapArgs(spec, layout);
+    if (filter) args.splice(args.indexOf('--'), 0, '--seccomp', String(FIRST_DATA_FD + files.length));
     const node = this.cgroups?.computer(`g${spec.generation}`, {
       pidsMax: spec.limits.processes,
       memoryBytes: spec.limits.memoryMb * MIB,
     });
-    const child = this.spawnBwrap(
-      args,
-      node?.procsFiles() ?? [],
-      files.map(([, content]) => content),
-    );
+    const child = this.spawnBwrap(args, node?.procsFiles() ?? [], [
+      ...files.map(([, content]) => Buffer.from(content)),
+      ...(filter ? [filter] : []),
+    ]);
     const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve) => {
       child.once('exit', (exitCode, signal) => resolve({ exitCode, signal }));
       child.once('error', () => resolve({ exitCode: null, signal: null }));
@@ -238,7 +240,7 @@ export class BwrapBackend implements ComputerBackend {
   }
 
   /** Spawns bwrap, first moving the launching shell into the computer's cgroups (so nothing escapes). */
-  private spawnBwrap(argv: string[], procsFiles: string[], dataFiles: string[]): ChildProcess {
+  private spawnBwrap(argv: string[], procsFiles: string[], dataFiles: Buffer[]): ChildProcess {
     // Options travel through fd 3 (kept out of the guest's /proc/1/cmdline); bwrap reads the
     // command itself only from its real argv.
     const split = argv.indexOf('--');
@@ -278,10 +280,10 @@ export class BwrapBackend implements ComputerBackend {
         env: { PATH: process.env.PATH ?? HOST_PATH.join(':') },
       },
     );
-    const feed = (fd: number, content: string) => {
+    const feed = (fd: number, content: Buffer | string) => {
       const pipe = child.stdio[fd] as NodeJS.WritableStream;
       pipe.on('error', () => undefined);
-      pipe.end(Buffer.from(content));
+      pipe.end(Buffer.isBuffer(content) ? content : Buffer.from(content));
     };
     feed(3, `${options.join('\0')}\0`);
     dataFiles.forEach((content, i) => {
