@@ -15,8 +15,17 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 /** The sandbox every preview response gets (the dock's iframe uses the same flags). */
-export const PREVIEW_SANDBOX_CSP =
-  'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads';
+export const PREVIEW_SANDBOX_CSP = [
+  // an opaque origin: the page can never act as the dock, and it opens no other window
+  'sandbox allow-scripts allow-forms allow-modals allow-downloads',
+  // the computer has no network; its pages must not get one through the person's browser either
+  "default-src 'self' data: blob:",
+  "script-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:",
+  "style-src 'self' 'unsafe-inline' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "base-uri 'self'",
+].join('; ');
 
 /** Headers that belong to one connection, never forwarded. */
 const HOP_BY_HOP = new Set([

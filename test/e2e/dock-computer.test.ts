@@ -6,6 +6,8 @@
 
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
@@ -101,6 +103,36 @@ describe('the agent and the person share one computer in the dock', () => {
     const frame = page.frameLocator('[data-testid=preview-frame]');
     await frame.locator('a[href="hello.txt"]').waitFor({ timeout: 15_000 });
     assert.match((await frame.locator('body').textContent()) ?? '', /Directory listing/);
+  });
+
+  it('lets a preview page load from its own server but from no other origin', async () => {
+    // the person's browser has a network; the computer's pages must not use it (CSP of the relay)
+    const outside = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/javascript' });
+      res.end('window.outside = true;');
+    });
+    await new Promise<void>((resolve) => outside.listen(0, '127.0.0.1', resolve));
+    const other = `http://127.0.0.1:${(outside.address() as AddressInfo).port}/outside.js`;
+    const probe = `<!doctype html><title>probe</title><body><script>
+      const out = (k, v) => { const p = document.createElement('p'); p.id = k; p.textContent = v; document.body.append(p); };
+      const load = (k, src) => { const s = document.createElement('script'); s.src = src; s.onload = () => out(k, 'loaded'); s.onerror = () => out(k, 'blocked'); document.head.append(s); };
+      load('own', 'probe.js');
+      load('other', ${JSON.stringify(other)});
+    </script></body>`;
+    await call('write_file', {
+      path: '/workspace/site/probe.js',
+      content: 'window.probed = true;\n',
+      overwrite: true,
+    });
+    await call('write_file', { path: '/workspace/site/probe.html', content: probe, overwrite: true });
+    await call('navigate_preview', { path: '/probe.html' });
+    const frame = page.frameLocator('[data-testid=preview-frame]');
+    assert.equal(await frame.locator('#own').textContent({ timeout: 15_000 }), 'loaded');
+    try {
+      assert.equal(await frame.locator('#other').textContent({ timeout: 15_000 }), 'blocked');
+    } finally {
+      outside.close();
+    }
   });
 
   it('shows the agent’s write_file in the audit stream as it happens', async () => {

@@ -7,7 +7,7 @@ import type { DockFeatures, DockPreview } from '../../dock/protocol.js';
 import { h, replace } from './dom.js';
 import type { DockSocket } from './socket.js';
 
-const SANDBOX = 'allow-scripts allow-forms allow-popups allow-modals allow-downloads';
+const SANDBOX = 'allow-scripts allow-forms allow-modals allow-downloads';
 
 export class PreviewPanel {
   readonly el: HTMLElement;
