@@ -34,7 +34,7 @@ import {
 import { type CgroupNode, CgroupRoot } from './cgroups.js';
 import { guestPackages } from './guest-packages.js';
 import { findDescendantByInnerPid } from './proc.js';
-import { RuntimeStage } from './runtime-files.js';
+import { RuntimeStage, reachableByAnyone } from './runtime-files.js';
 import { seccompFilter } from './seccomp.js';
 import type { ComputerBackend, JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
 
@@ -176,7 +176,13 @@ export class BwrapBackend implements ComputerBackend {
       etcEntries: etcEntries(),
     };
     const filter = seccompFilter();
-    const args = buildBwrapArgs(spec, layout);
+    // read-only mounts the sandbox uid cannot reach are copied for this generation (a snapshot)
+    const mounts = spec.mounts.map((m, i) =>
+      this.runAs && m.readOnly && !reachableByAnyone(m.source)
+        ? { ...m, source: this.stage.snapshot(m.source, `g${spec.generation}/mounts/${i}`) }
+        : m,
+    );
+    const args = buildBwrapArgs({ ...spec, mounts }, layout);
     if (filter) args.splice(args.indexOf('--'), 0, '--seccomp', String(FIRST_DATA_FD + files.length));
     const node = this.cgroups?.computer(`g${spec.generation}`, {
       pidsMax: spec.limits.processes,

@@ -1,4 +1,4 @@
-import { chmodSync, cpSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, parse } from 'node:path';
 
 /**
@@ -44,6 +44,21 @@ export class RuntimeStage {
     this.staged.set(source, target);
     return target;
   }
+
+  /** A fresh copy of `source` (e.g. skills for one generation), wherever it is. */
+  snapshot(source: string, name: string): string {
+    return snapshotCopy(this.stageDir(), source, name);
+  }
+}
+
+/** Copies `source` as it is now (no caching) to `<stageDir>/runtime/<name>`, readable by anyone. */
+export function snapshotCopy(stageDir: string, source: string, name: string): string {
+  const target = join(stageDir, 'runtime', name);
+  rmSync(target, { recursive: true, force: true });
+  mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+  cpSync(source, target, { recursive: true, dereference: true });
+  chmodReadable(target);
+  return target;
 }
 
 function chmodReadable(path: string): void {
