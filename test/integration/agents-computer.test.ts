@@ -11,7 +11,10 @@ tools: [launch_computer, get_computer_status, run_command, read_job, save_memory
 `,
 );
 
-/** Exit code of the script when the computer has no paddock-tool yet (the channel is not wired). */
+/**
+ * An agent run drives the real computer (bwrap): its run_command job calls save_memory through
+ * `paddock-tool` over the tool channel, and that call is recorded under the run.
+ */
 describe('an agent run that uses the computer', () => {
   it('links the tool-channel calls of a run_command job to the run (nested under the run_command call)', async () => {
     const p = await startAgentsProject({ agents: { worker: WORKER } });

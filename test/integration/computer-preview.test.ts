@@ -97,6 +97,24 @@ async function serve(manager: ComputerManager, script: string, port: number): Pr
   );
 }
 
+/**
+ * Whether a connection of the guest agent to `port` in the computer has bytes in its receive
+ * queue that the agent has not read (from the computer's /proc/net/tcp; the job's answer is a
+ * round trip on the guest link, after the queue was read).
+ */
+async function agentHoldsUnreadBytes(manager: ComputerManager, port: number): Promise<boolean> {
+  const r = await manager.runCommand({ script: 'cat /proc/net/tcp', waitMs: 10_000, timeoutMs: 20_000 });
+  assert.equal(r.exitCode, 0, r.stderr);
+  const remote = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  return r.stdout
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .some(
+      ([, , rem, state, queues]) => rem === remote && state === '01' && /:0*[1-9A-F]/i.test(queues ?? ''),
+    );
+}
+
 function getRaw(
   url: string,
   headers: Record<string, string> = {},
@@ -295,17 +313,18 @@ describe('computer preview (bwrap)', { concurrency: false }, () => {
         );
         res.pause();
         const received = () => manager.preview.connectionStats().reduce((n, s) => n + s.receivedBytes, 0);
-        let last = -1;
-        await pollUntil(
+        // Stopped for certain: the guest agent leaves bytes unread on its connection to the
+        // server, and none reach the host across two more round trips on the guest link.
+        const last = await pollUntil(
           async () => {
-            await new Promise((r) => setTimeout(r, 300));
-            const now = received();
-            const settled = now === last && now > 0;
-            last = now;
-            return settled;
+            const before = received();
+            if (before === 0 || !(await agentHoldsUnreadBytes(manager, 8000))) return null;
+            await c.call('ping', {});
+            await c.call('ping', {});
+            return received() === before ? before : null;
           },
-          20_000,
-          'the relay to stop receiving',
+          30_000,
+          'the guest agent to stop reading the server',
         );
         assert.ok(last < 16 * 1024 * 1024, `the host received ${last} bytes of 64 MiB for a paused reader`);
         res.resume();

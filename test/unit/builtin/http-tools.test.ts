@@ -20,12 +20,14 @@ describe('http_get and http_post through the gateway', () => {
         .end(JSON.stringify({ method: req.method, type: req.headers['content-type'] ?? null, body }));
     });
     const client = createHttpClient({
-      dns: staticResolver({ localhost: ['127.0.0.1'], 'evil.test': ['127.0.0.1'] }),
+      dns: staticResolver({
+        localhost: ['127.0.0.1'],
+        'evil.test': ['127.0.0.1'],
+        'sub.example.test': ['127.0.0.1'],
+      }),
     });
-    h = await createHarness(httpPolicy([`localhost:${server.port}`]), () => [
-      createHttpGetTool(client),
-      createHttpPostTool(client),
-    ]);
+    const allow = [`localhost:${server.port}`, `*.example.test:${server.port}`];
+    h = await createHarness(httpPolicy(allow), () => [createHttpGetTool(client), createHttpPostTool(client)]);
   });
   after(async () => {
     await h.close();
@@ -63,6 +65,17 @@ describe('http_get and http_post through the gateway', () => {
       assert.ok(row.policyRule, 'the deciding rule is recorded');
     });
   }
+
+  it('denies a host an allow rule matches when it resolves to 127.0.0.1, naming the loopback address', async () => {
+    const seen = server.seen.length;
+    const { outcome, row } = await h.call('http_get', { url: `http://sub.example.test:${server.port}/` });
+    assert.equal(errorCode(outcome), 'POLICY_DENIED');
+    assert.equal(row.success, false);
+    assert.equal(row.errorCode, 'POLICY_DENIED');
+    assert.equal(row.policyRule, 'forbidden-address', 'the address check decided, not default-deny');
+    assert.match(String(row.errorMessage), /sub\.example\.test resolves to 127\.0\.0\.1 \(loopback\)/);
+    assert.equal(server.seen.length, seen, 'no request reached the server');
+  });
 
   it('records both hops of a redirect that was denied on the second', async () => {
     const { row } = await h.call('http_get', { url: `http://localhost:${server.port}/away` });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -66,18 +66,19 @@ describe('the dock view of the ComputerManager', () => {
   });
 
   it('shows a job\u2019s output while it runs and its outcome when it ends', async () => {
-    const started = await manager.runCommand({
-      script: 'echo first-part; sleep 1; echo second-part >&2; exit 3',
-      waitMs: 0,
-      timeoutMs: 30_000,
-    });
+    // The job holds until the test, having seen it running, creates the go file.
+    const script =
+      'echo first-part; while [ ! -e /workspace/go ]; do sleep 0.02; done; echo second-part >&2; exit 3';
+    const started = await manager.runCommand({ script, waitMs: 0, timeoutMs: 30_000 });
     const jobId = started.jobId;
     await waitFor('the first part while running', () => {
       const j = computer.job(jobId);
       return j?.state === 'running' && j.stdoutTail.includes('first-part');
     });
     const listed = await waitFor('the job in the list', () => computer.jobs().find((j) => j.jobId === jobId));
-    assert.equal(listed.command, 'echo first-part; sleep 1; echo second-part >&2; exit 3');
+    assert.equal(listed.command, script);
+    assert.equal(listed.state, 'running');
+    writeFileSync(join(manager.computer!.hostWorkspace, 'go'), '');
     const done = await waitFor('the end', () => {
       const j = computer.job(jobId);
       return j && j.state !== 'running' ? j : undefined;

@@ -6,59 +6,34 @@ import { after, before, describe, it } from 'node:test';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
 import { ComputerManager } from '../../../src/computer/manager.js';
 import { computerSchema } from '../../../src/config/computer-schema.js';
-import { PaddockError } from '../../../src/shared/errors.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import { dockComputerFromManager } from '../../../src/web/dock/index.js';
-import type { DockPreview } from '../../../src/web/dock/protocol.js';
-import type { Disposable, PreviewSource } from '../../../src/web/dock/sources.js';
 import { type DockServer, openSocket, startDockServer, type TestSocket } from './harness.js';
-import { PtyTerminalSource } from './pty-source.js';
 
-/** A preview source that records navigations (the relay itself is the guest's). */
-class RecordingPreview implements PreviewSource {
-  private current: DockPreview = {
-    path: null,
-    url: null,
-    port: 8000,
-    status: 'idle',
-    message: null,
-    navigation: 0,
-  };
-  private readonly listeners = new Set<(s: DockPreview) => void>();
-  state(): DockPreview {
-    return this.current;
-  }
-  async navigate(path: string): Promise<DockPreview> {
-    if (!path.startsWith('/') || path.includes('..')) {
-      throw new PaddockError('INVALID_ARGUMENT', 'Use a guest path such as /index.html.');
-    }
-    this.current = {
-      ...this.current,
-      path,
-      url: `/preview/8000${path}`,
-      status: 'loading',
-      navigation: this.current.navigation + 1,
-    };
-    for (const l of this.listeners) l(this.current);
-    return this.current;
-  }
-  onChange(listener: (s: DockPreview) => void): Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+const TIMEOUT_MS = 10_000;
+
+async function poll<T>(what: string, check: () => T | undefined | null | false): Promise<T> {
+  const deadline = Date.now() + TIMEOUT_MS;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
+/** The terminal output a page received so far, once it contains `needle`. */
 async function outputOf(s: TestSocket, terminalId: string, needle: string): Promise<string> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const text = s.messages
-      .filter((m) => m.type === 'terminal.output' && m.terminalId === terminalId)
-      .map((m) => (m.type === 'terminal.output' ? m.data : ''))
-      .join('');
-    if (text.includes(needle)) return text;
-    if (Date.now() > deadline)
-      throw new Error(`"${needle}" never arrived; got ${JSON.stringify(text.slice(-400))}`);
-    await new Promise((r) => setTimeout(r, 10));
+  let text = '';
+  try {
+    return await poll(`"${needle}" in the page`, () => {
+      text = s.messages
+        .map((m) => (m.type === 'terminal.output' && m.terminalId === terminalId ? m.data : ''))
+        .join('');
+      return text.includes(needle) && text;
+    });
+  } catch {
+    throw new Error(`"${needle}" never reached the page; got ${JSON.stringify(text.slice(-400))}`);
   }
 }
 
@@ -66,9 +41,11 @@ describe('terminals and preview through the dock websocket', () => {
   let server: DockServer;
   let cookie: string;
   let manager: ComputerManager;
-  let terminals: PtyTerminalSource;
-  let preview: RecordingPreview;
   let dir: string;
+  let generation: number;
+
+  /** Everything the terminal kept so far (what read_terminal_output returns from the start). */
+  const retained = (id: string) => manager.terminals.read(id, undefined, 1 << 20).output;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'paddock-dock-term-'));
@@ -80,24 +57,27 @@ describe('terminals and preview through the dock websocket', () => {
       dockUrl: 'http://127.0.0.1',
       logger,
     });
-    terminals = new PtyTerminalSource();
-    preview = new RecordingPreview();
+    manager.launch('shell');
+    generation = (await manager.requireRunning()).generation;
     server = await startDockServer({
       dir,
-      computer: dockComputerFromManager(manager, { logger, terminals, preview }),
+      computer: dockComputerFromManager(manager, {
+        logger,
+        terminals: manager.terminals,
+        preview: manager.preview,
+      }),
     });
     cookie = await server.login();
   });
 
   after(async () => {
-    terminals?.close();
     await server?.close();
     await manager?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('shows the agent\u2019s input in the page and delivers the person\u2019s keystrokes to the PTY', async () => {
-    const id = terminals.create('shell');
+    const { id } = await manager.terminals.create();
     const s = await openSocket(server, { cookie, origin: server.base });
     try {
       const snapshot = await s.next('snapshot');
@@ -105,41 +85,47 @@ describe('terminals and preview through the dock websocket', () => {
       assert.ok(snapshot.terminals.some((t) => t.id === id && t.active));
       s.send({ type: 'terminal.attach', terminalId: id });
       await s.next('terminal.attached', (m) => m.terminalId === id);
-      terminals.agentWrite(id, 'echo from-agent-$((6*7))\r');
+      // The agent's input, as send_terminal_input hands it over; the shell computes 42.
+      await manager.terminals.write(id, 'echo from-agent-$((6*7))\r');
       await outputOf(s, id, 'from-agent-42');
       s.send({ type: 'terminal.input', terminalId: id, data: 'echo from-person-$((2+3))\r' });
       await outputOf(s, id, 'from-person-5');
-      assert.ok(terminals.writes.some((w) => w.terminalId === id && w.data.startsWith('echo from-person')));
       s.send({ type: 'terminal.resize', terminalId: id, cols: 132, rows: 40, requestId: 'rs' });
       assert.equal((await s.next('reply', (m) => m.requestId === 'rs')).ok, true);
-      assert.deepEqual(terminals.sizeOf(id), { cols: 132, rows: 40 });
+      const listed = manager.terminals.list().find((t) => t.id === id);
+      assert.deepEqual([listed?.cols, listed?.rows], [132, 40]);
+      s.send({ type: 'terminal.input', terminalId: id, data: 'echo size-$(stty size | tr " " x)\r' });
+      await outputOf(s, id, 'size-40x132');
+      assert.deepEqual(s.invalid, []);
     } finally {
       await s.close();
     }
   });
 
   it('replays retained output to a page that attaches late, and resumes from a cursor without repeating', async () => {
-    const id = terminals.create('late');
-    terminals.agentWrite(id, 'echo before-attach\r');
+    const { id } = await manager.terminals.create();
+    await manager.terminals.write(id, 'echo before-attach-$((40+2))\r');
+    await poll('the output kept before any page attached', () => retained(id).includes('before-attach-42'));
     const first = await openSocket(server, { cookie, origin: server.base });
     let cursor: string;
     try {
       await first.next('snapshot');
       first.send({ type: 'terminal.attach', terminalId: id });
-      await outputOf(first, id, 'before-attach');
-      const outputs = first.messages.filter((m) => m.type === 'terminal.output');
+      await outputOf(first, id, 'before-attach-42');
+      const outputs = first.messages.filter((m) => m.type === 'terminal.output' && m.terminalId === id);
       const last = outputs[outputs.length - 1];
       assert.ok(last?.type === 'terminal.output');
       cursor = last.cursor;
     } finally {
       await first.close();
     }
-    terminals.agentWrite(id, 'echo while-away\r');
+    await manager.terminals.write(id, 'echo while-away-$((1+1))\r');
+    await poll('the output kept while no page was attached', () => retained(id).includes('while-away-2'));
     const again = await openSocket(server, { cookie, origin: server.base });
     try {
       await again.next('snapshot');
       again.send({ type: 'terminal.attach', terminalId: id, fromCursor: cursor });
-      const text = await outputOf(again, id, 'while-away');
+      const text = await outputOf(again, id, 'while-away-2');
       assert.ok(!text.includes('before-attach'), text);
     } finally {
       await again.close();
@@ -150,10 +136,10 @@ describe('terminals and preview through the dock websocket', () => {
     const s = await openSocket(server, { cookie, origin: server.base });
     try {
       await s.next('snapshot');
-      const id = terminals.create('switched');
+      const { id } = await manager.terminals.create();
       const list = await s.next('terminal.list', (m) => m.terminals.some((t) => t.id === id && t.active));
       assert.equal(list.terminals.filter((t) => t.active).length, 1);
-      s.send({ type: 'terminal.input', terminalId: 'g1.term999', data: 'x' });
+      s.send({ type: 'terminal.input', terminalId: `g${generation}.term999`, data: 'x' });
       const reply = await s.next('reply', (m) => m.request === 'terminal.input');
       assert.equal(reply.ok, false);
       assert.equal(reply.code, 'NOT_FOUND');
@@ -168,12 +154,24 @@ describe('terminals and preview through the dock websocket', () => {
       await s.next('snapshot');
       s.send({ type: 'preview.navigate', path: '/index.html?x=1', requestId: 'nav' });
       assert.equal((await s.next('reply', (m) => m.requestId === 'nav')).ok, true);
-      const state = await s.next('preview.state', (m) => m.preview.path === '/index.html?x=1');
-      assert.equal(state.preview.url, '/preview/8000/index.html?x=1');
+      const moved = await s.next('preview.state', (m) => m.preview.path === '/index.html?x=1');
+      assert.equal(moved.preview.url, '/preview/index.html?x=1');
+      // Nothing listens on the preview port in this computer: the probe's finding is pushed too.
+      const probed = await s.next(
+        'preview.state',
+        (m) => m.preview.path === '/index.html?x=1' && m.preview.status === 'unreachable',
+      );
+      assert.match(String(probed.preview.message), /port 8000/);
       s.send({ type: 'preview.navigate', path: '/../etc/passwd', requestId: 'bad' });
       const bad = await s.next('reply', (m) => m.requestId === 'bad');
       assert.equal(bad.ok, false);
       assert.equal(bad.code, 'INVALID_ARGUMENT');
+      assert.match(bad.message, /"\.\." segment/);
+      assert.equal(
+        manager.preview.state().path,
+        '/index.html?x=1',
+        'the refused path did not move the preview',
+      );
       assert.deepEqual(s.invalid, []);
     } finally {
       await s.close();
