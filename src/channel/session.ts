@@ -4,7 +4,13 @@ import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
 import type { Gateway } from '../tools/gateway.js';
 import type { CallerContext, Tool } from '../tools/tool.js';
-import { type ChannelReply, decodeRequest, encodeReply, MAX_CALLS_PER_COMMAND } from './wire.js';
+import {
+  type ChannelReply,
+  decodeRequest,
+  encodeReply,
+  MAX_CALLS_PER_COMMAND,
+  MAX_FRAMES_PER_COMMAND,
+} from './wire.js';
 
 /** Who opened the channel: the command's caller and its `run_command` invocation. */
 export interface ChannelGrant {
@@ -30,6 +36,7 @@ export function channelOffers(tool: Tool): boolean {
 export class ChannelSession {
   readonly nonce = randomId('', 18);
   private used = 0;
+  private frames = 0;
   private closed = false;
   private readonly seen = new Set<string>();
   private readonly controller = new AbortController();
@@ -88,6 +95,15 @@ export class ChannelSession {
       const err = toPaddockError(e);
       return { id, ok: false, error: err.toJSON() as ChannelReply extends { error: infer E } ? E : never };
     };
+    this.frames++;
+    if (this.frames > MAX_FRAMES_PER_COMMAND) {
+      return fail(
+        new PaddockError(
+          'LIMIT_EXCEEDED',
+          `A command may send at most ${MAX_FRAMES_PER_COMMAND} channel requests; start a new command.`,
+        ),
+      );
+    }
     if (this.seen.has(id)) {
       return fail(
         new PaddockError(

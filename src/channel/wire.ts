@@ -25,6 +25,8 @@ export const CHANNEL_ENV = {
 export const STDERR_ID_FILE = 'stderr';
 /** Calls one command may make; list requests are free. */
 export const MAX_CALLS_PER_COMMAND = 100;
+/** Frames of any kind (lists, malformed, refused) one command may send before all are refused. */
+export const MAX_FRAMES_PER_COMMAND = 10 * MAX_CALLS_PER_COMMAND;
 
 export const channelRequestSchema = z.discriminatedUnion('op', [
   z.object({ v: z.literal(1), op: z.literal('list') }).strict(),

@@ -144,6 +144,21 @@ PY`);
     assert.equal(job.toolCalls, 100);
   });
 
+  it('refuses every request past 1,000 frames in one command, lists included', async () => {
+    const job = await run(`python3 - <<'PY'
+import paddock_tool
+for i in range(1000):
+    paddock_tool.list_tools()
+try:
+    paddock_tool.list_tools()
+    print("1001st answered")
+except paddock_tool.ToolError as e:
+    print("1001st", e.code)
+PY`);
+    assert.equal(job.exitCode, 0, job.stderr);
+    assert.match(job.stdout, /1001st LIMIT_EXCEEDED/);
+  });
+
   it('lets exactly 100 of 200 concurrent calls from 8 clients through', async () => {
     const job = await run(`
       for c in 1 2 3 4 5 6 7 8; do
