@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
@@ -30,9 +32,25 @@ describe('MCP over Streamable HTTP against a real paddock serve', () => {
   let project: TempProject;
   let serve: ServeProcess;
   let client: Client;
+  let site: Server;
+  let sitePort: number;
 
   before(async () => {
-    project = tempProject();
+    site = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => {
+        body += d.toString();
+      });
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ method: req.method, body }));
+      });
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    sitePort = (site.address() as AddressInfo).port;
+    project = tempProject(
+      `policy:\n  http:\n    allow: ["127.0.0.1:${sitePort}"]\nnotify:\n  channels:\n    journal: { type: log }\n`,
+    );
     serve = await startServe(project);
     client = await connect(serve.url, serve.token);
   });
@@ -41,6 +59,23 @@ describe('MCP over Streamable HTTP against a real paddock serve', () => {
     await client?.close().catch(() => {});
     await serve?.stop();
     project?.cleanup();
+    site?.close();
+  });
+
+  it('calls each built-in that needs no computer over HTTP, the allowed host included', async () => {
+    const ok = async (name: string, args: Record<string, unknown>) => {
+      const r = await client.callTool({ name, arguments: args });
+      assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
+      return r.structuredContent as Record<string, unknown>;
+    };
+    const got = await ok('http_get', { url: `http://127.0.0.1:${sitePort}/x` });
+    assert.equal(got.status, 200);
+    assert.match(String(got.body), /"method":"GET"/);
+    const posted = await ok('http_post', { url: `http://127.0.0.1:${sitePort}/y`, body: 'payload-1' });
+    assert.match(String(posted.body), /payload-1/);
+    await ok('save_memory', { content: 'over http, every built-in' });
+    assert.match(JSON.stringify(await ok('recall_memory', { query: 'every built-in' })), /every built-in/);
+    await ok('notify', { channel: 'journal', message: 'hello' });
   });
 
   it('creates a token on first start and prints it once', () => {
