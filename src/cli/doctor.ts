@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../audit/database.js';
 import { ConfigError, type LoadedConfig, loadConfig } from '../config/load.js';
@@ -54,6 +54,17 @@ export async function doctorCommand(args: string[]): Promise<number> {
       detail:
         probe.status === 0 ? 'bwrap can create namespaces' : probe.stderr.trim() || `exit ${probe.status}`,
       fix: 'Enable unprivileged user namespaces: `sudo sysctl -w kernel.unprivileged_userns_clone=1` (and on Ubuntu 24.04+, `kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile for bwrap).',
+    });
+  }
+  if (process.getuid?.() === 0) {
+    const setpriv = existsSync('/usr/bin/setpriv');
+    checks.push({
+      name: 'sandbox uid',
+      ok: setpriv,
+      detail: setpriv
+        ? 'running as root: computers run as a dedicated uid (setpriv found)'
+        : 'running as root, but /usr/bin/setpriv is missing, so computers cannot drop root',
+      fix: 'Install util-linux (`sudo apt-get install -y util-linux`), or run Paddock as an ordinary user.',
     });
   }
   let loaded: LoadedConfig | undefined;
