@@ -223,7 +223,9 @@ export class WebApp {
       }
       if (this.options.unauthorized) return this.options.unauthorized(req, res, url);
       res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8' });
-      res.end('Sign in with the login link that `paddock serve` printed (or run `paddock login-link`).');
+      res.end(
+        'Sign in with the login link that `paddock serve` printed; restart it for a new one, or POST /login/link with the server token.',
+      );
       return;
     }
     if (url.pathname === '/mcp') return this.options.mcp.handle(req, res);
