@@ -66,7 +66,8 @@ export interface Paddock {
 export interface CreateOptions {
   logger: Logger;
   /** Base URL of the dock (what launch_computer answers); `serve` sets the real one once listening. */
-  dockUrl?: string /** How `serve` mounts the preview (its base path and the token to keep from the guest). */;
+  dockUrl?: string;
+  /** How `serve` mounts the preview (its base path and the token to keep from the guest). */
   preview?: { basePath: string; serverToken?: string };
 }
 
