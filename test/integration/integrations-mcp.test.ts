@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { Client } from '@modelcontextprotocol/client';
+import { startEverythingHttp } from '../fixtures/mcp/everything-http.js';
 import { packageBin } from '../fixtures/mcp/harness.js';
 import { connectStdio } from '../helpers/clients.js';
 import { REPO_ROOT, runCli, type TempProject, tempProject } from '../helpers/paddock-process.js';
@@ -28,8 +29,10 @@ function text(r: unknown): string {
 describe('upstream MCP servers and plugins through paddock mcp (end to end)', () => {
   let project: TempProject;
   let client: Client;
+  let remote: Awaited<ReturnType<typeof startEverythingHttp>>;
 
   before(async () => {
+    remote = await startEverythingHttp();
     project = tempProject('permissions:\n  "everything_get_sum": deny\n');
     const work = join(project.dir, 'work');
     mkdirSync(join(project.dir, '.paddock', 'plugins'), { recursive: true });
@@ -42,6 +45,10 @@ describe('upstream MCP servers and plugins through paddock mcp (end to end)', ()
     command: ${process.execPath}
     args: ["${packageBin('@modelcontextprotocol/server-everything')}"]
     startup: eager
+  remote:
+    type: http
+    url: \${REMOTE_URL}
+    startup: eager
   filesystem:
     command: ${process.execPath}
     args: ["${packageBin('@modelcontextprotocol/server-filesystem')}", "\${WORKDIR}"]
@@ -53,11 +60,13 @@ describe('upstream MCP servers and plugins through paddock mcp (end to end)', ()
     writeFileSync(join(project.dir, '.paddock', 'plugins', 'greet.mjs'), PLUGIN);
     writeFileSync(join(project.dir, '.paddock', 'plugins', 'broken.mjs'), BROKEN_PLUGIN);
     project.env.WORKDIR = work;
+    project.env.REMOTE_URL = remote.url;
     client = await connectStdio(project);
   });
 
   after(async () => {
     await client?.close();
+    await remote?.stop();
     project?.cleanup();
   });
 
@@ -65,7 +74,12 @@ describe('upstream MCP servers and plugins through paddock mcp (end to end)', ()
     const deadline = Date.now() + 30_000;
     for (;;) {
       const names = (await client.listTools()).tools.map((t) => t.name);
-      if (names.includes('everything_echo') && names.some((n) => n.startsWith('filesystem_'))) return names;
+      if (
+        names.includes('everything_echo') &&
+        names.includes('remote_echo') &&
+        names.some((n) => n.startsWith('filesystem_'))
+      )
+        return names;
       if (Date.now() > deadline) throw new Error(`upstream tools never appeared: ${names.join(', ')}`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -90,6 +104,12 @@ describe('upstream MCP servers and plugins through paddock mcp (end to end)', ()
     });
     assert.notEqual(file.isError, true, JSON.stringify(file));
     assert.match(JSON.stringify(file), /hello from the filesystem server/);
+    const overHttp = await client.callTool({
+      name: 'remote_echo',
+      arguments: { message: 'via-streamable-http' },
+    });
+    assert.notEqual(overHttp.isError, true, JSON.stringify(overHttp));
+    assert.match(JSON.stringify(overHttp.content), /via-streamable-http/);
     const greet = await client.callTool({ name: 'greet', arguments: { name: 'Ada' } });
     assert.deepEqual(greet.structuredContent, { greeting: 'hello Ada' });
   });
@@ -120,6 +140,7 @@ describe('upstream MCP servers and plugins through paddock mcp (end to end)', ()
     assert.ok(rows.some((r) => r.tool === 'everything_echo' && r.source === 'mcp:everything' && r.success));
     assert.ok(rows.some((r) => r.tool === 'filesystem_read_text_file' && r.source === 'mcp:filesystem'));
     assert.ok(rows.some((r) => r.tool === 'greet' && r.source === 'plugin:greet'));
+    assert.ok(rows.some((r) => r.tool === 'remote_echo' && r.source === 'mcp:remote' && r.success));
     const list = await runCli(project, ['servers', 'list', '--json']);
     assert.equal(list.code, 0, list.stderr);
     const status = JSON.parse(list.stdout) as {
