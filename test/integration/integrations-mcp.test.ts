@@ -168,6 +168,28 @@ describe('upstream MCP servers and plugins through paddock mcp (end to end)', ()
     assert.match(out.stderr, /PERMISSION_REQUIRED/);
   });
 
+  it('ends an upstream call that runs past the caller’s deadline with UPSTREAM_ERROR and an audit row', async () => {
+    const r = await runCli(project, [
+      'tools',
+      'call',
+      'everything_trigger_long_running_operation',
+      '{"duration":30,"steps":5}',
+      '--timeout-ms',
+      '1500',
+    ]);
+    assert.equal(r.code, 1);
+    const error = JSON.parse(r.stderr.trim().split('\n').at(-1)!) as { code: string; message: string };
+    assert.equal(error.code, 'UPSTREAM_ERROR');
+    assert.match(error.message, /cancellation/);
+    const audit = await runCli(project, [
+      'audit',
+      '--json',
+      '--tool',
+      'everything_trigger_long_running_operation',
+    ]);
+    assert.match(audit.stdout, /"errorCode":"UPSTREAM_ERROR"/);
+  });
+
   it('shows permissions from mcp_servers.yaml and paddock.yaml in tools list', async () => {
     const r = await runCli(project, ['tools', 'list', '--json']);
     assert.equal(r.code, 0, r.stderr);
