@@ -3,7 +3,7 @@ import { createPaddock, VERSION } from '../main.js';
 import { McpHttpEndpoint } from '../mcp/http.js';
 import { WebApp } from '../web/app.js';
 import { loadOrCreateToken } from '../web/auth.js';
-import { createDock, dockComputerFromManager } from '../web/dock/index.js';
+import { createDock, dockAgentsFromService, dockComputerFromManager } from '../web/dock/index.js';
 import { newPreviewBasePath, previewRoutes } from '../web/preview-routes.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
 import { CONFIG_OPTION, loadFor, loggerFor } from './context.js';
@@ -69,6 +69,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       terminals: paddock.computer.terminals,
       preview: paddock.computer.preview,
     }),
+    agents: dockAgentsFromService(paddock.agents),
     secureCookie: server.publicUrl?.startsWith('https://') ?? false,
   });
   const app = new WebApp({

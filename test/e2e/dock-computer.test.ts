@@ -153,6 +153,15 @@ describe('the agent and the person share one computer in the dock', () => {
 
   it('interrupts a running program with ctrl_c', async () => {
     await call('send_terminal_input', { terminalId, text: 'sleep 100; echo not-interrupted\n' });
+    // ctrl_c must reach a running sleep, not a shell still reading the line
+    await pollUntil(
+      async () =>
+        String(
+          (await call('run_command', { script: 'pgrep -x sleep >/dev/null && echo up' })).stdout,
+        ).includes('up'),
+      'sleep to run in the terminal',
+      15_000,
+    );
     const before = (await terminalText()).next;
     await call('send_terminal_input', { terminalId, key: 'ctrl_c' });
     await call('send_terminal_input', { terminalId, text: 'echo after-interrupt\n' });

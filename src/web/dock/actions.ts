@@ -8,7 +8,7 @@ import { PaddockError, toPaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { DockClient } from './client.js';
 import { type ClientMessage, clientMessageSchema } from './protocol.js';
-import type { Disposable, DockComputer } from './sources.js';
+import type { Disposable, DockAgents, DockComputer } from './sources.js';
 
 /** Launches a profile (through the gateway when `launch_computer` is registered, so it is audited). */
 export type DockLauncher = (profileId: string) => Promise<void>;
@@ -24,6 +24,8 @@ export interface DockConnection {
 
 export interface DockActionDeps {
   computer: DockComputer | null;
+  /** The agents; without them `agent.*` requests are refused. */
+  agents?: DockAgents | null;
   logger: Logger;
   caller: string;
   launch?: DockLauncher;
@@ -32,7 +34,11 @@ export interface DockActionDeps {
 const MAX_TERMINAL_SUBSCRIPTIONS = 16;
 
 export class DockActions {
-  constructor(private readonly deps: DockActionDeps) {}
+  private readonly agentAction: (conn: DockConnection, message: AgentMessage) => string;
+
+  constructor(private readonly deps: DockActionDeps) {
+    this.agentAction = agentActionOf(deps);
+  }
 
   /** Parses one message from a page, performs it, and replies when asked or when it failed. */
   async handle(conn: DockConnection, data: RawData, isBinary: boolean): Promise<void> {
@@ -91,6 +97,7 @@ export class DockActions {
   }
 
   private async perform(conn: DockConnection, message: ClientMessage): Promise<string> {
+    if (message.type === 'agent.run' || message.type === 'agent.show') return this.agentAction(conn, message);
     const computer = this.deps.computer;
     if (!computer)
       throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs without the computer service.');
@@ -159,6 +166,32 @@ export class DockActions {
         );
     }
   }
+}
+
+type AgentMessage = Extract<ClientMessage, { type: 'agent.run' | 'agent.show' }>;
+
+/** Runs an agent now (trigger `api`) or sends one run's details to the asking page. */
+function agentActionOf(deps: DockActionDeps) {
+  return (conn: DockConnection, message: AgentMessage): string => {
+    const agents = deps.agents;
+    if (!agents) throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs without agents.');
+    if (message.type === 'agent.run') {
+      const { runId } = agents.start(message.name, message.input);
+      deps.logger.info('dock.agent_run', { agent: message.name, runId, caller: deps.caller });
+      conn.client.send({
+        type: 'agent.started',
+        agent: message.name,
+        runId,
+        requestId: message.requestId ?? null,
+      });
+      return `Started ${message.name} (run ${runId}).`;
+    }
+    const details = agents.show(message.runId);
+    if (!details)
+      throw new PaddockError('NOT_FOUND', `There is no run "${message.runId}"; pick one from the runs list.`);
+    conn.client.send({ type: 'agent.details', ...details });
+    return `Run ${message.runId}.`;
+  };
 }
 
 function notYet(what: string): PaddockError {

@@ -12,8 +12,13 @@ import { PaddockError, toPaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { DockActions, type DockConnection, type DockLauncher } from './actions.js';
 import { type ClientLimits, DEFAULT_CLIENT_LIMITS, DockClient } from './client.js';
-import { type DockLaunchProgress, type DockSnapshot, MAX_CLIENT_MESSAGE_BYTES } from './protocol.js';
-import type { ComputerChange, Disposable, DockComputer } from './sources.js';
+import {
+  type DockAgentsState,
+  type DockLaunchProgress,
+  type DockSnapshot,
+  MAX_CLIENT_MESSAGE_BYTES,
+} from './protocol.js';
+import type { AgentsChange, ComputerChange, Disposable, DockAgents, DockComputer } from './sources.js';
 import { toDockAuditRow, UNAVAILABLE_STATUS } from './views.js';
 
 export type { DockLauncher };
@@ -23,6 +28,8 @@ export { toDockAuditRow };
 export interface DockHubOptions {
   audit: AuditStore;
   computer: DockComputer | null;
+  /** The agents panel's source; without it the page shows no agents tab. */
+  agents?: DockAgents | null;
   logger: Logger;
   version: string;
   /** Caller name of the person at the dock, e.g. `dock:owner`. */
@@ -33,6 +40,8 @@ export interface DockHubOptions {
   /** Rows, jobs and log entries in a snapshot. */
   snapshotAuditRows?: number;
   snapshotLogEntries?: number;
+  /** Recent agent runs in a snapshot. Default 30. */
+  snapshotAgentRuns?: number;
   /** Heartbeat: a page that does not answer a ping within this interval is dropped. */
   heartbeatMs?: number;
 }
@@ -50,6 +59,7 @@ export class DockHub {
     this.limits = { ...DEFAULT_CLIENT_LIMITS, ...options.limits };
     this.actions = new DockActions({
       computer: options.computer,
+      agents: options.agents ?? null,
       logger: options.logger,
       caller: options.caller,
       launch: options.launch,
@@ -96,6 +106,18 @@ export class DockHub {
       terminals: c?.terminals ? c.terminals.list() : [],
       preview: c?.preview ? c.preview.state() : null,
       launch: this.launch,
+      agents: this.agentsState(),
+    };
+  }
+
+  /** Definitions, load errors and recent runs; null without an agents source. */
+  agentsState(): DockAgentsState | null {
+    const agents = this.options.agents;
+    if (!agents) return null;
+    return {
+      agents: agents.list(),
+      loadErrors: agents.loadErrors(),
+      runs: agents.runs(this.options.snapshotAgentRuns ?? 30),
     };
   }
 
@@ -175,8 +197,9 @@ export class DockHub {
 
   /** Subscribes to the sources while at least one page is connected. */
   private acquire(): void {
-    const { audit, computer } = this.options;
+    const { audit, computer, agents } = this.options;
     this.sources.push(audit.subscribe((row) => this.broadcast({ type: 'audit', row: toDockAuditRow(row) })));
+    if (agents) this.sources.push(agents.onChange((change) => this.onAgentsChange(agents, change)));
     if (!computer) return;
     this.sources.push(computer.onChange((change) => this.onComputerChange(computer, change)));
     const terminals = computer.terminals;
@@ -216,6 +239,17 @@ export class DockHub {
         return;
       }
     }
+  }
+
+  /** Keyed like the computer's state messages, so a slow page holds one of each at most. */
+  private onAgentsChange(agents: DockAgents, change: AgentsChange): void {
+    if (change.kind === 'agents') {
+      const state = this.agentsState();
+      if (state) this.broadcast({ type: 'agents', agents: state }, 'agents');
+      return;
+    }
+    const run = agents.run(change.runId);
+    if (run) this.broadcast({ type: 'agent.run', run }, `agent.run:${run.id}`);
   }
 
   private broadcast(message: Parameters<DockClient['send']>[0], key?: string): void {

@@ -15,9 +15,10 @@ import { DockHub, type DockLauncher } from './hub.js';
 import { LaunchNonces } from './launch-page.js';
 import { DockLogin, type DockLoginOptions } from './login.js';
 import { dockRoutes, sendSignIn } from './routes.js';
-import type { DockComputer } from './sources.js';
+import type { DockAgents, DockComputer } from './sources.js';
 import { defaultUiDir, UiAssets } from './static-assets.js';
 
+export { dockAgentsFromService } from './agents-adapter.js';
 export { dockComputerFromManager, type ManagerAdapterOptions } from './manager-adapter.js';
 export type * from './sources.js';
 
@@ -34,6 +35,8 @@ export interface DockOptions {
   auth: 'token' | 'none';
   /** The computer; without it the page shows the tools and audit only. */
   computer?: DockComputer | null;
+  /** The agents panel's source (see dockAgentsFromService); without it the page has no agents tab. */
+  agents?: DockAgents | null;
   /** When given and `launch_computer` is registered, launches from the page are tool calls (audited). */
   gateway?: Gateway | null;
   /** Directory of the built page; default dist/ui of this build. */
@@ -90,6 +93,7 @@ export function createDock(options: DockOptions): Dock {
   const hub = new DockHub({
     audit: options.audit,
     computer,
+    agents: options.agents ?? null,
     logger,
     version: options.version,
     caller: DOCK_CALLER,

@@ -112,6 +112,78 @@ export const launchProgressSchema = z.object({
   error: z.string().nullable(),
 });
 
+/** Longest `input` of an `agent.run` from the page, in characters. */
+export const MAX_AGENT_INPUT_CHARS = 16_384;
+
+const runStatus = z.enum(['running', 'succeeded', 'failed', 'limit', 'cancelled']);
+const runTrigger = z.enum(['manual', 'schedule', 'catch-up', 'api']);
+
+/** An agent definition as the dock shows it. */
+export const agentSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  provider: z.string(),
+  model: z.string(),
+  file: z.string(),
+  tools: z
+    .array(z.string())
+    .nullable()
+    .describe('The allow-list as written; null = built-ins plus named servers.'),
+  mcpServers: z.array(z.string()),
+  skills: z.array(z.string()),
+  notify: z.array(z.string()),
+  schedules: z.array(
+    z.object({
+      cron: z.string(),
+      timezone: z.string().nullable(),
+      next: z.number().nullable().describe('Epoch ms of the next tick, null when it never fires again.'),
+    }),
+  ),
+  nextRun: z.number().nullable(),
+  running: z.string().nullable().describe('Id of the run going now.'),
+  lastRun: z
+    .object({ id: z.string(), status: runStatus, startedAt: z.number(), endedAt: z.number().nullable() })
+    .nullable(),
+  warnings: z.array(z.string()),
+});
+
+/** An agent directory that did not load. */
+export const agentLoadErrorSchema = z.object({
+  agent: z.string(),
+  file: z.string(),
+  problems: z.array(z.string()),
+});
+
+/** One run of an agent (texts shortened for lists; full in `agent.details`). */
+export const agentRunSchema = z.object({
+  id: z.string(),
+  agent: z.string(),
+  trigger: runTrigger,
+  status: runStatus,
+  startedAt: z.number(),
+  endedAt: z.number().nullable(),
+  turns: z.number().int(),
+  inputTokens: z.number().int(),
+  outputTokens: z.number().int(),
+  provider: z.string(),
+  model: z.string(),
+  input: z.string().nullable(),
+  finalAnswer: z.string().nullable(),
+  error: z.string().nullable(),
+  errorCode: z.string().nullable(),
+  deliveries: z.array(z.object({ channel: z.string(), ok: z.boolean(), error: z.string().nullable() })),
+});
+
+/** The agents part of the dock: definitions, load errors and recent runs (newest first). */
+export const agentsStateSchema = z.object({
+  agents: z.array(agentSchema),
+  loadErrors: z.array(agentLoadErrorSchema),
+  runs: z.array(agentRunSchema),
+});
+
+/** A tool call of a run; `depth` 1 = made by the agent, 2 = by a job it started, … */
+export const agentCallSchema = auditRowSchema.extend({ depth: z.number().int() });
+
 /** What parts of the dock this server can drive. */
 export const featuresSchema = z.object({
   computer: z.boolean(),
@@ -135,6 +207,8 @@ export const snapshotSchema = z.object({
   terminals: z.array(terminalInfoSchema),
   preview: previewStateSchema.nullable(),
   launch: launchProgressSchema.nullable(),
+  /** Null when the server runs no agents service. */
+  agents: agentsStateSchema.nullable(),
 });
 
 /** Messages from the server to the page. */
@@ -157,6 +231,21 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('terminal.attached'), terminalId, fromCursor: z.string().nullable() }),
   z.object({ type: z.literal('preview.state'), preview: previewStateSchema }),
   z.object({ type: z.literal('launch.progress'), launch: launchProgressSchema }),
+  z.object({ type: z.literal('agents'), agents: agentsStateSchema }),
+  z.object({ type: z.literal('agent.run'), run: agentRunSchema }),
+  z.object({
+    type: z.literal('agent.details'),
+    run: agentRunSchema,
+    calls: z.array(agentCallSchema).describe('Oldest first; nest by parentId.'),
+    /** True when the run had more calls than were sent. */
+    truncated: z.boolean(),
+  }),
+  z.object({
+    type: z.literal('agent.started'),
+    agent: z.string(),
+    runId: z.string(),
+    requestId: z.string().nullable(),
+  }),
   z.object({
     type: z.literal('reply'),
     requestId: z.string().nullable(),
@@ -207,6 +296,15 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
       requestId,
     })
     .strict(),
+  z
+    .object({
+      type: z.literal('agent.run'),
+      name: z.string().min(1).max(128).describe('The agent to run now (trigger `api`).'),
+      input: z.string().max(MAX_AGENT_INPUT_CHARS).optional().describe('Input text of the run.'),
+      requestId,
+    })
+    .strict(),
+  z.object({ type: z.literal('agent.show'), runId: z.string().min(1).max(64), requestId }).strict(),
 ]);
 
 export type DockStatus = z.infer<typeof statusSchema>;
@@ -217,6 +315,11 @@ export type DockLogEntry = z.infer<typeof logEntrySchema>;
 export type DockTerminal = z.infer<typeof terminalInfoSchema>;
 export type DockPreview = z.infer<typeof previewStateSchema>;
 export type DockLaunchProgress = z.infer<typeof launchProgressSchema>;
+export type DockAgent = z.infer<typeof agentSchema>;
+export type DockAgentLoadError = z.infer<typeof agentLoadErrorSchema>;
+export type DockAgentRun = z.infer<typeof agentRunSchema>;
+export type DockAgentsState = z.infer<typeof agentsStateSchema>;
+export type DockAgentCall = z.infer<typeof agentCallSchema>;
 export type DockFeatures = z.infer<typeof featuresSchema>;
 export type DockSnapshot = z.infer<typeof snapshotSchema>;
 export type ServerMessage = z.infer<typeof serverMessageSchema>;

@@ -5,6 +5,10 @@
  */
 import type { Disposable } from '../../audit/types.js';
 import type {
+  DockAgent,
+  DockAgentCall,
+  DockAgentLoadError,
+  DockAgentRun,
   DockJob,
   DockLogEntry,
   DockPreview,
@@ -105,4 +109,37 @@ export interface DockComputer {
   onChange(listener: (change: ComputerChange) => void): Disposable;
   terminals: TerminalSource | null;
   preview: PreviewSource | null;
+}
+
+/** A change in the agents the dock should show. */
+export type AgentsChange =
+  /** Definitions, next times, running or last runs changed: pull `list()` and `loadErrors()`. */
+  | { kind: 'agents' }
+  /** A run started, took a turn, made a tool call or ended: pull `run(runId)`. */
+  | { kind: 'run'; runId: string };
+
+/** A run with its tool calls, oldest first. */
+export interface DockAgentRunDetails {
+  run: DockAgentRun;
+  calls: DockAgentCall[];
+  /** More calls exist than were returned. */
+  truncated: boolean;
+}
+
+/**
+ * The agents as the dock sees them (see agents-adapter.ts for the AgentsService). A run started
+ * here is an ordinary run with trigger `api`: its tool calls go through the gateway as the run's
+ * own caller, under the agent's policy and allow-list.
+ */
+export interface DockAgents {
+  list(): DockAgent[];
+  loadErrors(): DockAgentLoadError[];
+  /** Newest runs first, at most `limit`. */
+  runs(limit: number): DockAgentRun[];
+  run(runId: string): DockAgentRun | undefined;
+  /** The run with its tool calls (nested calls carry their depth), or undefined when unknown. */
+  show(runId: string): DockAgentRunDetails | undefined;
+  /** Starts a run now; throws PaddockError (NOT_FOUND, INVALID_ARGUMENT, LIMIT_EXCEEDED) when refused. */
+  start(name: string, input: string | undefined): { runId: string };
+  onChange(listener: (change: AgentsChange) => void): Disposable;
 }

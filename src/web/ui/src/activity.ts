@@ -1,29 +1,34 @@
-/** The activity panel: tool calls, jobs and logs behind a segmented control. */
+/** The activity panel: tool calls, jobs, logs and agents behind a segmented control. */
+import { AgentsPanel } from './agents.js';
 import { AuditList } from './audit.js';
 import { h } from './dom.js';
 import { JobList } from './jobs.js';
 import { LogList } from './logs.js';
+import type { DockSocket } from './socket.js';
 
-export type TabName = 'audit' | 'jobs' | 'logs';
+export type TabName = 'audit' | 'jobs' | 'logs' | 'agents';
 
-const LABELS: Record<TabName, string> = { audit: 'Tool calls', jobs: 'Jobs', logs: 'Logs' };
+const LABELS: Record<TabName, string> = { audit: 'Tool calls', jobs: 'Jobs', logs: 'Logs', agents: 'Agents' };
 
 export class ActivityPanel {
   readonly el: HTMLElement;
   readonly audit = new AuditList();
   readonly jobs = new JobList();
   readonly logs = new LogList();
+  readonly agents: AgentsPanel;
   private readonly counts: Record<TabName, HTMLElement> = {
     audit: h('span', { class: 'count', 'data-testid': 'audit-count' }, '0'),
     jobs: h('span', { class: 'count' }, '0'),
     logs: h('span', { class: 'count dot-only' }),
+    agents: h('span', { class: 'count', 'data-testid': 'agents-count' }, '0'),
   };
   private readonly buttons = new Map<TabName, HTMLButtonElement>();
   private current: TabName = 'audit';
 
-  constructor() {
+  constructor(socket: DockSocket, toast: (text: string, kind?: 'err' | 'ok') => void) {
+    this.agents = new AgentsPanel(socket, toast);
     const segmented = h('div', { class: 'segmented', role: 'tablist' });
-    for (const name of ['audit', 'jobs', 'logs'] as const) {
+    for (const name of ['audit', 'jobs', 'logs', 'agents'] as const) {
       const b = h(
         'button',
         { type: 'button', role: 'tab', 'data-tab': name },
@@ -41,6 +46,10 @@ export class ActivityPanel {
       this.counts.jobs.textContent = running > 0 ? `${running} running` : String(total);
       this.counts.jobs.classList.toggle('live', running > 0);
     };
+    this.agents.onCount = (running, total) => {
+      this.counts.agents.textContent = running > 0 ? `${running} running` : String(total);
+      this.counts.agents.classList.toggle('live', running > 0);
+    };
     this.logs.onWarn = (level) => {
       if (this.current !== 'logs') this.counts.logs.className = `count dot-only ${level}`;
     };
@@ -48,7 +57,7 @@ export class ActivityPanel {
       'section',
       { class: 'panel activity', 'aria-label': 'Activity' },
       h('div', { class: 'panel-head' }, h('span', { class: 'panel-title' }, 'Activity'), segmented),
-      h('div', { class: 'activity-body' }, this.audit.el, this.jobs.el, this.logs.el),
+      h('div', { class: 'activity-body' }, this.audit.el, this.jobs.el, this.logs.el, this.agents.el),
     );
     this.select('audit');
   }
@@ -59,6 +68,7 @@ export class ActivityPanel {
       audit: this.audit.el,
       jobs: this.jobs.el,
       logs: this.logs.el,
+      agents: this.agents.el,
     };
     for (const [n, b] of this.buttons) {
       b.classList.toggle('active', n === name);
@@ -66,5 +76,12 @@ export class ActivityPanel {
       panes[n].hidden = n !== name;
     }
     if (name === 'logs') this.counts.logs.className = 'count dot-only';
+  }
+
+  /** Shows the agents tab only when the server runs agents. */
+  setAgentsAvailable(available: boolean): void {
+    const button = this.buttons.get('agents');
+    if (button) button.hidden = !available;
+    if (!available && this.current === 'agents') this.select('audit');
   }
 }

@@ -33,7 +33,7 @@ class DockPage {
   private readonly statusBar: StatusBar;
   private readonly terminals: TerminalPanel;
   private readonly preview: PreviewPanel;
-  private readonly activity = new ActivityPanel();
+  private readonly activity: ActivityPanel;
   private readonly signedOut = h(
     'div',
     { class: 'overlay', hidden: true, 'data-testid': 'signed-out' },
@@ -68,6 +68,7 @@ class DockPage {
     this.statusBar = new StatusBar(this.socket, toast);
     this.terminals = new TerminalPanel(this.socket);
     this.preview = new PreviewPanel(this.socket, toast);
+    this.activity = new ActivityPanel(this.socket, toast);
     root.append(
       this.statusBar.el,
       ...this.statusBar.banners,
@@ -97,6 +98,8 @@ class DockPage {
     this.activity.audit.reset(s.audit);
     this.activity.jobs.reset(s.jobs, s.status.generation);
     this.activity.logs.reset(s.logs);
+    this.activity.setAgentsAvailable(s.agents !== null);
+    if (s.agents) this.activity.agents.reset(s.agents);
     this.terminals.setList(s.terminals);
     this.terminals.reattach();
     this.onLaunch(s.launch);
@@ -158,6 +161,18 @@ class DockPage {
         return;
       case 'launch.progress':
         this.onLaunch(msg.launch);
+        return;
+      case 'agents':
+        this.activity.agents.set(msg.agents);
+        return;
+      case 'agent.run':
+        this.activity.agents.upsertRun(msg.run);
+        return;
+      case 'agent.details':
+        this.activity.agents.runs.details(msg.run, msg.calls, msg.truncated);
+        return;
+      case 'agent.started':
+        this.activity.agents.runs.open(msg.runId);
         return;
       case 'reply':
         return;
