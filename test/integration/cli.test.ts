@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { runCli, tempProject } from '../helpers/paddock-process.js';
+import { PADDOCK_BIN, pollUntil, runCli, tempProject } from '../helpers/paddock-process.js';
 
 describe('paddock CLI', () => {
   it('exits 2 with one path: message line per problem on an invalid config', async () => {
@@ -75,6 +76,31 @@ describe('paddock CLI', () => {
       const failed = await runCli(p, ['audit', '--failed', '--json']);
       assert.match(failed.stdout, /INVALID_ARGUMENT/);
     } finally {
+      p.cleanup();
+    }
+  });
+
+  it('audit --follow prints rows committed by another process as they arrive', async () => {
+    const p = tempProject();
+    const follower = spawn(process.execPath, [PADDOCK_BIN, 'audit', '--follow', '--json'], {
+      cwd: p.dir,
+      env: p.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    follower.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    try {
+      // the follower has created the database once it prints nothing and keeps running
+      await pollUntil(() => existsSync(join(p.dataDir, 'paddock.db')), 'the follower to open the log');
+      const marker = `followed-${Date.now()}`;
+      const r = await runCli(p, ['tools', 'call', 'save_memory', JSON.stringify({ content: marker })]);
+      assert.equal(r.code, 0, r.stderr);
+      await pollUntil(() => out.includes(marker), 'the row to reach the follower');
+      assert.match(JSON.parse(out.trim().split('\n').at(-1)!).input, new RegExp(marker));
+    } finally {
+      follower.kill('SIGTERM');
       p.cleanup();
     }
   });
