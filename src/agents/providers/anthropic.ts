@@ -1,4 +1,4 @@
-import { postJson } from './http.js';
+import { type ProviderEndpoint, postToProvider } from './http.js';
 import {
   checkToolCalls,
   type ModelMessage,
@@ -14,21 +14,10 @@ import {
 /** The Messages API version Paddock speaks. */
 export const ANTHROPIC_VERSION = '2023-06-01';
 
-/** Settings of an Anthropic provider. */
-export interface AnthropicProviderOptions {
-  name: string;
-  model: string;
-  /** Endpoint root, e.g. `https://api.anthropic.com`; `/v1/messages` is appended. */
-  baseUrl: string;
-  /** Sent as `x-api-key` when present. */
-  apiKey?: string;
-  headers: Record<string, string>;
-  timeoutMs: number;
-  maxRetries: number;
+/** Settings of an Anthropic provider (`baseUrl` e.g. `https://api.anthropic.com`; the key goes in `x-api-key`). */
+export interface AnthropicProviderOptions extends ProviderEndpoint {
   /** `max_tokens` of each call (required by the API). */
   maxOutputTokens: number;
-  keyHint: string;
-  onRetry?: (info: { attempt: number; status?: number; delayMs: number; reason: string }) => void;
 }
 
 /**
@@ -36,7 +25,6 @@ export interface AnthropicProviderOptions {
  * blocks in the answer, results sent back as `tool_result` blocks in a user turn.
  */
 export function createAnthropicProvider(options: AnthropicProviderOptions): ModelProvider {
-  const url = `${options.baseUrl.replace(/\/+$/, '')}/v1/messages`;
   return {
     name: options.name,
     type: 'anthropic',
@@ -55,21 +43,16 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
           input_schema: t.inputSchema,
         }));
       }
-      const answer = await postJson({
-        provider: options.name,
-        url,
-        headers: {
+      const answer = await postToProvider(
+        options,
+        '/v1/messages',
+        {
           'anthropic-version': ANTHROPIC_VERSION,
-          ...options.headers,
           ...(options.apiKey ? { 'x-api-key': options.apiKey } : {}),
         },
         body,
-        timeoutMs: options.timeoutMs,
-        maxRetries: options.maxRetries,
-        signal: request.signal,
-        keyHint: options.keyHint,
-        ...(options.onRetry ? { onRetry: options.onRetry } : {}),
-      });
+        request.signal,
+      );
       return fromWire(options.name, answer);
     },
   };

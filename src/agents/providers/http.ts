@@ -27,6 +27,41 @@ export interface ProviderPost {
   onRetry?: (info: { attempt: number; status?: number; delayMs: number; reason: string }) => void;
 }
 
+/** What every HTTP provider is configured with (its wire format adds its own fields). */
+export interface ProviderEndpoint {
+  name: string;
+  model: string;
+  /** Endpoint root; each format appends its path. */
+  baseUrl: string;
+  apiKey?: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  maxRetries: number;
+  keyHint: string;
+  onRetry?: ProviderPost['onRetry'];
+}
+
+/** POSTs one request of a provider to `path` under its base URL, with the format's auth headers. */
+export function postToProvider(
+  endpoint: ProviderEndpoint,
+  path: string,
+  authHeaders: Record<string, string>,
+  body: unknown,
+  signal: AbortSignal,
+): Promise<unknown> {
+  return postJson({
+    provider: endpoint.name,
+    url: `${endpoint.baseUrl.replace(/\/+$/, '')}${path}`,
+    headers: { ...endpoint.headers, ...authHeaders },
+    body,
+    timeoutMs: endpoint.timeoutMs,
+    maxRetries: endpoint.maxRetries,
+    signal,
+    keyHint: endpoint.keyHint,
+    ...(endpoint.onRetry ? { onRetry: endpoint.onRetry } : {}),
+  });
+}
+
 /**
  * POSTs JSON and returns the parsed JSON answer. Retries HTTP 408/409/425/429/5xx/529 and
  * dropped connections up to `maxRetries` times with exponential backoff and jitter (a

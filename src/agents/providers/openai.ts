@@ -1,4 +1,4 @@
-import { postJson } from './http.js';
+import { type ProviderEndpoint, postToProvider } from './http.js';
 import {
   checkToolCalls,
   type ModelMessage,
@@ -12,21 +12,10 @@ import {
   tokenCount,
 } from './types.js';
 
-/** Settings of an OpenAI-compatible provider. */
-export interface OpenAiProviderOptions {
-  name: string;
-  model: string;
-  /** Endpoint root, e.g. `https://api.openai.com/v1`; `/chat/completions` is appended. */
-  baseUrl: string;
-  /** Sent as `Authorization: Bearer …` when present. */
-  apiKey?: string;
-  headers: Record<string, string>;
-  timeoutMs: number;
-  maxRetries: number;
+/** Settings of an OpenAI-compatible provider (the key goes in `authorization: Bearer`). */
+export interface OpenAiProviderOptions extends ProviderEndpoint {
   /** Sent as `max_completion_tokens` when set. */
   maxOutputTokens?: number;
-  keyHint: string;
-  onRetry?: (info: { attempt: number; status?: number; delayMs: number; reason: string }) => void;
 }
 
 /**
@@ -35,7 +24,6 @@ export interface OpenAiProviderOptions {
  * arguments, which must parse to an object (otherwise the call is malformed).
  */
 export function createOpenAiProvider(options: OpenAiProviderOptions): ModelProvider {
-  const url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   return {
     name: options.name,
     type: 'openai',
@@ -53,20 +41,13 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): ModelProvi
         body.tool_choice = 'auto';
       }
       if (options.maxOutputTokens !== undefined) body.max_completion_tokens = options.maxOutputTokens;
-      const answer = await postJson({
-        provider: options.name,
-        url,
-        headers: {
-          ...options.headers,
-          ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-        },
+      const answer = await postToProvider(
+        options,
+        '/chat/completions',
+        options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
         body,
-        timeoutMs: options.timeoutMs,
-        maxRetries: options.maxRetries,
-        signal: request.signal,
-        keyHint: options.keyHint,
-        ...(options.onRetry ? { onRetry: options.onRetry } : {}),
-      });
+        request.signal,
+      );
       return fromWire(options.name, answer);
     },
   };
