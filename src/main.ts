@@ -69,6 +69,8 @@ export interface CreateOptions {
   dockUrl?: string;
   /** How `serve` mounts the preview (its base path and the token to keep from the guest). */
   preview?: { basePath: string; serverToken?: string };
+  /** Environment for `${VAR}` in mcp_servers.yaml and provider keys; the process's by default. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -78,6 +80,7 @@ export interface CreateOptions {
 export async function createPaddock(loaded: LoadedConfig, options: CreateOptions): Promise<Paddock> {
   const { config, dataDir } = loaded;
   const logger = options.logger;
+  const env = options.env ?? process.env;
   const db = openDatabase(join(dataDir, 'paddock.db'));
   const closers: (() => Promise<void> | void)[] = [
     () => {
@@ -90,7 +93,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     const policy = compilePolicy(loaded);
     const registry = new ToolRegistry();
     const validator = new InputValidator();
-    const servers = loadMcpServers(join(loaded.projectDir, '.paddock'), process.env);
+    const servers = loadMcpServers(join(loaded.projectDir, '.paddock'), env);
     for (const warning of servers.warnings) logger.warn('integrations.config_warning', { warning });
     const pluginDir = join(loaded.projectDir, '.paddock', 'plugins');
     const plugins = await loadPlugins(
@@ -176,7 +179,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       db,
       audit,
       logger,
-      env: process.env,
+      env,
       config: config.agents,
       ...(existsSync(skillsDir) ? { skillsGuestRoot: SKILLS_GUEST_ROOT } : {}),
     });

@@ -1,9 +1,5 @@
 import { formatAgentList, formatRunDetails, formatRunRow } from '../agents/cli-format.js';
-import { type AgentsService, createAgents } from '../agents/service.js';
-import { agentsConfigSchema } from '../config/agents-schema.js';
-import { validate } from '../config/load.js';
-import type { Paddock } from '../main.js';
-import { createBuiltinServices } from '../tools/builtin/index.js';
+import type { AgentsService } from '../agents/service.js';
 import { parseCommandArgs, UsageError } from './args.js';
 import { CONFIG_OPTION, withPaddock } from './context.js';
 
@@ -63,41 +59,37 @@ export async function runAgentsCommand(args: string[], io: CommandIo): Promise<n
   const json = values.json === true;
 
   return withPaddock(values, async (paddock) => {
-    const { agents, owned } = agentsOf(paddock);
-    try {
-      switch (sub) {
-        case 'list': {
-          const list = agents.list();
-          const errors = agents.loadErrors();
-          io.out(json ? JSON.stringify({ agents: list, errors }, null, 2) : formatAgentList(list, errors));
-          return errors.length > 0 ? 1 : 0;
-        }
-        case 'run':
-          return await runOne(
-            agents,
-            arg!,
-            typeof values.input === 'string' ? values.input : undefined,
-            json,
-            io,
-          );
-        case 'runs': {
-          const runs = agents.runs({ ...(arg ? { agent: arg } : {}), limit });
-          if (json) io.out(JSON.stringify(runs, null, 2));
-          else io.out(runs.length ? runs.map(formatRunRow).join('\n') : 'No runs yet.');
-          return 0;
-        }
-        default: {
-          const details = agents.show(arg!);
-          if (!details) {
-            io.err(`paddock agents: there is no run "${arg}"; list runs with \`paddock agents runs\`.`);
-            return 1;
-          }
-          io.out(json ? JSON.stringify(details, null, 2) : formatRunDetails(details));
-          return 0;
-        }
+    const agents = paddock.agents;
+    switch (sub) {
+      case 'list': {
+        const list = agents.list();
+        const errors = agents.loadErrors();
+        io.out(json ? JSON.stringify({ agents: list, errors }, null, 2) : formatAgentList(list, errors));
+        return errors.length > 0 ? 1 : 0;
       }
-    } finally {
-      if (owned) await agents.close();
+      case 'run':
+        return await runOne(
+          agents,
+          arg!,
+          typeof values.input === 'string' ? values.input : undefined,
+          json,
+          io,
+        );
+      case 'runs': {
+        const runs = agents.runs({ ...(arg ? { agent: arg } : {}), limit });
+        if (json) io.out(JSON.stringify(runs, null, 2));
+        else io.out(runs.length ? runs.map(formatRunRow).join('\n') : 'No runs yet.');
+        return 0;
+      }
+      default: {
+        const details = agents.show(arg!);
+        if (!details) {
+          io.err(`paddock agents: there is no run "${arg}"; list runs with \`paddock agents runs\`.`);
+          return 1;
+        }
+        io.out(json ? JSON.stringify(details, null, 2) : formatRunDetails(details));
+        return 0;
+      }
     }
   });
 }
@@ -129,37 +121,4 @@ async function runOne(
   } finally {
     process.removeListener('SIGINT', onSignal);
   }
-}
-
-/**
- * The agents service of a Paddock: the composed one when the composition root provides it,
- * else one built here from the same services (closed by the caller when `owned`).
- */
-function agentsOf(paddock: Paddock): { agents: AgentsService; owned: boolean } {
-  const composed = (paddock as Paddock & { agents?: AgentsService }).agents;
-  if (composed) return { agents: composed, owned: false };
-  const { loaded } = paddock;
-  const raw = (loaded.config as { agents?: unknown }).agents;
-  const config = validate(agentsConfigSchema, raw ?? {}, loaded.file ?? '(defaults)');
-  const { notifier } = createBuiltinServices({
-    memory: paddock.memory,
-    notify: loaded.config.notify,
-    logger: paddock.logger,
-  });
-  const agents = createAgents({
-    projectDir: loaded.projectDir,
-    dataDir: loaded.dataDir,
-    gateway: paddock.gateway,
-    registry: paddock.registry,
-    integrations: paddock.integrations,
-    notifier,
-    policy: paddock.policy,
-    policyConfig: loaded.config.policy,
-    db: paddock.db,
-    audit: paddock.audit,
-    logger: paddock.logger,
-    env: process.env,
-    config,
-  });
-  return { agents, owned: true };
 }
