@@ -2,27 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { ComputerManager } from '../../src/computer/manager.js';
-import { createComputerTools } from '../../src/computer/tools/index.js';
 import { isPaddockError } from '../../src/shared/errors.js';
-import type { Tool, ToolContext } from '../../src/tools/tool.js';
-import { launchRunning, withComputer } from '../unit/computer/fixture.js';
-
-type Call = (name: string, input: Record<string, unknown>) => Promise<Record<string, unknown>>;
-
-function caller(manager: ComputerManager, ctx: () => ToolContext): Call {
-  const tools = new Map<string, Tool>(createComputerTools(manager).map((t) => [t.name, t]));
-  return async (name, input) => (await tools.get(name)!.execute(input, ctx())).structured!;
-}
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return isPaddockError(e) ? e.code : String(e);
-  }
-}
+import { type Call, codeOf, launchRunning, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 async function sh(call: Call, script: string) {
   const r = await call('run_command', { script, waitMs: 10_000 });
@@ -34,7 +15,7 @@ describe('computer files (bwrap)', { concurrency: false }, () => {
   it('reads neither the host /etc/shadow nor the data directory through workspace symlinks, even with a policy that allows every path', async () => {
     for (const policy of [{}, { files: { read: ['/'], write: ['/workspace'] } }]) {
       await withComputer({ database: true, policy }, async ({ manager, dataDir, ctx }) => {
-        const call = caller(manager, ctx);
+        const call = toolCaller(manager, ctx);
         await launchRunning(manager);
         writeFileSync(join(dataDir, 'secret.txt'), 'host-secret');
         await sh(
@@ -60,7 +41,7 @@ describe('computer files (bwrap)', { concurrency: false }, () => {
 
   it('denies a write through a symlink that leaves the allowed roots, and logs the denial', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       await launchRunning(manager);
       await sh(
         call,
@@ -93,7 +74,7 @@ describe('computer files (bwrap)', { concurrency: false }, () => {
 
   it('creates a file exactly once when 20 writes with overwrite=false race on one path', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       await launchRunning(manager);
       const outcomes = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
@@ -115,7 +96,7 @@ describe('computer files (bwrap)', { concurrency: false }, () => {
     await withComputer(
       { policy: { files: { read: ['/'], write: ['/workspace'] } } },
       async ({ manager, ctx }) => {
-        const call = caller(manager, ctx);
+        const call = toolCaller(manager, ctx);
         await launchRunning(manager);
         await sh(call, 'mkfifo /workspace/pipe');
         for (const path of ['/workspace/pipe', '/dev/zero', '/workspace']) {
@@ -140,7 +121,7 @@ describe('computer files (bwrap)', { concurrency: false }, () => {
 
   it('reads text by byte offsets without splitting characters, refuses invalid UTF-8 and suggests base64', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       await launchRunning(manager);
       await call('write_file', { path: '/workspace/t.txt', content: 'a€b', overwrite: false });
       const first = await call('read_file', { path: '/workspace/t.txt', byteLimit: 2 });
@@ -164,7 +145,7 @@ describe('computer files (bwrap)', { concurrency: false }, () => {
 
   it('validates write content, size, parent directory and overwrite, and replaces files atomically keeping their mode', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       const c = await launchRunning(manager);
       const bad = (input: Record<string, unknown>) =>
         codeOf(call('write_file', { path: '/workspace/f', overwrite: true, ...input }));
@@ -206,7 +187,7 @@ describe('computer files (bwrap)', { concurrency: false }, () => {
 
   it('lists directories with types, sizes and modes, one page at a time', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       await launchRunning(manager);
       await sh(
         call,

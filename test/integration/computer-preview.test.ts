@@ -8,27 +8,8 @@ import { describe, it } from 'node:test';
 import WebSocket from 'ws';
 import type { ComputerManager } from '../../src/computer/manager.js';
 import { PREVIEW_SANDBOX_CSP } from '../../src/computer/preview-http.js';
-import { createComputerTools } from '../../src/computer/tools/index.js';
-import { isPaddockError } from '../../src/shared/errors.js';
-import type { Tool, ToolContext } from '../../src/tools/tool.js';
 import type { PreviewSource } from '../../src/web/dock/sources.js';
-import { launchRunning, pollUntil, withComputer } from '../unit/computer/fixture.js';
-
-type Call = (name: string, input?: Record<string, unknown>) => Promise<Record<string, unknown>>;
-
-function caller(manager: ComputerManager, ctx: () => ToolContext): Call {
-  const tools = new Map<string, Tool>(createComputerTools(manager).map((t) => [t.name, t]));
-  return async (name, input = {}) => (await tools.get(name)!.execute(input, ctx())).structured!;
-}
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return isPaddockError(e) ? e.code : String(e);
-  }
-}
+import { codeOf, launchRunning, pollUntil, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 /** A host HTTP server that mounts the preview relay under /preview, as the web app does. */
 async function mount(manager: ComputerManager): Promise<{ base: string; server: Server }> {
@@ -138,7 +119,7 @@ describe('computer preview (bwrap)', { concurrency: false }, () => {
         assert.equal(before.res.statusCode, 503, 'no computer yet');
         assert.match(before.body.toString(), /No computer is running/);
         await launchRunning(manager);
-        const call = caller(manager, ctx);
+        const call = toolCaller(manager, ctx);
         const page = await getRaw(`${base}/index.html`);
         assert.equal(page.res.statusCode, 502);
         assert.match(page.res.headers['content-type'] ?? '', /^text\/html/);
@@ -186,7 +167,7 @@ describe('computer preview (bwrap)', { concurrency: false }, () => {
             .update(await import('node:fs').then((fs) => fs.readFileSync(join(c.hostWorkspace, 'big.bin'))))
             .digest('hex'),
         );
-        const call = caller(manager, ctx);
+        const call = toolCaller(manager, ctx);
         const nav = await call('navigate_preview', { path: '/hello.html?x=1#title' });
         assert.deepEqual(
           { ...(nav.observed as Record<string, unknown>), message: undefined },
@@ -343,7 +324,7 @@ describe('computer preview (bwrap)', { concurrency: false }, () => {
   it('navigate_preview refuses external URLs, traversal and backslashes, and tells the dock about every navigation', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
       await launchRunning(manager);
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       for (const path of [
         'http://example.com/',
         '//example.com/x',

@@ -1,29 +1,18 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import type { ComputerManager } from '../../src/computer/manager.js';
 import type { TerminalChunk } from '../../src/computer/terminal.js';
-import { createComputerTools } from '../../src/computer/tools/index.js';
 import { isPaddockError } from '../../src/shared/errors.js';
-import type { Tool, ToolContext } from '../../src/tools/tool.js';
 import type { TerminalSource } from '../../src/web/dock/sources.js';
-import { launchRunning, pollUntil, sandboxProcesses, withComputer } from '../unit/computer/fixture.js';
-
-type Call = (name: string, input?: Record<string, unknown>) => Promise<Record<string, unknown>>;
-
-function caller(manager: ComputerManager, ctx: () => ToolContext): Call {
-  const tools = new Map<string, Tool>(createComputerTools(manager).map((t) => [t.name, t]));
-  return async (name, input = {}) => (await tools.get(name)!.execute(input, ctx())).structured!;
-}
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return isPaddockError(e) ? e.code : String(e);
-  }
-}
+import {
+  type Call,
+  codeOf,
+  launchRunning,
+  pollUntil,
+  sandboxProcesses,
+  toolCaller,
+  withComputer,
+} from '../unit/computer/fixture.js';
 
 /** Reads a terminal by cursor until `pattern` shows up in what was read; returns text and cursor. */
 async function readUntil(
@@ -69,7 +58,7 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
   it('drives a python3 REPL with send_terminal_input and reads its answers with read_terminal_output', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
       await launchRunning(manager, 'python');
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       const { terminalId, cursor, created } = await promptTerminal(call);
       assert.equal(created.ready, true);
       assert.equal(created.active, true);
@@ -96,7 +85,7 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
   it('ctrl_c interrupts a running sleep 100 and the prompt comes back', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
       const c = await launchRunning(manager);
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       const { terminalId, cursor } = await promptTerminal(call);
       await call('send_terminal_input', { terminalId, text: 'sleep 100; echo after-sleep-$?\n' });
       await pollUntil(() => sandboxProcesses(c, 'sleep 100').length === 1, 10_000, 'sleep 100 to run');
@@ -117,7 +106,7 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
   it('keeps the newest output only: reading behind it answers OUTPUT_EXPIRED with an oldestCursor that reads on', async () => {
     await withComputer({ computer: { retentionBytes: 65_536 } }, async ({ manager, ctx }) => {
       await launchRunning(manager);
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       const { terminalId, cursor } = await promptTerminal(call);
       const first = await call('read_terminal_output', { terminalId, byteLimit: 1 });
       await call('send_terminal_input', {
@@ -154,7 +143,7 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
   it('refuses text and key together, neither, an unknown key, malformed, unknown and stale terminal ids', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
       await launchRunning(manager);
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       const { terminalId } = await promptTerminal(call);
       const before = manager.terminals.resolve(terminalId).terminal.output.endOffset;
       assert.equal(
@@ -196,7 +185,7 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
   it('creates terminals that activate unless activate:false, switches between them, and replays a requestId', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
       await launchRunning(manager);
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       let changes = 0;
       const sub = manager.terminals.onChange(() => changes++);
       const a = await call('create_terminal', { requestId: 'first' });
@@ -225,7 +214,7 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
   it("starts the guest account's login shell in /workspace with TERM=xterm-256color and LANG=C.UTF-8, and follows resizes", async () => {
     await withComputer({}, async ({ manager, ctx }) => {
       await launchRunning(manager);
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       const { terminalId, cursor } = await promptTerminal(call);
       await manager.terminals.resize(terminalId, 91, 17);
       await call('send_terminal_input', {
@@ -247,7 +236,7 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
   it('serves the dock: replays retained output to a subscriber, then delivers live output in order', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
       await launchRunning(manager);
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       const source: TerminalSource = manager.terminals;
       const { terminalId, cursor } = await promptTerminal(call);
       const chunks: TerminalChunk[] = [];
@@ -272,7 +261,7 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
   it("a terminal printing without end keeps answering ctrl_c and its retention bounded; a relaunch kills the terminal's processes", async () => {
     await withComputer({}, async ({ manager, ctx }) => {
       const c = await launchRunning(manager);
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       const { terminalId, cursor } = await promptTerminal(call);
       const terminal = manager.terminals.resolve(terminalId).terminal;
       await call('send_terminal_input', { terminalId, text: 'yes flood\n' });

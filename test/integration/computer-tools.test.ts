@@ -2,30 +2,15 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { ComputerManager } from '../../src/computer/manager.js';
-import { createComputerTools } from '../../src/computer/tools/index.js';
 import { isPaddockError } from '../../src/shared/errors.js';
-import { createComputerBuiltins } from '../../src/tools/builtin/computer-builtins.js';
-import type { Tool, ToolContext } from '../../src/tools/tool.js';
-import { launchRunning, pollUntil, withComputer } from '../unit/computer/fixture.js';
-
-type Call = (name: string, input?: Record<string, unknown>) => Promise<Record<string, unknown>>;
-
-function caller(manager: ComputerManager, ctx: () => ToolContext): Call {
-  const tools = new Map<string, Tool>(
-    [...createComputerTools(manager), ...createComputerBuiltins(manager)].map((t) => [t.name, t]),
-  );
-  return async (name, input = {}) => (await tools.get(name)!.execute(input, ctx())).structured!;
-}
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    return isPaddockError(e) ? e.code : String(e);
-  }
-}
+import {
+  type Call,
+  codeOf,
+  launchRunning,
+  pollUntil,
+  toolCaller,
+  withComputer,
+} from '../unit/computer/fixture.js';
 
 async function untilRunning(call: Call): Promise<Record<string, unknown>> {
   return pollUntil(
@@ -41,7 +26,7 @@ async function untilRunning(call: Call): Promise<Record<string, unknown>> {
 describe('computer tools (bwrap)', { concurrency: false }, () => {
   it('launches in place: returns the dock URL at once, status goes booting → running, old job ids go stale', async () => {
     await withComputer({}, async ({ manager, ctx, noted }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       assert.equal((await call('get_computer_status')).lifecycle, 'none');
       const launch = await call('launch_computer', { profileId: 'shell' });
       assert.equal(launch.lifecycle, 'booting');
@@ -67,7 +52,7 @@ describe('computer tools (bwrap)', { concurrency: false }, () => {
 
   it('refuses a second launch while the first is booting, with NOT_RUNNING and a log entry', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       const first = await call('launch_computer', { profileId: 'shell' });
       const second = codeOf(call('launch_computer', { profileId: 'python' }));
       assert.equal(await second, 'NOT_RUNNING');
@@ -80,7 +65,7 @@ describe('computer tools (bwrap)', { concurrency: false }, () => {
 
   it('makes act tools idempotent by requestId: same arguments replay the first result without a second effect, others conflict', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       const a = await call('launch_computer', { profileId: 'shell', requestId: 'boot-1' });
       const b = await call('launch_computer', { profileId: 'shell', requestId: 'boot-1' });
       assert.deepEqual(b, a);
@@ -101,14 +86,14 @@ describe('computer tools (bwrap)', { concurrency: false }, () => {
 
   it('boots the default profile when a tool needs a computer and none was launched', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       const r = await call('run_command', { script: 'echo auto', waitMs: 5000 });
       assert.equal(r.stdout, 'auto\n');
       assert.equal((await call('get_computer_status')).profileId, 'shell');
       assert.ok(manager.readLogs({ limit: 50 }).entries.some((e) => e.event === 'computer.autolaunch'));
     });
     await withComputer({ computer: { autoLaunch: false } }, async ({ manager, ctx }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       await assert.rejects(
         call('run_command', { script: 'true' }),
         (e: unknown) => isPaddockError(e) && e.code === 'NOT_RUNNING' && /launch_computer/.test(e.message),
@@ -118,7 +103,7 @@ describe('computer tools (bwrap)', { concurrency: false }, () => {
 
   it('drops dangerous environment variables from run_command and reads jobs by cursor', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       await launchRunning(manager);
       const r = await call('run_command', {
         // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
@@ -140,7 +125,7 @@ describe('computer tools (bwrap)', { concurrency: false }, () => {
 
   it('creates launch links that run nothing, and boots them with their startup script as a job', async () => {
     await withComputer({ database: true }, async ({ manager, ctx }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       const link = await call('create_launch_link', {
         profileId: 'python',
         startupScript: 'echo from-link > /workspace/started',
@@ -172,7 +157,7 @@ describe('computer tools (bwrap)', { concurrency: false }, () => {
   it('shell runs only allowed executables, passes argv without a shell, and answers in the job shape', async () => {
     const policy = { exec: { allow: [{ name: 'echo' }, { name: 'sleep' }] } };
     await withComputer({ policy }, async ({ manager, ctx }) => {
-      const call = caller(manager, ctx);
+      const call = toolCaller(manager, ctx);
       await launchRunning(manager);
       const r = await call('shell', { argv: ['echo', '$HOME', '*', '; rm -rf /'] });
       assert.equal(r.stdout, '$HOME * ; rm -rf /\n');

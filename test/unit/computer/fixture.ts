@@ -11,11 +11,14 @@ import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
 import { childrenOf } from '../../../src/computer/backend/proc.js';
 import type { Computer } from '../../../src/computer/computer.js';
 import { ComputerManager } from '../../../src/computer/manager.js';
+import { createComputerTools } from '../../../src/computer/tools/index.js';
 import { computerSchema } from '../../../src/config/computer-schema.js';
 import { policySchema } from '../../../src/config/schema.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
+import { isPaddockError } from '../../../src/shared/errors.js';
 import { silentLogger } from '../../../src/shared/logger.js';
-import type { ToolContext } from '../../../src/tools/tool.js';
+import { createComputerBuiltins } from '../../../src/tools/builtin/computer-builtins.js';
+import type { Tool, ToolContext } from '../../../src/tools/tool.js';
 
 export interface Fixture {
   manager: ComputerManager;
@@ -138,4 +141,25 @@ export function cmdlineOf(pid: number): string | null {
 /** Host pids below the computer whose command line is exactly `cmd`. */
 export function sandboxProcesses(c: Computer, cmd: string): number[] {
   return hostDescendants(c.instance!.hostPid).filter((pid) => cmdlineOf(pid) === cmd);
+}
+
+/** Calls a computer tool (or list_dir / shell) by name and returns its structured result. */
+export type Call = (name: string, input?: Record<string, unknown>) => Promise<Record<string, unknown>>;
+
+/** Every computer tool and computer built-in of `manager`, called with a fresh context each time. */
+export function toolCaller(manager: ComputerManager, ctx: () => ToolContext): Call {
+  const tools = new Map<string, Tool>(
+    [...createComputerTools(manager), ...createComputerBuiltins(manager)].map((t) => [t.name, t]),
+  );
+  return async (name, input = {}) => (await tools.get(name)!.execute(input, ctx())).structured!;
+}
+
+/** The error code a call fails with, or `ok`. */
+export async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'ok';
+  } catch (e) {
+    return isPaddockError(e) ? e.code : String(e);
+  }
 }
