@@ -42,7 +42,8 @@ function manager(dataDir: string): ComputerManager {
   });
 }
 
-function toolContext(): ToolContext {
+/** A tool context for benchmarks: the real default policy, no audit, an hour of deadline. */
+export function toolContext(): ToolContext {
   return {
     invocationId: 'bench',
     caller: { caller: 'bench', via: 'direct', attended: true },

@@ -22,10 +22,9 @@ import { ComputerManager } from '../src/computer/manager.js';
 import { encodeTerminalCursor } from '../src/computer/terminal.js';
 import { createComputerTools } from '../src/computer/tools/index.js';
 import { computerSchema } from '../src/config/computer-schema.js';
-import { policySchema } from '../src/config/schema.js';
-import { createWhitelistSandbox } from '../src/policy/index.js';
 import { silentLogger } from '../src/shared/logger.js';
-import type { Tool, ToolContext } from '../src/tools/tool.js';
+import type { Tool } from '../src/tools/tool.js';
+import { toolContext } from './computer.js';
 import type { Figure } from './run.js';
 import { median } from './stats.js';
 
@@ -36,17 +35,7 @@ const FLOOD_BYTES = 100_000_000;
 type Call = (name: string, input: Record<string, unknown>) => Promise<Record<string, unknown>>;
 
 function toolCaller(m: ComputerManager): Call {
-  const ctx: ToolContext = {
-    invocationId: 'bench',
-    caller: { caller: 'bench', via: 'direct', attended: true },
-    signal: new AbortController().signal,
-    deadline: Date.now() + 3_600_000,
-    policy: createWhitelistSandbox(policySchema.parse({})),
-    logger: silentLogger(),
-    notePolicyRule: () => undefined,
-    noteComputer: () => undefined,
-    progress: () => undefined,
-  };
+  const ctx = toolContext();
   const tools = new Map<string, Tool>(createComputerTools(m).map((t) => [t.name, t]));
   return async (name, input) => (await tools.get(name)!.execute(input, ctx)).structured!;
 }
