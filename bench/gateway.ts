@@ -1,8 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { openDatabase } from '../src/audit/database.js';
 import { SqliteAuditStore } from '../src/audit/sqlite-audit-store.js';
 import { policySchema } from '../src/config/schema.js';
@@ -12,7 +10,8 @@ import { Gateway } from '../src/tools/gateway.js';
 import { PermissionPolicy } from '../src/tools/permissions.js';
 import { ToolRegistry } from '../src/tools/registry.js';
 import { InputValidator } from '../src/tools/validation.js';
-import { PADDOCK_BIN, startServe, tempProject } from '../test/helpers/paddock-process.js';
+import { connectStdio } from '../test/helpers/clients.js';
+import { startServe, tempProject } from '../test/helpers/paddock-process.js';
 import { httpCallRate } from './http-load.js';
 import type { Figure } from './run.js';
 import { median, timeCalls } from './stats.js';
@@ -58,16 +57,7 @@ export async function benchGateway(): Promise<Figure[]> {
 
   const project = tempProject();
   try {
-    const stdio = new Client({ name: 'bench', version: '1' });
-    await stdio.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [PADDOCK_BIN, 'mcp'],
-        cwd: project.dir,
-        env: project.env as Record<string, string>,
-        stderr: 'ignore',
-      }),
-    );
+    const stdio = await connectStdio(project, 'bench');
     const call = { name: 'recall_memory', arguments: { query: '', limit: 1 } };
     const stdioTimes = await timeCalls(2000, () => stdio.callTool(call));
     figures.push({

@@ -166,29 +166,29 @@ export function proxyHttp(socket: Duplex, req: IncomingMessage, res: ServerRespo
     createConnection: () => socket as unknown as Socket,
   });
   upstream.on('response', (answer) => {
-    const status = answer.statusCode ?? 0;
-    // a guest server chooses its status line: one Node cannot send (0–99, 600+) must not throw here
-    if (status < 100 || status > 599) {
+    const refuse = (why: string) => {
       answer.destroy();
       socket.destroy();
       sendPreviewPage(
         res,
         502,
         'The preview server sent an invalid answer',
-        `The server on port ${t.port} in the computer answered with HTTP status ${status}, which is not a valid status code. Fix the server, then reload.`,
+        `${why} Fix the server, then reload.`,
+      );
+    };
+    const status = answer.statusCode ?? 0;
+    // a guest server chooses its status line: one Node cannot send (0–99, 600+) must not throw here
+    if (status < 100 || status > 599) {
+      refuse(
+        `The server on port ${t.port} in the computer answered with HTTP status ${status}, which is not a valid status code.`,
       );
       return;
     }
     try {
       res.writeHead(status, answer.statusMessage, clientResponseHeaders(answer.rawHeaders, t));
     } catch {
-      answer.destroy();
-      socket.destroy();
-      sendPreviewPage(
-        res,
-        502,
-        'The preview server sent an invalid answer',
-        `The server on port ${t.port} in the computer sent a status line or headers that cannot be relayed. Fix the server, then reload.`,
+      refuse(
+        `The server on port ${t.port} in the computer sent a status line or headers that cannot be relayed.`,
       );
       return;
     }
