@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createPaddock, type Paddock } from '../../src/main.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import type { CallerContext } from '../../src/tools/tool.js';
+import { pollUntil } from '../helpers/paddock-process.js';
 
 const caller: CallerContext = { caller: 'mcp:channel-test', via: 'direct', attended: true };
 
@@ -33,8 +34,27 @@ describe('tool channel: commands in the computer call the caller’s tools', () 
       caller,
     );
     if (!outcome.ok) throw new Error(`run_command failed: ${JSON.stringify(outcome.error.toJSON())}`);
-    const job = outcome.result.structured as unknown as JobOut;
-    assert.equal(job.terminationObserved, true, `job ${job.jobId} did not finish: ${JSON.stringify(job)}`);
+    const job = { ...(outcome.result.structured as unknown as JobOut & { nextCursor: string }) };
+    // A slow machine may need longer than run_command's wait: read on by cursor until the job ends.
+    let cursor = job.nextCursor;
+    await pollUntil(
+      async () => {
+        if (job.terminationObserved) return true;
+        const read = await paddock.gateway.call('read_job', { jobId: job.jobId, cursor, byteLimit: 65536 }, caller);
+        if (!read.ok) throw new Error(`read_job failed: ${JSON.stringify(read.error.toJSON())}`);
+        const part = read.result.structured as unknown as JobOut & { nextCursor: string };
+        job.stdout += part.stdout;
+        job.stderr += part.stderr;
+        job.exitCode = part.exitCode;
+        job.toolCalls = part.toolCalls;
+        job.terminationObserved = part.terminationObserved;
+        cursor = part.nextCursor;
+        return false;
+      },
+      `job ${job.jobId} to end`,
+      90_000,
+      50,
+    );
     return { ...job, invocationId: outcome.invocationId };
   }
 
