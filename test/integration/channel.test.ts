@@ -40,7 +40,11 @@ describe('tool channel: commands in the computer call the caller’s tools', () 
     await pollUntil(
       async () => {
         if (job.terminationObserved) return true;
-        const read = await paddock.gateway.call('read_job', { jobId: job.jobId, cursor, byteLimit: 65536 }, caller);
+        const read = await paddock.gateway.call(
+          'read_job',
+          { jobId: job.jobId, cursor, byteLimit: 65536 },
+          caller,
+        );
         if (!read.ok) throw new Error(`read_job failed: ${JSON.stringify(read.error.toJSON())}`);
         const part = read.result.structured as unknown as JobOut & { nextCursor: string };
         job.stdout += part.stdout;
