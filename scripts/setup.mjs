@@ -125,10 +125,12 @@ if (loadError) {
     ? { ...process.env, npm_config_nodedir: prefix }
     : process.env;
   run('npm', ['rebuild', 'better-sqlite3'], env);
-  const again = sqliteLoadError();
-  if (again)
+  // A fresh process: this one keeps the library it failed to load.
+  const probe = "const D = require('better-sqlite3'); new D(':memory:').close();";
+  const again = spawnSync(process.execPath, ['-e', probe], { cwd: root, encoding: 'utf8' });
+  if (again.status !== 0)
     fail([
-      `better-sqlite3 still does not load: ${again.message}`,
+      `better-sqlite3 still does not load: ${again.stderr.trim().split('\n').at(-1)}`,
       'It builds from source with python3, make and g++ (apt-get install -y build-essential python3).',
     ]);
 }
