@@ -196,7 +196,7 @@ async function overMcp(figures: Figure[]): Promise<void> {
     const content = 'x'.repeat(FILE_BYTES);
     const writeTimes = await timeCalls(
       200,
-      () => call('write_file', { path: '/workspace/bench-write.txt', content }),
+      () => call('write_file', { path: '/workspace/bench-write.txt', content, overwrite: true }),
       20,
     );
 
