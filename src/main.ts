@@ -89,6 +89,8 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
   ];
   try {
     const audit = new SqliteAuditStore(db);
+    const interrupted = audit.reconcile();
+    if (interrupted > 0) logger.warn('audit.interrupted', { calls: interrupted });
     const memory = new SqliteMemoryStore(db);
     const policy = compilePolicy(loaded);
     const registry = new ToolRegistry();

@@ -132,6 +132,19 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'invocation_state',
+    // A call's row is written when it starts executing (state 'running', owner_pid = the
+    // process running it) and completed when it ends; a process that dies leaves 'running'
+    // rows that the next start marks 'interrupted'. Rows from before this step are 'ended'.
+    sql: `
+      ALTER TABLE tool_invocations ADD COLUMN state TEXT NOT NULL DEFAULT 'ended'
+        CHECK (state IN ('running', 'ended', 'interrupted'));
+      ALTER TABLE tool_invocations ADD COLUMN owner_pid INTEGER;
+      CREATE INDEX tool_invocations_running ON tool_invocations (owner_pid) WHERE state = 'running';
+    `,
+  },
 ];
 
 const LEDGER_SQL = `

@@ -71,45 +71,44 @@ export class Gateway {
     const lineage: { generation?: number; jobId?: string; policyRule?: string } = {};
     if (caller.jobId) lineage.jobId = caller.jobId;
 
+    // set once the call's `running` row is written (just before execute)
+    let begun = false;
     const finish = (outcome: CallOutcome): CallOutcome => {
       const error = outcome.ok ? undefined : outcome.error;
-      const outputBytes = outcome.ok ? byteLength(outcome.result) : 0;
+      const end = {
+        durationMs: performance.now() - started,
+        outputBytes: outcome.ok ? byteLength(outcome.result) : 0,
+        success: outcome.ok && !outcome.result.isError,
+        errorCode: error?.code ?? (outcome.ok && outcome.result.isError ? 'UPSTREAM_ERROR' : null),
+        errorMessage: error?.message ?? null,
+        policyRule: lineage.policyRule ?? (error?.details.rule as string | undefined) ?? null,
+        generation: lineage.generation ?? null,
+        jobId: lineage.jobId ?? null,
+      };
       try {
-        this.deps.audit.record({
-          id: invocationId,
-          startedAt,
-          durationMs: performance.now() - started,
-          tool: name,
-          source: tool?.source ?? 'unknown',
-          caller: caller.caller,
-          via: caller.via,
-          parentId: caller.parentId ?? null,
-          generation: lineage.generation ?? null,
-          jobId: lineage.jobId ?? null,
-          input,
-          outputBytes,
-          success: outcome.ok && !outcome.result.isError,
-          errorCode: error?.code ?? (outcome.ok && outcome.result.isError ? 'UPSTREAM_ERROR' : null),
-          errorMessage: error?.message ?? null,
-          policyRule: lineage.policyRule ?? (error?.details.rule as string | undefined) ?? null,
-        });
+        if (begun) this.deps.audit.complete(invocationId, end);
+        else this.deps.audit.record({ ...start(), ...end });
       } catch (e) {
         this.deps.logger.error('audit.failed', { tool: name, invocationId, error: (e as Error).message });
-        return {
-          ok: false,
-          invocationId,
-          protocol: false,
-          error: new PaddockError(
-            'INTERNAL',
-            'The call could not be recorded in the audit log, so its result is withheld. Check the data directory (disk full or read-only?) and retry.',
-          ),
-        };
+        return unrecorded(invocationId);
       }
       if (error) {
         this.deps.logger.info('tool.failed', { tool: name, caller: caller.caller, code: error.code });
       }
       return outcome;
     };
+    const start = () => ({
+      id: invocationId,
+      startedAt,
+      tool: name,
+      source: tool?.source ?? 'unknown',
+      caller: caller.caller,
+      via: caller.via,
+      parentId: caller.parentId ?? null,
+      generation: lineage.generation ?? null,
+      jobId: lineage.jobId ?? null,
+      input,
+    });
 
     if (!tool || (caller.allowTool && !caller.allowTool(name, tool))) {
       return finish({
@@ -155,6 +154,14 @@ export class Gateway {
       this.deps.validator.validate(tool.inputSchema, input ?? {}, name);
     } catch (e) {
       return finish({ ok: false, invocationId, protocol: true, error: toPaddockError(e) });
+    }
+    // the row exists before the first effect, so a crash mid-call leaves it `running`
+    try {
+      this.deps.audit.begin(start());
+      begun = true;
+    } catch (e) {
+      this.deps.logger.error('audit.failed', { tool: name, invocationId, error: (e as Error).message });
+      return unrecorded(invocationId);
     }
 
     const deadline = Math.min(
@@ -231,6 +238,19 @@ export class Gateway {
       caller.signal?.removeEventListener('abort', onCallerAbort);
     }
   }
+}
+
+/** The outcome when the audit log cannot take a row: nothing runs or is returned unrecorded. */
+function unrecorded(invocationId: string): CallOutcome {
+  return {
+    ok: false,
+    invocationId,
+    protocol: false,
+    error: new PaddockError(
+      'INTERNAL',
+      'The call could not be recorded in the audit log, so it was not run or its result is withheld. Check the data directory (disk full or read-only?) and retry.',
+    ),
+  };
 }
 
 /**

@@ -316,3 +316,47 @@ describe('SqliteAuditStore.subscribe', () => {
     });
   });
 });
+
+describe('SqliteAuditStore.begin and complete', () => {
+  it('writes a running row before the outcome and completes that same row once', async () => {
+    await withStore((store) => {
+      const { durationMs: _d, outputBytes: _o, success: _s, ...start } = invocation({ tool: 'run_command' });
+      const begun = store.begin(start);
+      assert.equal(store.get(start.id)?.state, 'running');
+      const done = store.complete(start.id, {
+        durationMs: 5,
+        outputBytes: 10,
+        success: true,
+        jobId: 'g1.job1',
+        generation: 1,
+      });
+      assert.equal(done.seq, begun.seq);
+      assert.equal(done.state, 'ended');
+      assert.equal(done.jobId, 'g1.job1');
+      assert.throws(
+        () => store.complete(start.id, { durationMs: 1, outputBytes: 0, success: false }),
+        (e: unknown) => e instanceof PaddockError && e.code === 'NOT_FOUND',
+      );
+    });
+  });
+
+  it('marks running rows of a dead process interrupted and leaves those of live ones alone', async () => {
+    await withStore((store, db) => {
+      const { durationMs: _d, outputBytes: _o, success: _s, ...dead } = invocation();
+      const { durationMs: _d2, outputBytes: _o2, success: _s2, ...mine } = invocation();
+      store.begin(dead);
+      store.begin(mine);
+      db.prepare('UPDATE tool_invocations SET owner_pid = 999999 WHERE id = ?').run(dead.id);
+      const seen: string[] = [];
+      store.subscribe((row) => seen.push(`${row.id}:${row.state}`));
+      assert.equal(
+        store.reconcile((pid) => pid !== 999999),
+        1,
+      );
+      assert.equal(store.get(dead.id)?.state, 'interrupted');
+      assert.equal(store.get(dead.id)?.success, false);
+      assert.equal(store.get(mine.id)?.state, 'running');
+      assert.deepEqual(seen, [`${dead.id}:interrupted`]);
+    });
+  });
+});
