@@ -145,6 +145,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tool_invocations_running ON tool_invocations (owner_pid) WHERE state = 'running';
     `,
   },
+  {
+    version: 6,
+    name: 'invocation_inputs',
+    // An input longer than the row's preview is kept whole (redacted JSON) in audit_inputs,
+    // keyed by its SHA-256, which the row names; equal inputs share one copy.
+    sql: `
+      ALTER TABLE tool_invocations ADD COLUMN input_sha256 TEXT;
+      CREATE TABLE audit_inputs (
+        sha256 TEXT PRIMARY KEY,
+        input TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 const LEDGER_SQL = `

@@ -97,11 +97,15 @@ function marker(droppedBytes: number): string {
   return `…[truncated ${droppedBytes} bytes]`;
 }
 
+/** An input as stored: secrets redacted, serialised as JSON (`null` for nothing). */
+export function redactedJson(input: unknown): string {
+  return JSON.stringify(redactSecrets(input)) ?? 'null';
+}
+
 /**
- * The text stored in an audit row's `input`: secrets redacted, serialised as JSON, then cut
- * to `maxBytes` with a marker (so a truncated input is no longer parseable JSON).
+ * The preview stored in an audit row's `input`: {@link redactedJson} cut to `maxBytes` with a
+ * marker (so a cut input is no longer parseable JSON; the store keeps the whole text apart).
  */
 export function serializeInput(input: unknown, maxBytes: number = MAX_INPUT_BYTES): string {
-  const json = JSON.stringify(redactSecrets(input)) ?? 'null';
-  return truncateUtf8(json, maxBytes);
+  return truncateUtf8(redactedJson(input), maxBytes);
 }

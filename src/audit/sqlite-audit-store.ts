@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { PaddockError } from '../shared/errors.js';
 import { type Logger, silentLogger } from '../shared/logger.js';
 import { pidAlive } from '../shared/pid.js';
 import { applyMigrations } from './migrations.js';
-import { MAX_INPUT_BYTES, serializeInput, truncateUtf8 } from './redact.js';
+import { MAX_INPUT_BYTES, redactedJson, truncateUtf8 } from './redact.js';
 import type {
   AuditQuery,
   AuditStore,
@@ -49,16 +50,17 @@ interface Row {
   error_message: string | null;
   policy_rule: string | null;
   state: string;
+  input_sha256: string | null;
 }
 
 const COLUMNS =
   'seq, id, started_at, duration_ms, tool, source, caller, via, parent_id, generation, job_id, input, ' +
-  'output_bytes, success, error_code, error_message, policy_rule, state';
+  'output_bytes, success, error_code, error_message, policy_rule, state, input_sha256';
 
 const INSERT_SQL = `INSERT INTO tool_invocations (id, started_at, duration_ms, tool, source, caller, via,
   parent_id, generation, job_id, input, output_bytes, success, error_code, error_message, policy_rule,
-  state, owner_pid)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  state, owner_pid, input_sha256)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 const COMPLETE_SQL = `UPDATE tool_invocations SET state = 'ended', duration_ms = ?, output_bytes = ?,
   success = ?, error_code = ?, error_message = ?, policy_rule = ?,
@@ -81,6 +83,8 @@ export class SqliteAuditStore implements AuditStore {
   private readonly maxInputBytes: number;
   private readonly maxErrorMessageBytes: number;
   private readonly insert: BetterSqlite3.Statement;
+  private readonly insertInput: BetterSqlite3.Statement;
+  private readonly inputBySha: BetterSqlite3.Statement;
   private readonly completeRow: BetterSqlite3.Statement;
   private readonly interruptRow: BetterSqlite3.Statement;
   private readonly runningRows: BetterSqlite3.Statement;
@@ -95,6 +99,8 @@ export class SqliteAuditStore implements AuditStore {
     this.maxInputBytes = options.maxInputBytes ?? MAX_INPUT_BYTES;
     this.maxErrorMessageBytes = options.maxErrorMessageBytes ?? MAX_INPUT_BYTES;
     this.insert = db.prepare(INSERT_SQL);
+    this.insertInput = db.prepare('INSERT OR IGNORE INTO audit_inputs (sha256, input) VALUES (?, ?)');
+    this.inputBySha = db.prepare('SELECT input FROM audit_inputs WHERE sha256 = ?');
     this.completeRow = db.prepare(COMPLETE_SQL);
     this.interruptRow = db.prepare(INTERRUPT_SQL);
     this.runningRows = db.prepare(
@@ -165,7 +171,14 @@ export class SqliteAuditStore implements AuditStore {
     return marked;
   }
 
+  fullInput(sha256: string): string | undefined {
+    return (this.inputBySha.get(sha256) as { input: string } | undefined)?.input;
+  }
+
   private write(row: InvocationRecord, state: InvocationState): StoredInvocation {
+    const json = safeJson(row.input);
+    const preview = truncateUtf8(json, this.maxInputBytes);
+    const inputSha256 = preview === json ? null : createHash('sha256').update(json).digest('hex');
     const stored: Omit<StoredInvocation, 'seq'> = {
       id: row.id,
       startedAt: row.startedAt,
@@ -177,7 +190,8 @@ export class SqliteAuditStore implements AuditStore {
       parentId: row.parentId ?? null,
       generation: row.generation ?? null,
       jobId: row.jobId ?? null,
-      input: safeSerialize(row.input, this.maxInputBytes),
+      input: preview,
+      inputSha256,
       outputBytes: row.outputBytes,
       success: row.success,
       errorCode: row.errorCode ?? null,
@@ -188,6 +202,7 @@ export class SqliteAuditStore implements AuditStore {
     };
     let seq: number;
     try {
+      if (inputSha256) this.insertInput.run(inputSha256, json);
       const info = this.insert.run(
         stored.id,
         stored.startedAt,
@@ -207,6 +222,7 @@ export class SqliteAuditStore implements AuditStore {
         stored.policyRule,
         state,
         process.pid,
+        inputSha256,
       );
       seq = Number(info.lastInsertRowid);
     } catch (e) {
@@ -280,10 +296,10 @@ export class SqliteAuditStore implements AuditStore {
   }
 }
 
-/** Serialises an input; one whose getters or `toJSON` throw is stored as a placeholder. */
-function safeSerialize(input: unknown, maxBytes: number): string {
+/** Redacts and serialises an input; one whose getters or `toJSON` throw is stored as a placeholder. */
+function safeJson(input: unknown): string {
   try {
-    return serializeInput(input, maxBytes);
+    return redactedJson(input);
   } catch {
     return JSON.stringify('[unserializable input]');
   }
@@ -309,6 +325,7 @@ function fromRow(r: Row): StoredInvocation {
     errorMessage: r.error_message,
     policyRule: r.policy_rule,
     state: r.state as InvocationState,
+    inputSha256: r.input_sha256,
   };
 }
 

@@ -54,8 +54,10 @@ export interface StoredInvocation extends Omit<InvocationRecord, 'input'> {
   /** Monotonic row sequence (for `--follow` and cursors). */
   seq: number;
   state: InvocationState;
-  /** Redacted, possibly truncated JSON text of the input. */
+  /** Redacted JSON text of the input, cut to a preview when long (see `inputSha256`). */
   input: string;
+  /** Set when `input` is a cut preview: SHA-256 (hex) of the whole redacted input, kept apart. */
+  inputSha256: string | null;
 }
 
 /** Filters of `AuditStore.query`; all given filters must match. */
@@ -97,6 +99,8 @@ export interface AuditStore {
    * during the call). Returns how many rows it marked.
    */
   reconcile(isAlive?: (pid: number) => boolean): number;
+  /** The whole redacted input (JSON text) a row's `inputSha256` names. */
+  fullInput(sha256: string): string | undefined;
   query(q?: AuditQuery): StoredInvocation[];
   get(id: string): StoredInvocation | undefined;
   /** In-process listeners see each row right after it is committed. */
