@@ -4,7 +4,7 @@ import { PaddockError } from '../shared/errors.js';
 import { type Logger, silentLogger } from '../shared/logger.js';
 import { pidAlive } from '../shared/pid.js';
 import { applyMigrations } from './migrations.js';
-import { MAX_INPUT_BYTES, redactedJson, truncateUtf8 } from './redact.js';
+import { MAX_INPUT_BYTES, redactedJson, redactSecrets, redactText, truncateUtf8 } from './redact.js';
 import type {
   AuditQuery,
   AuditStore,
@@ -135,7 +135,7 @@ export class SqliteAuditStore implements AuditStore {
         end.outputBytes,
         end.success ? 1 : 0,
         end.errorCode ?? null,
-        end.errorMessage == null ? null : truncateUtf8(end.errorMessage, this.maxErrorMessageBytes),
+        end.errorMessage == null ? null : this.message(end.errorMessage),
         end.policyRule ?? null,
         end.generation ?? null,
         end.jobId ?? null,
@@ -175,6 +175,11 @@ export class SqliteAuditStore implements AuditStore {
     return (this.inputBySha.get(sha256) as { input: string } | undefined)?.input;
   }
 
+  /** An error message as stored: redacted by shape, then cut. */
+  private message(text: string): string {
+    return truncateUtf8(redactText(text, redactSecrets), this.maxErrorMessageBytes);
+  }
+
   private write(row: InvocationRecord, state: InvocationState): StoredInvocation {
     const json = safeJson(row.input);
     const preview = truncateUtf8(json, this.maxInputBytes);
@@ -195,8 +200,7 @@ export class SqliteAuditStore implements AuditStore {
       outputBytes: row.outputBytes,
       success: row.success,
       errorCode: row.errorCode ?? null,
-      errorMessage:
-        row.errorMessage == null ? null : truncateUtf8(row.errorMessage, this.maxErrorMessageBytes),
+      errorMessage: row.errorMessage == null ? null : this.message(row.errorMessage),
       policyRule: row.policyRule ?? null,
       state,
     };
