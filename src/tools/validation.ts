@@ -74,7 +74,8 @@ function notTextProblems(value: unknown, path: string, out: string[], depth = 0)
   }
   if (value === null || typeof value !== 'object') return out;
   if (Array.isArray(value)) {
-    value.forEach((v, i) => notTextProblems(v, path ? `${path}.${i}` : String(i), out, depth + 1));
+    for (const [i, v] of value.entries())
+      notTextProblems(v, path ? `${path}.${i}` : String(i), out, depth + 1);
     return out;
   }
   for (const [key, v] of Object.entries(value)) {
