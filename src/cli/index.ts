@@ -1,5 +1,6 @@
 import { ConfigError } from '../config/load.js';
 import { isPaddockError } from '../shared/errors.js';
+import { neutralizeControls } from '../shared/terminal-text.js';
 import { agentsCommand } from './agents.js';
 import { UsageError } from './args.js';
 import { auditCommand } from './audit.js';
@@ -61,15 +62,15 @@ export async function main(argv: string[]): Promise<number> {
     return await command.run(rest);
   } catch (e) {
     if (e instanceof ConfigError) {
-      process.stderr.write(`paddock: ${e.message}\n`);
+      process.stderr.write(`paddock: ${neutralizeControls(e.message)}\n`);
       return 2;
     }
     if (e instanceof UsageError) {
-      process.stderr.write(`paddock ${name}: ${e.message}\n`);
+      process.stderr.write(`paddock ${name}: ${neutralizeControls(e.message)}\n`);
       return 2;
     }
     if (isPaddockError(e)) {
-      process.stderr.write(`paddock ${name}: ${e.code}: ${e.message}\n`);
+      process.stderr.write(`paddock ${name}: ${e.code}: ${neutralizeControls(e.message)}\n`);
       return 1;
     }
     process.stderr.write(`paddock ${name}: unexpected error: ${(e as Error)?.stack ?? String(e)}\n`);
