@@ -122,7 +122,18 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       })),
     ];
     const permissions = new PermissionPolicy(rules);
-    const gateway = new Gateway({ registry, audit, policy, permissions, validator, logger });
+    const gateway = new Gateway({
+      registry,
+      audit,
+      policy,
+      permissions,
+      validator,
+      logger,
+      late: {
+        settled: () => integrations.discovered(),
+        discover: (name, deadline) => integrations.discover(name, deadline),
+      },
+    });
 
     registry.onChange(() => {
       for (const tool of registry.list()) validator.compile(tool.inputSchema, tool.name);

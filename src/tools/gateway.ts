@@ -18,6 +18,17 @@ export interface GatewayDeps {
   logger: Logger;
   /** Upper bound of a call without a caller deadline. */
   defaultTimeoutMs?: number;
+  /**
+   * Tools that arrive after the start (upstream servers): `settled` resolves once every
+   * configured source has listed once; `discover` starts the source a missing tool name
+   * belongs to and waits, until `deadline`, for its listing.
+   */
+  late?: {
+    settled(): Promise<void>;
+    discover(name: string, deadline: number): Promise<void>;
+  };
+  /** Longest wait of the first listing for {@link late} sources (default 10 s). */
+  firstListingWaitMs?: number;
 }
 
 /**
@@ -29,6 +40,8 @@ export type CallOutcome =
   | { ok: false; invocationId: string; error: PaddockError; protocol: boolean };
 
 const DEFAULT_TIMEOUT_MS = 330_000;
+/** How long the first listing waits for upstream servers to list their tools. */
+const FIRST_LISTING_WAIT_MS = 10_000;
 /** How long a tool may take to settle by itself after its deadline or cancellation. */
 const ABORT_GRACE_MS = 100;
 /** How often a long call reports progress to a caller that asked for it. */
@@ -51,6 +64,23 @@ export class Gateway {
     return this.deps.permissions.resolve(tool).permission;
   }
 
+  /**
+   * Resolves once late sources (upstream servers) have listed their tools once, or after the
+   * bounded first-listing wait: a client that lists once at its start still sees them.
+   */
+  async ready(): Promise<void> {
+    if (!this.deps.late) return;
+    const waitMs = this.deps.firstListingWaitMs ?? FIRST_LISTING_WAIT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.deps.late.settled().catch(() => undefined),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, waitMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
   /** Tools this caller may see: allowed by its filter, not `deny`, and not `ask` when nobody can approve. */
   listTools(caller: CallerContext): Tool[] {
     return this.deps.registry.list((tool) => this.visible(tool, caller));
@@ -67,7 +97,16 @@ export class Gateway {
     const invocationId = randomId('inv');
     const startedAt = Date.now();
     const started = performance.now();
-    const tool = this.deps.registry.get(name);
+    let tool = this.deps.registry.get(name);
+    if (!tool && this.deps.late) {
+      // a configured server that has not listed yet (cold start): start it within the deadline
+      const deadline = Math.min(
+        caller.deadline ?? Number.POSITIVE_INFINITY,
+        Date.now() + this.defaultTimeoutMs,
+      );
+      await this.deps.late.discover(name, deadline).catch(() => undefined);
+      tool = this.deps.registry.get(name);
+    }
     const lineage: { generation?: number; jobId?: string; policyRule?: string } = {};
     if (caller.jobId) lineage.jobId = caller.jobId;
 
