@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openDatabase } from '../../src/audit/database.js';
@@ -6,6 +7,20 @@ import { SqliteAuditStore } from '../../src/audit/sqlite-audit-store.js';
 import type { StoredInvocation } from '../../src/audit/types.js';
 import { connectHttp } from '../helpers/clients.js';
 import { pollUntil, startServe, tempProject } from '../helpers/paddock-process.js';
+
+/** Pids of processes whose command line contains `marker`. */
+function processesWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
 
 /** Every row of the audit log, read through a connection of the test's own. */
 function rows(dataDir: string): StoredInvocation[] {
@@ -43,12 +58,14 @@ describe('audit rows across a crash of the server', () => {
     let serve = await startServe(project);
     try {
       const client = await connectHttp(serve.url, serve.token);
+      // a sleep no other test runs, to find the command's process on the host
+      const sleeper = `sleep 120.${process.pid}`;
       // the command makes one tool-channel call, then waits for longer than the server lives
       const pending = client
         .callTool({
           name: 'run_command',
           arguments: {
-            script: 'paddock-tool call save_memory \'{"content":"before the crash"}\' >/dev/null; sleep 120',
+            script: `paddock-tool call save_memory '{"content":"before the crash"}' >/dev/null; ${sleeper}`,
             waitMs: 10_000,
             timeoutMs: 200_000,
           },
@@ -57,13 +74,19 @@ describe('audit rows across a crash of the server', () => {
       const channelRow = (await pollUntil(
         () => rows(project.dataDir).find((r) => r.tool === 'save_memory' && r.via === 'channel') ?? false,
         'the channel call to be recorded',
-        60_000,
+        120_000,
       )) as StoredInvocation;
+      await pollUntil(() => processesWith(sleeper).length > 0, 'the command to be sleeping');
       serve.child.kill('SIGKILL');
       await serve.stop();
       // closing aborts the call the dead server will never answer
       await client.close().catch(() => {});
       await pending;
+      await pollUntil(
+        () => processesWith(sleeper).length === 0,
+        'no sandbox process to outlive the server',
+        20_000,
+      );
       const cut = rows(project.dataDir).find((r) => r.tool === 'run_command');
       assert.ok(cut, 'the run_command row exists although the call never ended');
       assert.equal(cut.state, 'running');
