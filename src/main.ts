@@ -129,6 +129,9 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       permissions,
       validator,
       logger,
+      // the first listing waits as long as the slowest configured server may take to start
+      firstListingWaitMs:
+        Math.max(0, ...servers.servers.filter((s) => s.enabled).map((s) => s.timeoutMs)) + 1000,
       late: {
         settled: () => integrations.discovered(),
         discover: (name, deadline) => integrations.discover(name, deadline),

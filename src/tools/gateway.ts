@@ -27,7 +27,7 @@ export interface GatewayDeps {
     settled(): Promise<void>;
     discover(name: string, deadline: number): Promise<void>;
   };
-  /** Longest wait of the first listing for {@link late} sources (default 10 s). */
+  /** Longest wait of the first listing for {@link late} sources (default 10 s; main passes the slowest server's start timeout). */
   firstListingWaitMs?: number;
 }
 

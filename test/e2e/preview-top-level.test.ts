@@ -94,7 +94,7 @@ describe('a preview opened top-level', () => {
       await pollUntil(
         () => tab.frames().some((f) => f.url().includes('/landed.html')),
         'the in-preview navigation to land',
-        30_000,
+        90_000,
       );
       for (const p of context.pages()) {
         assert.ok(

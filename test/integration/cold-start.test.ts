@@ -18,6 +18,8 @@ function everythingProject(startup: 'eager' | 'lazy'): TempProject {
       `    command: ${JSON.stringify(process.execPath)}`,
       `    args: [${JSON.stringify(packageBin('@modelcontextprotocol/server-everything'))}]`,
       `    startup: ${startup}`,
+      // a slow machine may need long to start it; the wait follows the server's own bound
+      '    timeoutMs: 120000',
       '    permissions:',
       '      echo: auto',
     ].join('\n'),
