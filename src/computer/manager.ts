@@ -334,19 +334,6 @@ export class ComputerManager {
     return { ...link, url: `${this.dockUrl}launch/${link.id}` };
   }
 
-  /** {@link bootLaunchLink}, refused unless the link's profile is `profileId` (what the caller saw). */
-  async bootLaunchLinkAs(id: string, profileId: string): ReturnType<ComputerManager['bootLaunchLink']> {
-    const link = this.launchLinks?.get(id);
-    if (link && link.profileId !== profileId) {
-      throw new PaddockError(
-        'INVALID_ARGUMENT',
-        `Launch link ${id} boots profile "${link.profileId}", not "${profileId}"; pass the link's own profile.`,
-        { argument: 'profileId' },
-      );
-    }
-    return this.bootLaunchLink(id);
-  }
-
   /**
    * Boots a launch link: launches its profile and, once running, starts its startup script as a
    * job. Resolves with the launch result and, when there is a script, the job's id.

@@ -43,32 +43,12 @@ export function lifecycleTools(manager: ComputerManager): Tool[] {
             description: 'A profile id from list_profiles, e.g. "shell".',
             maxLength: 128,
           },
-          launchLinkId: {
-            type: 'string',
-            description:
-              "Boot a launch link instead: its profile (must equal profileId) and, once running, its stored startup script as a job. The answer then waits for the boot and carries the script's jobId.",
-            maxLength: 64,
-          },
           requestId: requestIdProperty,
         },
         ['profileId'],
       ),
       async execute(input, ctx) {
         const profileId = String(input.profileId);
-        const linkId = optString(input, 'launchLinkId');
-        if (linkId !== undefined) {
-          const booted = await manager.bootLaunchLinkAs(linkId, profileId);
-          ctx.noteComputer({
-            generation: booted.launch.generation,
-            ...(booted.jobId ? { jobId: booted.jobId } : {}),
-          });
-          return structured({
-            ...booted.launch,
-            jobId: booted.jobId,
-            lifecycle: booted.lifecycle,
-            bootError: booted.bootError,
-          });
-        }
         const result = await manager.idempotency.run(
           'launch_computer',
           optString(input, 'requestId'),

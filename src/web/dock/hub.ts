@@ -18,14 +18,7 @@ import {
   type DockSnapshot,
   MAX_CLIENT_MESSAGE_BYTES,
 } from './protocol.js';
-import type {
-  AgentsChange,
-  ComputerChange,
-  Disposable,
-  DockAgents,
-  DockComputer,
-  LaunchLinkBoot,
-} from './sources.js';
+import type { AgentsChange, ComputerChange, Disposable, DockAgents, DockComputer } from './sources.js';
 import { toDockAuditRow, UNAVAILABLE_STATUS } from './views.js';
 
 export type { DockLauncher };
@@ -43,8 +36,6 @@ export interface DockHubOptions {
   caller: string;
   /** How a launch from the page runs; default: `computer.launch`. */
   launch?: DockLauncher;
-  /** How a confirmed launch link boots; default: `computer.bootLaunchLink`. */
-  bootLink?: (linkId: string) => Promise<LaunchLinkBoot>;
   limits?: Partial<ClientLimits>;
   /** Rows, jobs and log entries in a snapshot. */
   snapshotAuditRows?: number;
@@ -139,7 +130,7 @@ export class DockHub {
     const c = this.options.computer;
     if (!c)
       throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs without the computer service.');
-    const booting = this.options.bootLink ? this.options.bootLink(linkId) : c.bootLaunchLink(linkId);
+    const booting = c.bootLaunchLink(linkId);
     const early = await Promise.race([
       booting.then(
         () => null,

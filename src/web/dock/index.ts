@@ -15,7 +15,7 @@ import { DockHub, type DockLauncher } from './hub.js';
 import { LaunchNonces } from './launch-page.js';
 import { DockLogin, type DockLoginOptions } from './login.js';
 import { dockRoutes, sendSignIn } from './routes.js';
-import type { DockAgents, DockComputer, LaunchLinkBoot } from './sources.js';
+import type { DockAgents, DockComputer } from './sources.js';
 import { defaultUiDir, UiAssets } from './static-assets.js';
 
 export { dockAgentsFromService } from './agents-adapter.js';
@@ -98,7 +98,6 @@ export function createDock(options: DockOptions): Dock {
     version: options.version,
     caller: DOCK_CALLER,
     launch: launcher(options.gateway ?? null, computer),
-    bootLink: linkBooter(options.gateway ?? null, computer),
     limits: options.limits,
   });
   const issue = (base: string) => {
@@ -151,32 +150,5 @@ function launcher(gateway: Gateway | null, computer: DockComputer | null): DockL
         'launch_computer reported an error; see the audit stream for details.',
       );
     }
-  };
-}
-
-/**
- * Boots a confirmed launch link as a `launch_computer` call of the dock's person, so the
- * launch and its script's job have an audit row like the dock's Launch button.
- */
-function linkBooter(
-  gateway: Gateway | null,
-  computer: DockComputer | null,
-): ((linkId: string) => Promise<LaunchLinkBoot>) | undefined {
-  if (!gateway || !computer) return undefined;
-  const caller: CallerContext = { caller: DOCK_CALLER, via: 'direct', attended: true };
-  return async (linkId) => {
-    if (!gateway.listTools(caller).some((t) => t.name === 'launch_computer'))
-      return computer.bootLaunchLink(linkId);
-    const profileId = computer.launchLink(linkId).profile.id;
-    const outcome = await gateway.call('launch_computer', { profileId, launchLinkId: linkId }, caller);
-    if (!outcome.ok) throw outcome.error;
-    const r = (outcome.result.structured ?? {}) as Partial<LaunchLinkBoot>;
-    if (outcome.result.isError || typeof r.lifecycle !== 'string') {
-      throw new PaddockError(
-        'UPSTREAM_ERROR',
-        'launch_computer reported an error; see the audit stream for details.',
-      );
-    }
-    return { lifecycle: r.lifecycle, bootError: r.bootError ?? null, jobId: r.jobId ?? null };
   };
 }
