@@ -15,7 +15,7 @@ import { type CallOptions, GuestClient, type WithAttachment } from './guest-clie
 import { baseJobEnv } from './guest-layout.js';
 import { Job } from './job.js';
 import type { ComputerLog } from './logs.js';
-import { type ChannelFrame, channelDir, type ToolChannel } from './tool-channel.js';
+import { type ChannelFrame, channelDir, nonceMatches, type ToolChannel } from './tool-channel.js';
 
 /** Lifecycle of a generation. */
 export type Lifecycle = 'booting' | 'running' | 'error' | 'stopped';
@@ -118,7 +118,7 @@ export class Computer {
           onHello: resolve,
           onEvent: (e) => {
             if (e.t === 'exit') this.onJobExit(e.channel, e.exitCode, e.signal);
-            else if (e.t === 'channel.request') this.onChannelRequest(e.channel, e.frame);
+            else if (e.t === 'channel.request') this.onChannelRequest(e.channel, e.nonce, e.frame);
             else if (e.t === 'log') log.add(e.level, 'guest.log', e.message, { generation });
             else this.channels.event(e);
           },
@@ -351,10 +351,17 @@ export class Computer {
   }
 
   /** A tool-channel frame from a job: answered through the job's channel, replied into its FIFO. */
-  private onChannelRequest(n: number, frame: ChannelFrame): void {
+  private onChannelRequest(n: number, nonce: string, frame: ChannelFrame): void {
     const job = this.jobs.get(n);
     const channel = job?.toolChannel;
     if (!job || !channel) return;
+    // The host made the nonce for this job: a frame with any other is never answered.
+    if (!nonceMatches(nonce, channel.nonce)) {
+      this.options.log.add('warn', 'channel.forged', `${job.id}: a channel frame carried another nonce.`, {
+        jobId: job.id,
+      });
+      return;
+    }
     void channel.handle(frame).then(
       (line) => {
         job.toolCalls = channel.toolCalls;

@@ -26,6 +26,7 @@ import {
   unlink,
 } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import type { JobAccount } from './account.js';
 import { errnoOf, GuestFailure } from './failure.js';
 import type { CallArgs, CallResult } from './protocol.js';
 
@@ -171,7 +172,11 @@ export async function readFile(args: CallArgs<'fs.read'>): Promise<WithAttachmen
  * `link` (create only: fails if the name exists) or `rename` (replace) makes them visible at once.
  * An existing symlink is written through to its target, which the policy checked.
  */
-export async function writeFile(args: CallArgs<'fs.write'>, data: Buffer): Promise<CallResult<'fs.write'>> {
+export async function writeFile(
+  args: CallArgs<'fs.write'>,
+  data: Buffer,
+  account: JobAccount | null = null,
+): Promise<CallResult<'fs.write'>> {
   const existing = await lstat(args.path).catch((e) => {
     if (errnoOf(e) === 'ENOENT') return null;
     throw fsFailure(e, args.path);
@@ -215,6 +220,7 @@ export async function writeFile(args: CallArgs<'fs.write'>, data: Buffer): Promi
     );
     try {
       await fh.writeFile(data);
+      if (account) await fh.chown(account.uid, account.gid);
       await fh.chmod(mode);
     } finally {
       await fh.close();

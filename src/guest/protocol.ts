@@ -281,11 +281,12 @@ export const guestEventSchema = z.discriminatedUnion('t', [
       signal: z.string().max(32).nullable(),
     })
     .strict(),
-  /** A tool-channel frame with the job's nonce, taken out of its stderr. */
+  /** A tool-channel frame with the job's nonce, taken out of its stderr (the host checks the nonce). */
   z
     .object({
       t: z.literal('channel.request'),
       channel: channelId,
+      nonce: z.string().max(64),
       frame: z.discriminatedUnion('kind', [
         z
           .object({
