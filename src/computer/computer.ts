@@ -15,6 +15,7 @@ import { type CallOptions, GuestClient, type WithAttachment } from './guest-clie
 import { baseJobEnv } from './guest-layout.js';
 import { Job } from './job.js';
 import type { ComputerLog } from './logs.js';
+import { jobShell } from './shell-startup.js';
 import { type ChannelFrame, channelDir, nonceMatches, type ToolChannel } from './tool-channel.js';
 
 /** Lifecycle of a generation. */
@@ -228,7 +229,7 @@ export class Computer {
     const n = this.nextJob++;
     const job = new Job(`g${this.generation}.job${n}`, this.generation, n, retentionBytes);
     const shell = this.hello?.shell ?? '/bin/sh';
-    let argv = spec.argv ?? [shell, '-l', '-c', spec.script];
+    let started = spec.argv ? { argv: spec.argv, env: {} } : jobShell(shell, { script: spec.script });
     if (!spec.argv && Buffer.byteLength(spec.script) > INLINE_SCRIPT_MAX_BYTES) {
       const file = `/tmp/.paddock-job-${n}.sh`;
       await client.call(
@@ -236,7 +237,7 @@ export class Computer {
         { path: file, overwrite: true },
         { attachment: Buffer.from(spec.script) },
       );
-      argv = [shell, '-l', file];
+      started = jobShell(shell, { file });
     }
     this.jobs.set(n, job);
     const channel = spec.channel?.(job.id) ?? null;
@@ -253,9 +254,9 @@ export class Computer {
     try {
       const { pid } = await client.call('exec', {
         channel: n,
-        argv,
+        argv: started.argv,
         cwd: spec.cwd,
-        env: { ...baseJobEnv(shell), ...this.profile.env, ...spec.env, ...channelEnv },
+        env: { ...baseJobEnv(shell), ...this.profile.env, ...spec.env, ...channelEnv, ...started.env },
         rlimits: instance.jobRlimits,
         hold,
         newSession: true,

@@ -12,6 +12,7 @@ import {
   GUEST_USER,
   GUEST_WORKSPACE,
 } from '../guest-layout.js';
+import { SHELL_INIT, shellInitText } from '../shell-startup.js';
 import { AGENT_CAPABILITIES } from './id-map.js';
 import type { SandboxSpec } from './types.js';
 
@@ -159,17 +160,18 @@ export function generatedEtc(generation: number, shell: string): Record<string, 
     '/etc/nsswitch.conf': 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n',
     '/etc/shells': '/bin/sh\n/bin/bash\n/usr/bin/bash\n',
     '/etc/profile': [
-      '# Written by Paddock for the computer; PATH is fixed and read-only.',
-      `PATH=${GUEST_PATH}`,
-      'export PATH',
+      '# Written by Paddock for the computer; PATH is fixed and read-only, and set last.',
       'if [ -d /etc/profile.d ]; then',
       '  for i in /etc/profile.d/*.sh; do if [ -r "$i" ]; then . "$i"; fi; done',
       '  unset i',
       'fi',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
       'if [ -n "${BASH_VERSION-}" ] && [ -n "${PS1-}" ] && [ -r /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi',
+      `PATH=${GUEST_PATH}`,
+      'export PATH',
       '',
     ].join('\n'),
+    [SHELL_INIT]: shellInitText(),
     [`${GUEST_OPT}/package.json`]: '{"type":"module","private":true}\n',
   };
 }
