@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ComputerManager } from '../../src/computer/manager.js';
-import { launchRunning, pollUntil, withComputer } from '../unit/computer/fixture.js';
+import { launchRunning, pollUntil, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 async function run(manager: ComputerManager, script: string, timeoutMs = 30_000) {
   const r = await manager.runCommand({ script, waitMs: 10_000, timeoutMs });
@@ -54,6 +54,55 @@ describe('a job cannot take over the guest agent', { concurrency: false }, () =>
       const c = await launchRunning(manager);
       const r = await run(manager, `id -u; stat -c %u /proc/${c.hello!.pid}; stat -c %u /workspace`);
       assert.deepEqual(r.stdout.trim().split('\n'), ['1000', '0', '1000']);
+    });
+  });
+
+  it("a job can neither open a terminal's PTY nor reopen it through the descriptors of the terminal's processes", async (t) => {
+    if (!asRoot) {
+      t.skip('only a server running as root can give the agent an account of its own');
+      return;
+    }
+    await withComputer({}, async ({ manager, ctx }) => {
+      await launchRunning(manager);
+      const call = toolCaller(manager, ctx);
+      const terminalId = String((await call('create_terminal', {})).terminalId);
+      await call('send_terminal_input', { terminalId, text: 'echo "TTY=$(tty)"; sleep 60\n' });
+      let text = '';
+      let cursor: string | undefined;
+      await pollUntil(
+        async () => {
+          const r = await call('read_terminal_output', { terminalId, cursor, byteLimit: 65_536 });
+          text += String(r.output);
+          cursor = String(r.nextCursor);
+          return /TTY=\/dev\/pts\/\d+/.test(text);
+        },
+        20_000,
+        'the terminal to name its tty',
+      );
+      const tty = /TTY=(\/dev\/pts\/\d+)/.exec(text)![1]!;
+      const script = [
+        `test -c ${tty} && echo "sees ${tty}"`,
+        `(exec 3<>${tty}) 2>/dev/null && echo "opened ${tty}"`,
+        `(exec 3<${tty}) 2>/dev/null && echo "opened ${tty} for reading"`,
+        // the terminal's shell and its sleep hold the PTY as fds 0-2
+        'for p in /proc/[0-9]*; do for n in 0 1 2; do case "$(readlink $p/fd/$n 2>/dev/null)" in /dev/pts/*) (exec 3<>$p/fd/$n) 2>/dev/null && echo "reopened $p/fd/$n";; esac; done; done',
+        'echo end',
+      ].join('\n');
+      const r = await run(manager, script);
+      assert.equal(r.stdout, `sees ${tty}\nend\n`, r.stdout + r.stderr);
+      // the terminal itself still works
+      await call('send_terminal_input', { terminalId, key: 'ctrl_c' });
+      await call('send_terminal_input', { terminalId, text: 'echo STILL-HERE\n' });
+      await pollUntil(
+        async () => {
+          const o = await call('read_terminal_output', { terminalId, cursor, byteLimit: 65_536 });
+          text += String(o.output);
+          cursor = String(o.nextCursor);
+          return /^STILL-HERE\r?$/m.test(text);
+        },
+        20_000,
+        'the terminal to answer after the attempt',
+      );
     });
   });
 });
