@@ -75,9 +75,9 @@ export function createComputerBuiltins(manager: ComputerManager): Tool[] {
       const result = await manager.runCommand(
         {
           script: '',
-          argv: [program, ...argv.slice(1)],
+          argv: [program, ...(decision.launch?.args ?? []), ...argv.slice(1)],
           cwd,
-          env: {},
+          env: decision.launch?.env ?? {},
           waitMs: timeoutMs + 5_000,
           timeoutMs,
           outputBytes: SHELL_OUTPUT_BYTES,
