@@ -260,6 +260,8 @@ export class Computer {
         rlimits: instance.jobRlimits,
         hold,
         newSession: true,
+        // the shell built-in's cwd was checked by the policy: no link may be swapped into it
+        ...(spec.argv ? { strictCwd: true } : {}),
         ...(channel ? { toolChannel: { nonce: channel.nonce, dir: channelDir(n) } } : {}),
       });
       if (instance.familyMechanism === 'cgroup') {

@@ -11,6 +11,7 @@ import { type JobAccount, spawnIdentity, TOOL_CHANNEL_ROOT } from './account.js'
 import { ChannelScanner } from './channel-scanner.js';
 import { GuestFailure } from './failure.js';
 import { StreamId } from './frames.js';
+import { openDirNoFollow } from './fs-walk.js';
 import type { GuestLink } from './link.js';
 import type { CallArgs } from './protocol.js';
 
@@ -93,12 +94,20 @@ export class JobRunner {
         `Channel ${args.channel} is already in use; use a new channel id.`,
       );
     }
-    const cwdStat = await stat(args.cwd).catch(() => null);
-    if (!cwdStat?.isDirectory()) {
-      throw new GuestFailure(
+    const missing = () =>
+      new GuestFailure(
         'NOT_FOUND',
-        `The working directory ${args.cwd} does not exist in the computer; create it first or pass another cwd.`,
+        `The working directory ${args.cwd} does not exist in the computer (or is not a directory); create it first or pass another cwd.`,
       );
+    let cwdFd: number | null = null;
+    if (args.strictCwd) {
+      try {
+        cwdFd = openDirNoFollow(args.cwd);
+      } catch {
+        throw missing();
+      }
+    } else if (!(await stat(args.cwd).catch(() => null))?.isDirectory()) {
+      throw missing();
     }
     let scanner: ChannelScanner | null = null;
     if (args.toolChannel) {
@@ -114,8 +123,9 @@ export class JobRunner {
         }),
       );
     }
+    // the child changes into the opened directory itself (its fd survives the fork until exec)
     const child = spawn('/bin/sh', ['-c', wrapperScript(args), 'paddock-job', ...args.argv], {
-      cwd: args.cwd,
+      cwd: cwdFd === null ? args.cwd : `/proc/self/fd/${cwdFd}`,
       env: args.env,
       stdio: ['ignore', 'pipe', 'pipe', args.hold ? 'pipe' : 'ignore'],
       detached: args.newSession,
@@ -131,6 +141,8 @@ export class JobRunner {
           ),
         ),
       );
+    }).finally(() => {
+      if (cwdFd !== null) closeSync(cwdFd);
     });
     const job: RunningJob = {
       child,
