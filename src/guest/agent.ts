@@ -13,6 +13,7 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobAccountFrom } from './account.js';
+import { closeInheritedDescriptors } from './descriptors.js';
 import { JobRunner } from './exec.js';
 import { GuestFailure, toGuestError } from './failure.js';
 import { type Frame, FrameKind, PROTOCOL_VERSION } from './frames.js';
@@ -57,6 +58,7 @@ function probeList(argv: string[]): string[] {
 }
 
 function main(): void {
+  const inherited = closeInheritedDescriptors();
   // Node opens its inspector on SIGUSR1 unless a listener takes the signal; jobs cannot signal the
   // agent where they run as their own account, and this closes the door where they do not.
   process.on('SIGUSR1', () => undefined);
@@ -176,6 +178,7 @@ function main(): void {
     process.exit(0);
   });
 
+  if (inherited > 0) link.log('debug', `closed ${inherited} inherited descriptor(s) without close-on-exec`);
   const programs: Record<string, boolean> = {};
   for (const name of probeList(process.argv)) programs[name] = onPath(name);
   link.send({

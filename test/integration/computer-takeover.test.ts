@@ -105,4 +105,33 @@ describe('a job cannot take over the guest agent', { concurrency: false }, () =>
       );
     });
   });
+
+  it('gives jobs and terminals no descriptor beyond 0, 1 and 2', async () => {
+    await withComputer({}, async ({ manager, ctx }) => {
+      await launchRunning(manager);
+      const call = toolCaller(manager, ctx);
+      // `ls` opens the listed directory itself: 3 is its own
+      const job = await run(manager, 'ls /proc/self/fd | sort -n | tr "\\n" " "');
+      assert.equal(job.stdout, '0 1 2 3 ');
+      const terminalId = String((await call('create_terminal', {})).terminalId);
+      await call('send_terminal_input', {
+        terminalId,
+        text: 'echo "FDS=$(ls /proc/self/fd | sort -n | tr "\\n" " ")."\n',
+      });
+      let text = '';
+      let cursor: string | undefined;
+      await pollUntil(
+        async () => {
+          const r = await call('read_terminal_output', { terminalId, cursor, byteLimit: 65_536 });
+          text += String(r.output);
+          cursor = String(r.nextCursor);
+          return /FDS=[0-9 ]+\./.test(text);
+        },
+        20_000,
+        'the terminal to list its descriptors',
+      );
+      // in $(…) the listing's stdout is the substitution's pipe; 3 is ls's own
+      assert.match(text, /FDS=0 1 2 3 \./);
+    });
+  });
 });
