@@ -6,36 +6,20 @@
  * session, and a kill reaches the job's process group only (reported as `session`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  accessSync,
-  chmodSync,
-  chownSync,
-  constants,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readlinkSync,
-  rmSync,
-} from 'node:fs';
+import { chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import {
-  type BwrapLayout,
-  buildBwrapArgs,
-  ETC_ALLOWLIST,
-  generatedEtc,
-  type RootEntry,
-} from './bwrap-args.js';
+import { type BwrapLayout, buildBwrapArgs, generatedEtc } from './bwrap-args.js';
 import { type CgroupNode, CgroupRoot } from './cgroups.js';
 import { guestPackages } from './guest-packages.js';
+import { canExecute, etcEntries, rootEntries } from './host-facts.js';
 import { type IdMap, writeIdMaps } from './id-map.js';
 import { findDescendantByInnerPid } from './proc.js';
 import { RuntimeStage, reachableByAnyone } from './runtime-files.js';
+import { createSandboxRoot, sweepSandboxRoots } from './sandbox-root.js';
 import { seccompFilter } from './seccomp.js';
 import type { ComputerBackend, JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
 
@@ -75,29 +59,6 @@ export function defaultClientsDir(): string {
   return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'clients');
 }
 
-function rootEntries(): Record<string, RootEntry> {
-  const out: Record<string, RootEntry> = {};
-  for (const path of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
-    try {
-      const s = lstatSync(path);
-      out[path] = s.isSymbolicLink() ? { kind: 'symlink', target: readlinkSync(path) } : { kind: 'dir' };
-    } catch {
-      out[path] = { kind: 'absent' };
-    }
-  }
-  return out;
-}
-
-function etcEntries(): string[] {
-  let names: string[] = [];
-  try {
-    names = readdirSync('/etc');
-  } catch {
-    return [];
-  }
-  return names.filter((n) => ETC_ALLOWLIST.includes(n) || /^python3\.\d+$/.test(n)).sort();
-}
-
 /** Splits a limit into the share one job's family may use and the reserve kept for the rest. */
 function jobShare(total: number, reserveCap: number, floor: number): number {
   return Math.max(floor, total - Math.min(reserveCap, Math.floor(total / 4)));
@@ -125,6 +86,8 @@ export class BwrapBackend implements ComputerBackend {
     // As root, the sandbox never runs as host uid 0: its files (setuid bits included) and its view of
     // root-only /proc entries would be root's. It runs as a dedicated uid that owns nothing else.
     this.runAs = process.getuid?.() === 0 ? { agentHostId: uid, jobHostId: uid + 1 } : null;
+    // workspaces of crashed servers (only those of dead server pids)
+    sweepSandboxRoots(tmpdir(), this.logger);
     if (this.runAs)
       this.logger.info('computer.sandbox_uid', {
         agentUid: uid,
@@ -261,8 +224,7 @@ export class BwrapBackend implements ComputerBackend {
   /** The server's own traversable directory for workspaces and staged runtime files. */
   private ensureSandboxRoot(): string {
     if (!this.sandboxRoot) {
-      this.sandboxRoot = mkdtempSync(join(tmpdir(), 'paddock-sandboxes-'));
-      chmodSync(this.sandboxRoot, 0o711);
+      this.sandboxRoot = createSandboxRoot(tmpdir());
     }
     return this.sandboxRoot;
   }
@@ -330,15 +292,6 @@ export class BwrapBackend implements ComputerBackend {
       feed(FIRST_DATA_FD + i, content);
     });
     return child;
-  }
-}
-
-function canExecute(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
   }
 }
 
