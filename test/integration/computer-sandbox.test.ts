@@ -9,19 +9,9 @@ import { ComputerManager } from '../../src/computer/manager.js';
 import { computerSchema } from '../../src/config/computer-schema.js';
 import { isPaddockError } from '../../src/shared/errors.js';
 import { silentLogger } from '../../src/shared/logger.js';
-import { launchRunning, pollUntil, withComputer } from '../unit/computer/fixture.js';
+import { launchRunning, pollUntil, runUntilExit, withComputer } from '../unit/computer/fixture.js';
 
-async function run(manager: ComputerManager, script: string, timeoutMs = 20_000) {
-  const r = await manager.runCommand({ script, waitMs: 10_000, timeoutMs });
-  return pollUntil(
-    () => {
-      const now = manager.readJob(r.jobId, undefined, 65_536);
-      return now.terminationObserved ? now : null;
-    },
-    timeoutMs,
-    `job ${r.jobId}`,
-  );
-}
+const run = runUntilExit;
 
 describe('computer sandbox (bwrap)', { concurrency: false }, () => {
   it('runs commands as the non-root agent account with its home in /workspace', async () => {

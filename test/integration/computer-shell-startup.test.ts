@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GUEST_PATH } from '../../src/computer/guest-layout.js';
-import { launchRunning, pollUntil, toolCaller, withComputer } from '../unit/computer/fixture.js';
+import {
+  launchRunning,
+  readTerminalUntil,
+  runUntilExit,
+  toolCaller,
+  withComputer,
+} from '../unit/computer/fixture.js';
 
 const PLANT = [
   'mkdir -p /workspace/evil',
@@ -18,17 +24,7 @@ describe('shell startup of jobs and terminals', { concurrency: false }, () => {
     await withComputer({}, async ({ manager, ctx }) => {
       await launchRunning(manager);
       const call = toolCaller(manager, ctx);
-      const run = async (script: string) => {
-        const r = await manager.runCommand({ script, waitMs: 10_000, timeoutMs: 20_000 });
-        return pollUntil(
-          () => {
-            const now = manager.readJob(r.jobId, undefined, 65_536);
-            return now.terminationObserved ? now : null;
-          },
-          20_000,
-          `job ${r.jobId}`,
-        );
-      };
+      const run = (script: string) => runUntilExit(manager, script, 20_000);
       assert.equal((await run(PLANT)).stdout, 'planted\n');
       const expected = [`P=${GUEST_PATH}`, '/opt/paddock/cli/paddock-tool', 'file'];
       const later = await run(PROBE);
@@ -40,18 +36,7 @@ describe('shell startup of jobs and terminals', { concurrency: false }, () => {
 
       const terminalId = String((await call('create_terminal', {})).terminalId);
       await call('send_terminal_input', { terminalId, text: `${PROBE}; echo DONE\n` });
-      let text = '';
-      let cursor: string | undefined;
-      await pollUntil(
-        async () => {
-          const r = await call('read_terminal_output', { terminalId, cursor, byteLimit: 65_536 });
-          text += String(r.output);
-          cursor = String(r.nextCursor);
-          return /^DONE\r?$/m.test(text);
-        },
-        20_000,
-        'the terminal to answer',
-      );
+      const { text } = await readTerminalUntil(call, terminalId, /^DONE\r?$/m, 'the terminal to answer');
       assert.match(text, new RegExp(`^P=${GUEST_PATH.replaceAll('/', '\\/')}\\r?$`, 'm'), text);
       assert.match(text, /^T=\/opt\/paddock\/cli\/paddock-tool\r?$/m, text);
       assert.match(text, /^L=file\r?$/m, text);
