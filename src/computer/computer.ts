@@ -6,6 +6,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CHANNEL_ENV } from '../channel/wire.js';
 import type { ProfileConfig } from '../config/computer-schema.js';
+import { TOOL_CHANNEL_ROOT } from '../guest/account.js';
 import { type FrameKindValue, PROTOCOL_VERSION } from '../guest/frames.js';
 import type { CallArgs, CallOp, CallResult, Hello } from '../guest/protocol.js';
 import { PaddockError } from '../shared/errors.js';
@@ -231,10 +232,11 @@ export class Computer {
     const shell = this.hello?.shell ?? '/bin/sh';
     let started = spec.argv ? { argv: spec.argv, env: {} } : jobShell(shell, { script: spec.script });
     if (!spec.argv && Buffer.byteLength(spec.script) > INLINE_SCRIPT_MAX_BYTES) {
-      const file = `/tmp/.paddock-job-${n}.sh`;
+      // in the agent's own directory: readable by the job, changeable by no job
+      const file = `${TOOL_CHANNEL_ROOT}/job-${n}.sh`;
       await client.call(
         'fs.write',
-        { path: file, overwrite: true },
+        { path: file, overwrite: false },
         { attachment: Buffer.from(spec.script) },
       );
       started = jobShell(shell, { file });

@@ -186,6 +186,16 @@ export async function readFile(args: CallArgs<'fs.read'>): Promise<WithAttachmen
 }
 
 /**
+ * Whether a file the agent creates in this directory goes to the jobs' account: yes, except in
+ * the agent's own directories (its uid, writable by nobody else), whose files jobs may read but
+ * never change — large job scripts live there.
+ */
+function handsOver(dirFd: number): boolean {
+  const s = fstatSync(dirFd);
+  return !(s.uid === process.getuid?.() && (s.mode & 0o022) === 0);
+}
+
+/**
  * Writes a whole file atomically, relative to its parent's descriptor (opened without following
  * links): the bytes go to a new temporary file there (O_EXCL, O_NOFOLLOW), then `link` (create
  * only: fails if the name exists) or `rename` (replace) makes them visible at once. The path is
@@ -225,7 +235,7 @@ export async function writeFile(
       );
       try {
         await fh.writeFile(data);
-        if (account) await fh.chown(account.uid, account.gid);
+        if (account && handsOver(dirFd)) await fh.chown(account.uid, account.gid);
         await fh.chmod(mode);
       } finally {
         await fh.close();
