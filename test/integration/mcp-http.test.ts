@@ -91,12 +91,20 @@ describe('MCP over Streamable HTTP against a real paddock serve', () => {
     assert.ok(r.structuredContent);
   });
 
-  it('rejects schema-invalid arguments and unknown tools as JSON-RPC errors', async () => {
-    await assert.rejects(
-      client.callTool({ name: 'recall_memory', arguments: { query: 'x', limit: 100000 } }),
-      /limit/,
+  it('answers schema-invalid arguments as a tool error and an unknown tool as a JSON-RPC error', async () => {
+    const r = await client.callTool({ name: 'recall_memory', arguments: { query: 'x', limit: 100000 } });
+    assert.equal(r.isError, true);
+    const body = JSON.parse((r.content as { text: string }[])[0]!.text);
+    assert.equal(body.code, 'INVALID_ARGUMENT');
+    assert.match(body.message, /limit/);
+    assert.ok(
+      (body.problems as string[]).some((p) => p.startsWith('limit: ')),
+      JSON.stringify(body.problems),
     );
-    await assert.rejects(client.callTool({ name: 'nope', arguments: {} }), /Unknown tool/);
+    await assert.rejects(
+      client.callTool({ name: 'nope', arguments: {} }),
+      (e: Error & { code?: number }) => e.code === -32602 && /Unknown tool/.test(e.message),
+    );
   });
 
   it('refuses a request without the token', async () => {
