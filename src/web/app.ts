@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import type { McpHttpEndpoint } from '../mcp/http.js';
 import { sendJsonRpcError } from '../mcp/http.js';
 import type { Logger } from '../shared/logger.js';
-import { hostnameOf, readCookie, tokenMatches } from './auth.js';
+import { bearerToken, hostnameOf, readCookie, tokenMatches } from './auth.js';
 
 export const SESSION_COOKIE = 'paddock_session';
 
@@ -156,8 +156,7 @@ export class WebApp {
    */
   authenticated(req: IncomingMessage, url?: URL): boolean {
     if (this.options.auth === 'none') return true;
-    const auth = req.headers.authorization;
-    if (auth?.startsWith('Bearer ') && tokenMatches(auth.slice(7).trim(), this.options.token)) return true;
+    if (tokenMatches(bearerToken(req.headers.authorization), this.options.token)) return true;
     const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
     const path = url?.pathname ?? new URL(req.url ?? '/', 'http://localhost').pathname;
     return cookie !== undefined && path !== '/mcp' && this.options.sessions?.valid(cookie) === true;
