@@ -3,6 +3,7 @@ import { isPaddockError } from '../shared/errors.js';
 import { agentsCommand } from './agents.js';
 import { UsageError } from './args.js';
 import { auditCommand } from './audit.js';
+import { clientsCommand } from './clients.js';
 import { doctorCommand } from './doctor.js';
 import { initCommand } from './init.js';
 import { launchCommand } from './launch.js';
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, { run: Command; summary: string }> = {
   audit: { run: auditCommand, summary: 'read the audit log of tool calls' },
   policy: { run: policyCommand, summary: 'check an action against the whitelist policy' },
   agents: { run: agentsCommand, summary: 'agents of .paddock/agents: list, run, runs, show' },
+  clients: { run: clientsCommand, summary: 'MCP clients signed in with OAuth: list, revoke' },
   servers: { run: serversCommand, summary: 'upstream MCP servers: list, tools, call, logs' },
   launch: { run: launchCommand, summary: 'boot a computer from a launch link and run its startup script' },
   init: { run: initCommand, summary: 'write a starter paddock.yaml and the .paddock/ layout' },

@@ -7,7 +7,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { McpHttpEndpoint } from '../mcp/http.js';
+import type { McpGrant, McpHttpEndpoint } from '../mcp/http.js';
 import { sendJsonRpcError } from '../mcp/http.js';
 import type { Logger } from '../shared/logger.js';
 import { bearerToken, hostnameOf, readCookie, tokenMatches } from './auth.js';
@@ -63,6 +63,17 @@ export interface WebAppOptions {
    * (MCP clients always send the bearer token).
    */
   sessions?: SessionValidator;
+  /**
+   * OAuth sign-in of MCP clients: admits `/mcp` requests that carry an access token it
+   * issued, and names the resource metadata in every 401 from `/mcp`.
+   */
+  oauth?: {
+    verify(
+      token: string,
+      req: IncomingMessage,
+    ): { ok: true; grant: McpGrant } | { ok: false; description: string };
+    challenge(req: IncomingMessage, error?: { code: string; description: string }): string;
+  };
   /** Answers an unauthenticated request outside `/mcp` (the dock's sign-in page). */
   unauthorized?: (req: IncomingMessage, res: ServerResponse, url: URL) => void;
 }
@@ -210,16 +221,8 @@ export class WebApp {
       return;
     }
     if (route?.public || route?.capability) return route.handle(req, res, url);
+    if (url.pathname === '/mcp') return this.routeMcp(req, res);
     if (!this.authenticated(req, url)) {
-      if (url.pathname === '/mcp') {
-        res.setHeader('www-authenticate', 'Bearer realm="paddock"');
-        return sendJsonRpcError(
-          res,
-          401,
-          -32000,
-          'Missing or wrong bearer token: send "Authorization: Bearer <token>" (the token is in the data directory).',
-        );
-      }
       if (this.options.unauthorized) return this.options.unauthorized(req, res, url);
       res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8' });
       res.end(
@@ -227,10 +230,40 @@ export class WebApp {
       );
       return;
     }
-    if (url.pathname === '/mcp') return this.options.mcp.handle(req, res);
     if (route) return route.handle(req, res, url);
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('Not found.');
+  }
+
+  /** `/mcp`: the server token, or an access token of an OAuth grant; else a 401 that says how. */
+  private async routeMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const token = bearerToken(req.headers.authorization);
+    if (this.options.auth === 'none' || tokenMatches(token, this.options.token)) {
+      return this.options.mcp.handle(req, res);
+    }
+    const oauth = this.options.oauth;
+    let refusal: string | undefined;
+    if (token !== undefined && oauth) {
+      const check = oauth.verify(token, req);
+      if (check.ok) return this.options.mcp.handle(req, res, check.grant);
+      refusal = check.description;
+    }
+    res.setHeader(
+      'www-authenticate',
+      oauth
+        ? oauth.challenge(
+            req,
+            refusal === undefined ? undefined : { code: 'invalid_token', description: refusal },
+          )
+        : 'Bearer realm="paddock"',
+    );
+    return sendJsonRpcError(
+      res,
+      401,
+      -32000,
+      refusal ??
+        'Missing or wrong bearer token: send "Authorization: Bearer <token>" (the token is in the data directory), or sign in with OAuth.',
+    );
   }
 
   async close(): Promise<void> {
