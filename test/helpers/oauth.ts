@@ -5,7 +5,7 @@
  * MCP SDK's OAuth provider and Chromium (test/e2e).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { ServeProcess } from './paddock-process.js';
+import { runCli, type ServeProcess, type TempProject } from './paddock-process.js';
 
 export const REDIRECT = 'http://127.0.0.1:9/callback';
 
@@ -150,4 +150,15 @@ export function mcpInit(base: string, token: string, scheme = 'Bearer'): Promise
     },
     body: INIT_BODY,
   });
+}
+
+/** The caller of the audit row of a `tool` call whose input contains `marker`. */
+export async function auditCallerOf(project: TempProject, tool: string, marker: string): Promise<string> {
+  const audit = await runCli(project, ['audit', '--tool', tool, '--json']);
+  const row = audit.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { caller: string; input: string })
+    .find((r) => r.input.includes(marker));
+  return row?.caller ?? '';
 }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
+  auditCallerOf,
   authorizeUrl,
   consent,
   dockCookie,
@@ -224,13 +225,8 @@ describe('OAuth sign-in of MCP clients (paddock serve)', () => {
     } finally {
       await client.close();
     }
-    const audit = await runCli(project, ['audit', '--tool', 'save_memory', '--json']);
-    const row = audit.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { caller: string; input: string })
-      .find((r) => r.input.includes('scoped-call-marker'));
-    assert.match(row?.caller ?? '', /^mcp:cl_[A-Za-z0-9_-]+:[0-9a-f-]{36}$/);
+    const caller = await auditCallerOf(project, 'save_memory', 'scoped-call-marker');
+    assert.match(caller, /^mcp:cl_[A-Za-z0-9_-]+:[0-9a-f-]{36}$/);
   });
 
   it('ends the sessions and tokens of a client revoked with paddock clients revoke', async () => {

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../shared/logger.js';
 import { SESSION_COOKIE, type WebRoute } from '../app.js';
 import { readCookie } from '../auth.js';
-import { escapeHtml, sendPage } from '../dock/html.js';
+import { escapeHtml, PAGE_CSP, sendPage } from '../dock/html.js';
 import { readForm, sameOriginPost } from '../dock/launch-page.js';
 import { sendSignIn } from '../dock/routes.js';
 import type { ClientResolver, ResolvedClient } from './client-metadata.js';
@@ -144,7 +144,9 @@ export function authorizeRoute(options: AuthorizeOptions): WebRoute {
       expiresAt: now() + PENDING_TTL_MS,
     });
     while (pending.size > MAX_PENDING) pending.delete(pending.keys().next().value!);
-    sendPage(res, 200, 'Sign-in request', renderConsent(id, client, redirectUri, scopes));
+    sendPage(res, 200, 'Sign-in request', renderConsent(id, client, redirectUri, scopes), {
+      'content-security-policy': consentCsp(redirectUri),
+    });
   }
 
   async function decide(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -182,6 +184,16 @@ export function authorizeRoute(options: AuthorizeOptions): WebRoute {
       url.pathname === OAUTH_PATHS.authorize && (req.method === 'GET' || req.method === 'POST'),
     handle: (req, res, url) => (req.method === 'POST' ? decide(req, res) : show(req, res, url)),
   };
+}
+
+/**
+ * The page CSP, with the redirect URI's origin (or private scheme) allowed as a form target:
+ * browsers apply form-action to the redirect that answers the form, too.
+ */
+function consentCsp(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  const target = url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol;
+  return PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${target}`);
 }
 
 /** The consent page: who asks, where the answer goes, whether that is verified, and what for. */

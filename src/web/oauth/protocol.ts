@@ -3,6 +3,7 @@
  * (RFC 8414, RFC 9728), and the small HTTP helpers its endpoints share.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readSmallBody } from '../dock/launch-page.js';
 
 /** The scopes a client can ask for, and the tool sets each one opens. */
 export const SCOPE_TOOLSETS = {
@@ -117,15 +118,10 @@ export function sendOAuthError(
 
 /** Reads a JSON body of at most `maxBytes`; undefined when too large or not JSON. */
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) return undefined;
-    chunks.push(chunk as Buffer);
-  }
+  const body = await readSmallBody(req, maxBytes);
+  if (body === null) return undefined;
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(body.toString('utf8'));
   } catch {
     return undefined;
   }
