@@ -25,6 +25,11 @@ export interface WebRoute {
    * session needed, and `Origin: null` (a sandboxed frame) is accepted.
    */
   capability?: boolean;
+  /**
+   * Any Origin may call it (Host is still checked): endpoints that use no ambient credential,
+   * such as OAuth metadata, registration and token requests from browser-based clients.
+   */
+  crossOrigin?: boolean;
 }
 
 /**
@@ -132,6 +137,7 @@ export class WebApp {
   checkOrigin(
     req: IncomingMessage,
     opaqueOk = false,
+    anyOrigin = false,
   ): { ok: true } | { ok: false; status: number; message: string } {
     const host = req.headers.host;
     if (!host || !this.allowedHosts.has(hostnameOf(host))) {
@@ -142,7 +148,7 @@ export class WebApp {
       };
     }
     const origin = req.headers.origin;
-    if (origin !== undefined && !(opaqueOk && origin === 'null')) {
+    if (origin !== undefined && !anyOrigin && !(opaqueOk && origin === 'null')) {
       let originHost: string;
       try {
         const u = new URL(origin);
@@ -208,7 +214,7 @@ export class WebApp {
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = this.options.routes?.find((r) => r.match(req, url));
-    const check = this.checkOrigin(req, route?.capability === true);
+    const check = this.checkOrigin(req, route?.capability === true, route?.crossOrigin === true);
     if (!check.ok) {
       if (url.pathname === '/mcp') return sendJsonRpcError(res, check.status, -32000, check.message);
       res.writeHead(check.status, { 'content-type': 'text/plain' });

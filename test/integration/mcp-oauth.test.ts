@@ -65,6 +65,18 @@ describe('OAuth sign-in of MCP clients (paddock serve)', () => {
     assert.deepEqual(as.code_challenge_methods_supported, ['S256']);
     assert.equal(as.client_id_metadata_document_supported, true);
     assert.equal(as.registration_endpoint, `${serve.url}/oauth/register`);
+    const preflight = await fetch(`${serve.url}/oauth/token`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:6274', 'access-control-request-method': 'POST' },
+    });
+    assert.equal(preflight.status, 204, 'a browser-based client may call the token endpoint');
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    const foreign = await fetch(`${serve.url}/mcp`, {
+      method: 'POST',
+      body: '{}',
+      headers: { origin: 'http://localhost:6274' },
+    });
+    assert.equal(foreign.status, 403, '/mcp itself still serves no other origin');
     const res = await fetch(`${serve.url}/mcp`, { method: 'POST', body: '{}' });
     assert.equal(res.status, 401);
     assert.match(

@@ -46,6 +46,11 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
 /** The default fetcher: https GET to a public address, no redirects, 5 s, 64 KiB. */
 export const fetchPublicMetadata: MetadataFetcher = (url) =>
   new Promise((resolve, reject) => {
+    // an IP literal is connected to without a lookup: check it here
+    const literal = inspectAddress(url.hostname.replace(/^\[|\]$/g, ''));
+    if (literal?.forbidden) {
+      return reject(new Error(`${url.hostname} resolves to ${literal.address} (${literal.kind})`));
+    }
     const req = request(
       url,
       {

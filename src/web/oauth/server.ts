@@ -97,27 +97,36 @@ export class OAuthServer {
 
   /** Routes for metadata, registration, token and revocation (all public: they are the way in). */
   routes(): WebRoute[] {
-    const get = (path: string, body: (issuer: string) => unknown): WebRoute => ({
-      public: true,
-      match: (req, url) => (req.method === 'GET' || req.method === 'HEAD') && url.pathname === path,
-      handle: (req, res) =>
-        sendJson(res, 200, body(this.issuer(req)), { 'access-control-allow-origin': '*' }),
-    });
-    const post = (
+    const route = (
+      method: 'GET' | 'POST',
       path: string,
-      fn: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+      fn: (req: IncomingMessage, res: ServerResponse) => Promise<void> | void,
     ): WebRoute => ({
       public: true,
-      match: (req, url) => req.method === 'POST' && url.pathname === path,
-      handle: fn,
+      crossOrigin: true,
+      match: (req, url) =>
+        url.pathname === path &&
+        (req.method === method || req.method === 'OPTIONS' || (method === 'GET' && req.method === 'HEAD')),
+      handle: (req, res) => {
+        res.setHeader('access-control-allow-origin', '*');
+        if (req.method !== 'OPTIONS') return fn(req, res);
+        res.writeHead(204, {
+          'access-control-allow-methods': `${method}, OPTIONS`,
+          'access-control-allow-headers': 'content-type, authorization, mcp-protocol-version',
+          'access-control-max-age': '600',
+        });
+        res.end();
+      },
     });
+    const metadata = (body: (issuer: string) => unknown) => (req: IncomingMessage, res: ServerResponse) =>
+      sendJson(res, 200, body(this.issuer(req)));
     return [
-      get(OAUTH_PATHS.resourceMetadata, resourceMetadata),
-      get(`${OAUTH_PATHS.resourceMetadata}/mcp`, resourceMetadata),
-      get(OAUTH_PATHS.serverMetadata, serverMetadata),
-      post(OAUTH_PATHS.register, (req, res) => this.register(req, res)),
-      post(OAUTH_PATHS.token, (req, res) => this.token(req, res)),
-      post(OAUTH_PATHS.revoke, (req, res) => this.revoke(req, res)),
+      route('GET', OAUTH_PATHS.resourceMetadata, metadata(resourceMetadata)),
+      route('GET', `${OAUTH_PATHS.resourceMetadata}/mcp`, metadata(resourceMetadata)),
+      route('GET', OAUTH_PATHS.serverMetadata, metadata(serverMetadata)),
+      route('POST', OAUTH_PATHS.register, (req, res) => this.register(req, res)),
+      route('POST', OAUTH_PATHS.token, (req, res) => this.token(req, res)),
+      route('POST', OAUTH_PATHS.revoke, (req, res) => this.revoke(req, res)),
     ];
   }
 
