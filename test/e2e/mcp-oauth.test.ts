@@ -193,7 +193,9 @@ describe('OAuth sign-in of the MCP SDK client, approved in the dock (Chromium)',
       new StreamableHTTPClientTransport(new URL(`${serve.url}/mcp`), { authProvider: provider }),
     );
     await client.listTools();
-    await page.goto(`${serve.url}/clients`);
+    await page.goto(`${serve.url}/`);
+    await page.getByTestId('clients-link').click();
+    await page.waitForURL(`${serve.url}/clients`);
     const row = page.locator('tr', { hasText: 'Revoked Client' });
     await row.getByRole('button', { name: 'Revoke' }).click();
     await page.getByRole('status').filter({ hasText: 'its sessions ended' }).waitFor();
