@@ -206,6 +206,30 @@ describe('OAuth sign-in of MCP clients (paddock serve)', () => {
     );
   });
 
+  it('revokes through the revocation endpoint: a refresh token ends its grant, another client cannot', async () => {
+    const { clientId, tokens } = await grantTokens(serve);
+    const revoke = (form: Record<string, string>) =>
+      fetch(`${serve.url}/oauth/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form),
+      });
+    const other = await registeredClientId(serve.url);
+    assert.equal((await revoke({ token: tokens.refresh_token, client_id: other })).status, 401);
+    assert.equal(
+      (await mcpInit(serve.url, tokens.access_token)).status,
+      200,
+      'a foreign client revoked nothing',
+    );
+    assert.equal((await revoke({ token: tokens.refresh_token, client_id: clientId })).status, 200);
+    assert.equal((await mcpInit(serve.url, tokens.access_token)).status, 401, 'the grant ended');
+    assert.equal(
+      (await revoke({ token: 'unknown', client_id: clientId })).status,
+      200,
+      'RFC 7009: unknown is fine',
+    );
+  });
+
   it('refuses a token issued for another resource (audience), with invalid_token', async () => {
     const other = serve.url.replace('127.0.0.1', 'localhost');
     const { tokens } = await grantTokens(serve, { base: other });
