@@ -131,7 +131,13 @@ export function authorizeRoute(options: AuthorizeOptions): WebRoute {
         reason: 'no dock session',
         ...fields,
       });
-      return sendSignIn(req, res, 'Sign in to the dock first, then open this sign-in request again.');
+      return sendPage(
+        res,
+        401,
+        'Sign in',
+        `<h1>Sign in to the dock first</h1><p>Only the person signed in to this dock can approve a client. Open the login link that <code>paddock serve</code> printed, then come back to this request.</p>
+<p>Already signed in? A page of another site that sent you here cannot carry your sign-in: <a href="${escapeHtml(url.pathname + url.search)}" id="continue">continue here</a>.</p>`,
+      );
     }
     const id = randomBytes(18).toString('base64url');
     pending.set(id, {

@@ -91,7 +91,8 @@ export class OAuthServer {
       return refuse('The access token expired; refresh it or sign in again.');
     if (found.grant.resource !== resourceOf(this.issuer(req)))
       return refuse(`The access token was issued for ${found.grant.resource}, not for this resource.`);
-    this.store.touch(found.grant.id);
+    const lastUsed = found.grant.lastUsedAt;
+    if (lastUsed === null || this.now() - lastUsed > 60_000) this.store.touch(found.grant.id);
     return { ok: true, grant: found.grant };
   }
 
@@ -264,6 +265,7 @@ export class OAuthServer {
   }
 
   private sendTokens(res: ServerResponse, grant: OAuthGrant): void {
+    this.store.pruneExpired();
     const access = this.store.issue(grant.id, 'access', this.limits.accessTokenTtlMs);
     const refresh = this.store.issue(grant.id, 'refresh', this.limits.refreshTokenTtlMs);
     this.options.logger.info('oauth.token_issued', { client: grant.client.id, grant: grant.id });

@@ -221,6 +221,16 @@ export class OAuthStore {
     );
   }
 
+  /**
+   * Drops secrets expired for a day. A used code or rotated-out refresh token is kept until
+   * then, so its reuse is recognised (and ends the grant) while it could still be honoured, and
+   * an expired access token is answered as expired rather than unknown.
+   */
+  pruneExpired(): number {
+    return this.db.prepare('DELETE FROM oauth_secrets WHERE expires_at < ?').run(this.now() - 86_400_000)
+      .changes;
+  }
+
   touch(grantId: string): void {
     this.db.prepare('UPDATE oauth_grants SET last_used_at = ? WHERE id = ?').run(this.now(), grantId);
   }
