@@ -80,6 +80,23 @@ export function authorizeRoute(options: AuthorizeOptions): WebRoute {
     const q = url.searchParams;
     const clientId = q.get('client_id') ?? '';
     const redirectUri = q.get('redirect_uri') ?? '';
+    // nothing is looked up or fetched for a visitor who is not signed in to the dock
+    const session = sessionOf(req);
+    if (!session) {
+      logger.warn('oauth.refused', {
+        endpoint: 'authorize',
+        error: 'login_required',
+        reason: 'no dock session',
+        clientId: clientId.slice(0, 200),
+      });
+      return sendPage(
+        res,
+        401,
+        'Sign in',
+        `<h1>Sign in to the dock first</h1><p>Only the person signed in to this dock can approve a client. Open the login link that <code>paddock serve</code> printed, then come back to this request.</p>
+<p>Already signed in? A page of another site that sent you here cannot carry your sign-in: <a href="${escapeHtml(url.pathname + url.search)}" id="continue">continue here</a>.</p>`,
+      );
+    }
     const resolved = await options.clients.resolve(clientId);
     if (!resolved.ok)
       return refuse(res, 400, 'invalid_client', resolved.reason, { clientId: clientId.slice(0, 200) });
@@ -123,22 +140,6 @@ export function authorizeRoute(options: AuthorizeOptions): WebRoute {
     if (resource !== resourceOf(issuer))
       return fail('invalid_target', `resource must be ${resourceOf(issuer)}.`);
 
-    const session = sessionOf(req);
-    if (!session) {
-      logger.warn('oauth.refused', {
-        endpoint: 'authorize',
-        error: 'login_required',
-        reason: 'no dock session',
-        ...fields,
-      });
-      return sendPage(
-        res,
-        401,
-        'Sign in',
-        `<h1>Sign in to the dock first</h1><p>Only the person signed in to this dock can approve a client. Open the login link that <code>paddock serve</code> printed, then come back to this request.</p>
-<p>Already signed in? A page of another site that sent you here cannot carry your sign-in: <a href="${escapeHtml(url.pathname + url.search)}" id="continue">continue here</a>.</p>`,
-      );
-    }
     const id = randomBytes(18).toString('base64url');
     pending.set(id, {
       ...base,
