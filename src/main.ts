@@ -10,13 +10,12 @@ import { ChannelSession } from './channel/session.js';
 import { BwrapBackend } from './computer/backend/bwrap.js';
 import { ComputerManager } from './computer/manager.js';
 import { createComputerTools } from './computer/tools/index.js';
-import { ConfigError, type LoadedConfig } from './config/load.js';
+import type { LoadedConfig } from './config/load.js';
 import { loadMcpServers } from './integrations/load-config.js';
 import { loadPlugins } from './integrations/plugins.js';
 import { IntegrationsService } from './integrations/service.js';
-import { createWhitelistSandbox } from './policy/index.js';
+import { compilePolicy } from './policy/compile.js';
 import type { Sandbox } from './policy/types.js';
-import { isPaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
 import { createComputerBuiltins } from './tools/builtin/computer-builtins.js';
 import { createBuiltinServices, createBuiltinTools } from './tools/builtin/index.js';
@@ -26,18 +25,7 @@ import { ToolRegistry } from './tools/registry.js';
 import type { Tool } from './tools/tool.js';
 import { InputValidator } from './tools/validation.js';
 
-/**
- * Compiles the whitelist policy of a loaded configuration. An invalid rule is a
- * configuration error (exit code 2) naming the rule, never a silent fallback.
- */
-export function compilePolicy(loaded: LoadedConfig): Sandbox {
-  try {
-    return createWhitelistSandbox(loaded.config.policy);
-  } catch (e) {
-    if (isPaddockError(e)) throw new ConfigError(loaded.file ?? '(defaults)', [`policy: ${e.message}`]);
-    throw e;
-  }
-}
+export { compilePolicy } from './policy/compile.js';
 
 /** Where the skills of `.paddock/skills` appear (read-only) in every computer. */
 const SKILLS_GUEST_ROOT = '/skills';
