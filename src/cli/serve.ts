@@ -4,6 +4,7 @@ import { McpHttpEndpoint } from '../mcp/http.js';
 import { WebApp } from '../web/app.js';
 import { loadOrCreateToken } from '../web/auth.js';
 import { createDock, dockAgentsFromService, dockComputerFromManager } from '../web/dock/index.js';
+import { createOAuth } from '../web/oauth/index.js';
 import { newPreviewBasePath, previewRoutes } from '../web/preview-routes.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
 import { CONFIG_OPTION, loadFor, loggerFor } from './context.js';
@@ -49,15 +50,6 @@ export async function serveCommand(args: string[]): Promise<number> {
     preview: { basePath: previewBase, serverToken: token },
   });
   const preview = previewRoutes(previewBase, paddock.computer.preview);
-  const mcp = new McpHttpEndpoint(
-    {
-      gateway: paddock.gateway,
-      registry: paddock.registry,
-      version: VERSION,
-      toolsets: loaded.config.mcp.toolsets,
-    },
-    logger,
-  );
   const dock = createDock({
     audit: paddock.audit,
     logger,
@@ -72,6 +64,30 @@ export async function serveCommand(args: string[]): Promise<number> {
     agents: dockAgentsFromService(paddock.agents),
     secureCookie: server.publicUrl?.startsWith('https://') ?? false,
   });
+  const oauth =
+    server.auth === 'token' && server.oauth.enabled
+      ? createOAuth({
+          db: paddock.db,
+          logger,
+          sessions: dock.login,
+          ...(server.publicUrl === undefined ? {} : { publicUrl: server.publicUrl }),
+          limits: {
+            accessTokenTtlMs: server.oauth.accessTokenTtlSeconds * 1000,
+            registrationsPerMinute: server.oauth.registrationsPerMinute,
+          },
+        })
+      : undefined;
+  const mcp = new McpHttpEndpoint(
+    {
+      gateway: paddock.gateway,
+      registry: paddock.registry,
+      version: VERSION,
+      toolsets: loaded.config.mcp.toolsets,
+    },
+    logger,
+    oauth ? { revokedGrants: (ids) => oauth.store.revokedAmong(ids) } : {},
+  );
+  oauth?.onRevoked((ids) => mcp.closeGrants(ids));
   const app = new WebApp({
     host,
     port,
@@ -80,10 +96,11 @@ export async function serveCommand(args: string[]): Promise<number> {
     allowedHosts: server.allowedHosts,
     mcp,
     logger,
-    routes: [preview.route, ...dock.routes],
+    routes: [preview.route, ...(oauth?.routes ?? []), ...dock.routes],
     upgrades: [preview.upgrade, ...dock.upgrades],
     sessions: dock.sessions,
     unauthorized: dock.unauthorized,
+    ...(oauth ? { oauth } : {}),
   });
   let address: { port: number };
   try {

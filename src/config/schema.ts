@@ -113,6 +113,32 @@ export const serverSchema = z
       .describe(
         'Extra Host header names accepted (DNS-rebinding protection); loopback names are always accepted on loopback.',
       ),
+    oauth: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Let MCP clients sign in with OAuth (approved by a person in the dock) besides the token.',
+          ),
+        accessTokenTtlSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(86_400)
+          .default(3_600)
+          .describe('Life of an OAuth access token; clients refresh it with their refresh token.'),
+        registrationsPerMinute: z
+          .number()
+          .int()
+          .min(1)
+          .max(1_000)
+          .default(20)
+          .describe('Dynamic client registrations accepted per minute, all clients together.'),
+      })
+      .strict()
+      .default({ enabled: true, accessTokenTtlSeconds: 3_600, registrationsPerMinute: 20 })
+      .describe('OAuth 2.1 sign-in of MCP clients (only with auth: token).'),
   })
   .strict();
 
