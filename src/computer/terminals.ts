@@ -83,6 +83,7 @@ export class TerminalService {
           TERM: 'xterm-256color',
           COLORTERM: 'truecolor',
           LANG: 'C.UTF-8',
+          ...c.egressEnv(id),
         },
         cols: t.cols,
         rows: t.rows,

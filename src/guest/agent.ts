@@ -12,6 +12,7 @@
  */
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { EgressRelay } from './egress-relay.js';
 import { JobRunner } from './exec.js';
 import { GuestFailure, toGuestError } from './failure.js';
 import { type Frame, FrameKind, PROTOCOL_VERSION } from './frames.js';
@@ -72,6 +73,7 @@ function main(): void {
   ptys = new PtyHost(link);
   const terminals = ptys;
   const relay = new TcpRelay(link);
+  const egress = new EgressRelay(link, relay);
   /** Attachments of calls not dispatched yet, by call id. */
   const attachments = new Map<number, Buffer>();
 
@@ -123,6 +125,8 @@ function main(): void {
       case 'tcp.close':
         relay.close((call.args as CallArgs<'tcp.close'>).channel);
         return {};
+      case 'egress.listen':
+        return egress.listen(call.args as CallArgs<'egress.listen'>);
       default:
         throw new GuestFailure(
           'UNSUPPORTED_CAPABILITY',

@@ -216,6 +216,24 @@ export const callSchemas = {
   },
   /** Drop a relayed TCP connection at once. */
   'tcp.close': { args: z.object({ channel: channelId }).strict(), result: z.object({}).strict() },
+  /**
+   * Listen on 127.0.0.1:`port` inside the guest (the egress relay): every connection a program
+   * opens there becomes a channel announced by an `egress.open` event, relayed like `tcp.open`'s
+   * (guest → host stream 1, host → guest stream 0, `windowBytes` of credit each way).
+   */
+  'egress.listen': {
+    args: z
+      .object({
+        port: z.number().int().min(1).max(65_535),
+        windowBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(16 * 1024 * 1024),
+      })
+      .strict(),
+    result: z.object({}).strict(),
+  },
 } as const;
 
 export type CallOp = keyof typeof callSchemas;
@@ -317,6 +335,8 @@ export const guestEventSchema = z.discriminatedUnion('t', [
       signal: z.string().max(32).nullable(),
     })
     .strict(),
+  /** A program connected to the egress relay; its bytes flow on `channel` (an egress channel). */
+  z.object({ t: z.literal('egress.open'), channel: channelId }).strict(),
   /** A relayed TCP connection is gone (closed by either side, or failed with `error`). */
   z
     .object({ t: z.literal('tcp.closed'), channel: channelId, error: z.string().max(512).nullable() })
