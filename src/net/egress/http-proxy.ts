@@ -134,7 +134,10 @@ export class HttpProxy {
   ): void {
     record.finish({ success: false, rule, errorCode: code, errorMessage: message });
     this.session.onRefused(record.principal, message);
-    write(status, message, { 'x-paddock-egress-rule': rule });
+    // clients that wait for a challenge (libcurl's anyauth, git) send the credentials after it
+    const challenge: Record<string, string> =
+      status === 407 ? { 'proxy-authenticate': 'Basic realm="paddock egress"' } : {};
+    write(status, message, { 'x-paddock-egress-rule': rule, ...challenge });
   }
 
   private malformed(error: NodeJS.ErrnoException, socket: Duplex): void {
