@@ -51,6 +51,108 @@ describe('computer egress through the host proxy (real bwrap)', { concurrency: f
       }
     });
   });
+  it('refuses what the issue lists, each with a clear message to the program and an audit row, and nothing reaches the target', async () => {
+    await withEgressComputer({ policy: policy() }, async ({ run, rows, manager }) => {
+      const before = forbidden.seen.length;
+      const r = await run(
+        [
+          // a denied host (403 naming the rule and what to change)
+          `curl -sS -o /dev/null -w 'denied=%{http_code}\n' http://denied.test:${forbidden.port}/`,
+          `curl -sS http://denied.test:${forbidden.port}/ | head -1`,
+          // IP literals in other notations go through the proxy and are refused there
+          `curl -sS --noproxy '' -o /dev/null -w 'hex=%{http_code}\n' http://0x7f000001:${forbidden.port}/`,
+          `curl -sS --noproxy '' -o /dev/null -w 'decimal=%{http_code}\n' http://2130706433:${forbidden.port}/`,
+          `curl -sS --noproxy '' -o /dev/null -w 'literal=%{http_code}\n' http://127.0.0.1:${forbidden.port}/`,
+          // a redirect to a denied host: the follow-up is a new, refused request
+          `curl -sS -L -o /dev/null -w 'redirect=%{http_code}\n' http://stub.test:${stub.port}/redirect`,
+          // CONNECT to a port no rule names
+          `curl -sS https://stub.test:8443/ 2>&1 | tail -1 | sed 's/^/connect: /'`,
+          // SOCKS with a raw address, and with a name
+          `curl -sS --noproxy '' --proxy "socks5://$(echo "$ALL_PROXY" | sed 's#socks5h://##')" http://127.0.0.1:${stub.port}/ 2>&1 | tail -1 | sed 's/^/socks-raw: /'`,
+          `curl -sS --proxy "$ALL_PROXY" http://stub.test:${stub.port}/socks | sed 's/^/socks-name: /'; echo`,
+          // a malformed request line
+          `python3 -c "import socket; s=socket.create_connection(('127.0.0.1', 3128)); s.sendall(b'NONSENSE\\r\\n\\r\\n'); print('malformed=' + s.recv(100).decode().split()[1])"`,
+        ].join('; '),
+      );
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.match(r.stdout, /denied=403/);
+      assert.match(
+        r.stdout,
+        /Paddock egress refused denied\.test:\d+ \(rule default-deny\).*policy\.http\.allow/,
+      );
+      assert.match(r.stdout, /hex=403/);
+      assert.match(r.stdout, /decimal=403/);
+      assert.match(r.stdout, /literal=403/);
+      assert.match(r.stdout, /redirect=403/);
+      assert.match(r.stdout, /connect: .*403/);
+      assert.match(r.stdout, /socks-raw: .*(not allowed|SOCKS|refused|denied)/i);
+      assert.match(r.stdout, /socks-name: stub says hi to \/socks/);
+      assert.match(r.stdout, /malformed=400/);
+      assert.equal(forbidden.seen.length, before, 'nothing reached the forbidden server');
+      const mine = rows().filter((row) => row.jobId === r.jobId);
+      const refused = mine.filter((row) => !row.success);
+      assert.ok(refused.length >= 7, `refusals audited: ${refused.map((x) => x.policyRule).join(', ')}`);
+      for (const rule of ['default-deny', 'ip-literal', 'request-syntax']) {
+        assert.ok(
+          rows().some((row) => row.policyRule === rule && !row.success),
+          rule,
+        );
+      }
+      const logged = manager.log.read({ limit: 500 }).entries.filter((e) => e.event === 'egress.denied');
+      assert.ok(logged.length >= 7, 'denials are in the computer log');
+    });
+  });
+
+  it('leaves no way around the proxy: no DNS, and raw sockets to loopback or any address fail at once', async () => {
+    await withEgressComputer({ policy: policy() }, async ({ run }) => {
+      const r = await run(
+        [
+          'ip -o link 2>/dev/null | wc -l | sed "s/^/links=/" || true',
+          'cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " " | tr "\\n" " " | sed "s/^/ifaces=/"; echo',
+          `python3 - <<'PY'
+import socket, errno
+def attempt(label, fn):
+    try:
+        fn()
+        print(label + '=connected')
+    except OSError as e:
+        print(label + '=' + (errno.errorcode.get(e.errno, str(e.errno)) if e.errno else type(e).__name__))
+attempt('dns', lambda: socket.getaddrinfo('stub.test', 80))
+attempt('dns_public', lambda: socket.getaddrinfo('example.com', 443))
+def tcp(host, port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect((host, port))
+attempt('loopback', lambda: tcp('127.0.0.1', ${stub.port}))
+attempt('outside', lambda: tcp('93.184.216.34', 80))
+attempt('private', lambda: tcp('10.0.0.1', 80))
+attempt('relay', lambda: tcp('127.0.0.1', 3128))
+PY`,
+        ].join('; '),
+      );
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.match(r.stdout, /ifaces=lo $/m);
+      assert.match(r.stdout, /dns=gaierror|dns=EAI|dns=-?\d/);
+      assert.doesNotMatch(r.stdout, /dns(_public)?=connected/);
+      assert.match(r.stdout, /loopback=ECONNREFUSED/);
+      assert.match(r.stdout, /outside=ENETUNREACH/);
+      assert.match(r.stdout, /private=ENETUNREACH/);
+      assert.match(r.stdout, /relay=connected/);
+    });
+  });
+
+  it("Node's fetch uses the proxy where Node honours NODE_USE_ENV_PROXY, and fails at once (no hang) on Node 20", async () => {
+    await withEgressComputer({ policy: policy() }, async ({ run }) => {
+      const r = await run(
+        `node -e "fetch('http://stub.test:${stub.port}/fetch').then(r => r.text()).then(t => console.log('fetched=' + t), e => console.log('failed=' + (e.cause?.code ?? e.message)))"`,
+      );
+      assert.equal(r.exitCode, 0, r.stderr);
+      const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+      const honours = major >= 24 || (major === 22 && minor >= 21);
+      if (honours) assert.match(r.stdout, /fetched=stub says hi to \/fetch/);
+      else assert.match(r.stdout, /failed=(ENOTFOUND|EAI_AGAIN)/);
+    });
+  });
 });
 
 describe('package managers and git through the egress proxy (real bwrap)', { concurrency: false }, () => {
