@@ -5,6 +5,7 @@
  * connection is decided on the host, on the address actually connected, and written as one
  * audit row. Connections at once, new connections per second and idle time are bounded.
  */
+import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ConnectionRecord } from './connection-log.js';
 import { HttpProxy } from './http-proxy.js';
@@ -50,6 +51,8 @@ export class EgressProxy {
   /** Takes one connection from the computer. */
   handle(socket: Duplex): void {
     socket.on('error', () => socket.destroy());
+    // answers go out as several small writes; Nagle would hold each back for an ACK
+    if (socket instanceof Socket) socket.setNoDelay(true);
     const refused = this.overLimit();
     if (refused) {
       this.refuseForLimit(socket, refused);

@@ -28,6 +28,7 @@ export async function connectPinned(
         }, timeoutMs);
         socket.once('connect', () => {
           clearTimeout(timer);
+          socket.setNoDelay(true);
           socket.removeAllListeners('error');
           resolve(socket);
         });
