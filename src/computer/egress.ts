@@ -16,11 +16,11 @@ import type { EgressLimits, EgressPrincipal, EgressSession } from '../net/egress
 import type { HostResolver, Sandbox } from '../policy/types.js';
 import { randomId } from '../shared/ids.js';
 import type { CallerContext } from '../tools/tool.js';
-import type { ChannelEvent, ChannelOwner } from './channels.js';
+import type { ChannelEvent } from './channels.js';
 import type { Computer } from './computer.js';
 import type { GuestClient } from './guest-client.js';
 import { GUEST_CA_BUNDLE, GUEST_EGRESS_CA, GUEST_EGRESS_PORT } from './guest-layout.js';
-import { GuestSocket, RELAY_WINDOW_BYTES } from './guest-socket.js';
+import { GuestSocket, RELAY_WINDOW_BYTES, RelayedSockets } from './guest-socket.js';
 import type { ComputerLog } from './logs.js';
 
 /** Who started a job: the caller of its run_command and that invocation's id. */
@@ -70,10 +70,9 @@ export class EgressService {
 }
 
 /** One generation's egress: the relay's channels, the proxy credentials, the proxy. */
-export class ComputerEgress implements ChannelOwner, EgressSession {
+export class ComputerEgress extends RelayedSockets implements EgressSession {
   private readonly proxy: EgressProxy;
   private readonly principals = new Map<string, { password: string; principal: EgressPrincipal }>();
-  private readonly sockets = new Map<number, GuestSocket>();
   private readonly narrow: Sandbox | null;
   private computer: Computer | null = null;
   readonly limits: EgressLimits;
@@ -88,6 +87,7 @@ export class ComputerEgress implements ChannelOwner, EgressSession {
     private readonly profile: ProfileConfig,
     private readonly log: ComputerLog,
   ) {
+    super();
     const o = service.options;
     this.limits = o.limits;
     this.audit = o.audit;
@@ -181,33 +181,20 @@ export class ComputerEgress implements ChannelOwner, EgressSession {
     return channel >= EGRESS_CHANNEL_BASE;
   }
 
-  onData(channel: number, _stream: number, payload: Buffer): void {
-    this.sockets.get(channel)?.receive(payload);
-  }
-
-  onEnd(channel: number): void {
-    this.sockets.get(channel)?.receiveEnd();
-  }
-
-  onWindow(channel: number, _stream: number, bytes: number): void {
-    this.sockets.get(channel)?.receiveCredit(bytes);
-  }
-
-  onEvent(event: ChannelEvent): void {
-    if (event.t === 'egress.open') {
-      const computer = this.computer;
-      if (!computer || this.sockets.has(event.channel)) return;
-      const socket = new GuestSocket(computer, event.channel, () => this.sockets.delete(event.channel));
-      this.sockets.set(event.channel, socket);
-      this.proxy.handle(socket);
-    } else if (event.t === 'tcp.closed') {
-      this.sockets.get(event.channel)?.remoteGone(event.error);
+  override onEvent(event: ChannelEvent): void {
+    if (event.t !== 'egress.open') {
+      super.onEvent(event);
+      return;
     }
+    const computer = this.computer;
+    if (!computer || this.sockets.has(event.channel)) return;
+    const socket = new GuestSocket(computer, event.channel, () => this.sockets.delete(event.channel));
+    this.sockets.set(event.channel, socket);
+    this.proxy.handle(socket);
   }
 
-  onClose(reason: string): void {
-    for (const socket of [...this.sockets.values()]) socket.remoteGone(reason);
-    this.sockets.clear();
+  override onClose(reason: string): void {
+    super.onClose(reason);
     this.principals.clear();
   }
 }

@@ -29,6 +29,12 @@ export const guestErrorCodeSchema = z.enum([
 export type GuestErrorCode = z.infer<typeof guestErrorCodeSchema>;
 
 const channelId = z.number().int().min(1).max(0xffffffff);
+/** Credit of a relayed connection in each direction. */
+const windowBytes = z
+  .number()
+  .int()
+  .min(1024)
+  .max(16 * 1024 * 1024);
 const guestPath = z.string().min(1).max(4096);
 
 /** Resource limits applied to a job's processes with setrlimit (inherited by descendants). */
@@ -205,11 +211,7 @@ export const callSchemas = {
       .object({
         channel: channelId,
         port: z.number().int().min(1).max(65_535),
-        windowBytes: z
-          .number()
-          .int()
-          .min(1024)
-          .max(16 * 1024 * 1024),
+        windowBytes,
       })
       .strict(),
     result: z.object({}).strict(),
@@ -225,11 +227,7 @@ export const callSchemas = {
     args: z
       .object({
         port: z.number().int().min(1).max(65_535),
-        windowBytes: z
-          .number()
-          .int()
-          .min(1024)
-          .max(16 * 1024 * 1024),
+        windowBytes,
       })
       .strict(),
     result: z.object({}).strict(),

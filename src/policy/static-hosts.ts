@@ -1,18 +1,10 @@
 import type { PaddockError } from '../shared/errors.js';
 import { compileEach, invalidRule } from './decision.js';
+import { normaliseHost } from './domain-rules.js';
 import { inspectAddress, ipFromHostname } from './ip.js';
 
 /** `policy.http.hosts` compiled: normalised name → canonical addresses. */
 export type StaticHosts = ReadonlyMap<string, readonly string[]>;
-
-function normaliseName(name: string): string | null {
-  try {
-    const host = new URL(`http://${name}/`).hostname;
-    return host.endsWith('.') ? host.slice(0, -1) : host;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * Compiles the static host map. A key must be a plain host name (no wildcard, no IP, no port);
@@ -29,7 +21,7 @@ export function compileStaticHosts(
     ([name, value]) => {
       const list = typeof value === 'string' ? [value] : [...value];
       const label = `http.hosts.${name}=${list.join(',')}`;
-      const host = /^[A-Za-z0-9.-]+$/.test(name) ? normaliseName(name) : null;
+      const host = /^[A-Za-z0-9.-]+$/.test(name) ? normaliseHost(name) : null;
       if (host === null || !host.includes('.') || ipFromHostname(host)) {
         throw invalidRule(label, 'the key must be a host name with a dot (e.g. registry.internal)');
       }

@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { buildAgentSandbox } from '../../src/agents/policy-narrowing.js';
+import { policySchema } from '../../src/config/schema.js';
 import { type LocalServer, startServer } from '../unit/net/helpers.js';
 import { withEgressComputer } from './egress-fixture.js';
 import { buildGitRepo, buildNpmRegistry, buildWheelIndex, serveDirectory } from './egress-packages.js';
@@ -138,6 +140,26 @@ PY`,
       assert.match(r.stdout, /outside=ENETUNREACH/);
       assert.match(r.stdout, /private=ENETUNREACH/);
       assert.match(r.stdout, /relay=connected/);
+    });
+  });
+
+  it("decides a job's connections with its caller's policy: an agent's narrowed policy refuses what the server allows", async () => {
+    await withEgressComputer({ policy: policy() }, async ({ run, rows, policy: server }) => {
+      const agent = buildAgentSandbox(server, policySchema.parse(policy()), {
+        http: { allow: ['elsewhere.test'] },
+      });
+      const r = await run(
+        `curl -sS -w '\\nstatus=%{http_code}\\n' http://stub.test:${stub.port}/agent`,
+        60_000,
+        { caller: 'agent:run_1', via: 'agent', attended: false, policy: agent.sandbox },
+      );
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.match(r.stdout, /status=403/);
+      assert.match(r.stdout, /rule agent:default-deny.*the agent's policy\.http\.allow \(AGENT\.md\)/);
+      const row = rows().find((x) => x.jobId === r.jobId)!;
+      assert.equal(row.caller, 'agent:run_1');
+      assert.equal(row.via, 'agent');
+      assert.equal(row.policyRule, 'agent:default-deny');
     });
   });
 

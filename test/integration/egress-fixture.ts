@@ -19,15 +19,19 @@ import { compileInjectRules } from '../../src/net/egress/inject.js';
 import { loadTerminatingCa } from '../../src/net/egress/tls-ca.js';
 import { DEFAULT_EGRESS_LIMITS, type EgressLimits } from '../../src/net/egress/types.js';
 import { createWhitelistSandbox } from '../../src/policy/index.js';
+import type { Sandbox } from '../../src/policy/types.js';
 import { silentLogger } from '../../src/shared/logger.js';
+import type { CallerContext } from '../../src/tools/tool.js';
 import { launchRunning, pollUntil } from '../unit/computer/fixture.js';
 
 export interface EgressFixture {
   manager: ComputerManager;
+  /** The server's policy (what an agent's policy narrows). */
+  policy: Sandbox;
   dataDir: string;
   rows(): StoredInvocation[];
   /** Runs a script as a job started by `mcp:egress-test` (parent `inv_run_<n>`) and waits for its end. */
-  run(script: string, timeoutMs?: number): Promise<JobResult & { parentId: string }>;
+  run(script: string, timeoutMs?: number, caller?: CallerContext): Promise<JobResult & { parentId: string }>;
 }
 
 export interface EgressFixtureOptions {
@@ -86,14 +90,18 @@ export async function withEgressComputer(
     egress,
   });
   let runs = 0;
-  const run = async (script: string, timeoutMs = 60_000) => {
+  const run = async (
+    script: string,
+    timeoutMs = 60_000,
+    caller: CallerContext = { caller: 'mcp:egress-test', via: 'direct', attended: true },
+  ) => {
     runs += 1;
     const parentId = `inv_run_${runs}`;
     const started = await manager.runCommand({
       script,
       waitMs: 0,
       timeoutMs,
-      channel: { caller: { caller: 'mcp:egress-test', via: 'direct', attended: true }, parentId },
+      channel: { caller, parentId },
     });
     const done = await pollUntil(
       () => {
@@ -109,6 +117,7 @@ export async function withEgressComputer(
     await launchRunning(manager, 'net');
     await fn({
       manager,
+      policy,
       dataDir,
       rows: () => audit.query({ tool: 'egress', ascending: true, limit: 10_000 }),
       run,

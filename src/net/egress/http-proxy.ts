@@ -4,60 +4,17 @@
  * an inject rule is terminated here (TLS with a certificate of the data directory's CA) so the
  * headers can be added; every other CONNECT is a byte tunnel and its TLS is never opened.
  */
-import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket, connect as tlsConnect } from 'node:tls';
-import { isPaddockError } from '../../shared/errors.js';
 import { ConnectionRecord, type EgressKind } from './connection-log.js';
 import { decideEgress, type EgressTarget } from './decide.js';
+import { endToEnd, parseAuthority, relayRequest } from './http-relay.js';
 import { injectedHeaders } from './inject.js';
 import { parseBasicCredentials, plainResponse } from './proxy.js';
 import type { EgressPrincipal, EgressSession } from './types.js';
-import { connectPinned, idleGuard, splice } from './upstream.js';
-
-/** Hop-by-hop headers: never forwarded either way. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
-
-function endToEnd(headers: IncomingMessage['headers']): Record<string, string | string[]> {
-  const listed = new Set(
-    String(headers.connection ?? '')
-      .split(',')
-      .map((h) => h.trim().toLowerCase())
-      .filter(Boolean),
-  );
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || listed.has(name)) continue;
-    out[name] = value;
-  }
-  return out;
-}
-
-/** `host:port` of a CONNECT line (`[v6]:port` too); null when malformed. */
-export function parseAuthority(text: string): EgressTarget | null {
-  const m = /^(\[[0-9A-Fa-f:.]+\]|[^\s:[\]/@]+):(\d{1,5})$/.exec(text);
-  if (!m) return null;
-  const port = Number(m[2]);
-  if (port < 1 || port > 65535) return null;
-  return {
-    host: m[1]!
-      .replace(/^\[|\]$/g, '')
-      .toLowerCase()
-      .replace(/\.$/, ''),
-    port,
-  };
-}
+import { connectFailure, connectPinned, idleGuard, tunnel } from './upstream.js';
 
 interface Terminated {
   principal: EgressPrincipal | null;
@@ -197,7 +154,7 @@ export class HttpProxy {
     }
     record.details.addresses = decision.addresses;
     const touch = this.touches.get(req.socket) ?? (() => undefined);
-    await this.relay(req, res, record, decision.rule, touch, async () => {
+    await relayRequest(this.session, req, res, record, decision.rule, touch, async () => {
       const socket = await connectPinned(decision.addresses, port, this.session.limits.connectTimeoutMs);
       return {
         socket,
@@ -205,92 +162,6 @@ export class HttpProxy {
         path: `${url.pathname}${url.search}`,
       };
     });
-  }
-
-  /** Sends one request upstream and its response back, counting bytes; writes the row at the end. */
-  private async relay(
-    req: IncomingMessage,
-    res: ServerResponse,
-    record: ConnectionRecord,
-    rule: string,
-    touch: () => void,
-    open: () => Promise<{ socket: Duplex; headers: Record<string, string | string[]>; path: string }>,
-  ): Promise<void> {
-    const fail = (status: number, code: string, message: string) => {
-      record.finish({ success: false, rule, errorCode: code, errorMessage: message });
-      if (res.headersSent) res.destroy();
-      else {
-        res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
-        res.end(`${message}\n`);
-      }
-    };
-    let target: Awaited<ReturnType<typeof open>>;
-    try {
-      target = await open();
-    } catch (e) {
-      const timeout = isPaddockError(e) && e.code === 'TIMEOUT';
-      const text = `Paddock egress: ${record.host}:${record.port} could not be reached: ${(e as Error).message}.`;
-      fail(timeout ? 504 : 502, timeout ? 'TIMEOUT' : 'UPSTREAM_ERROR', text);
-      return;
-    }
-    const up = request({
-      method: req.method,
-      path: target.path,
-      headers: target.headers,
-      createConnection: () => target.socket as Socket,
-      setHost: false,
-    });
-    const guard = idleGuard(this.session.limits.idleTimeoutMs, () => {
-      up.destroy();
-      fail(
-        504,
-        'TIMEOUT',
-        `Paddock egress: ${record.host}:${record.port} sent nothing for ${this.session.limits.idleTimeoutMs} ms; the connection was closed.`,
-      );
-    });
-    const active = () => {
-      guard.touch();
-      touch();
-    };
-    req.on('data', (chunk: Buffer) => {
-      record.bytesSent += chunk.length;
-      active();
-    });
-    up.on('error', (e) => {
-      guard.stop();
-      fail(502, 'UPSTREAM_ERROR', `Paddock egress: ${record.host}:${record.port} failed: ${e.message}.`);
-    });
-    up.on('response', (upRes) => {
-      active();
-      record.details.status = upRes.statusCode;
-      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, endToEnd(upRes.headers));
-      upRes.on('data', (chunk: Buffer) => {
-        record.bytesReceived += chunk.length;
-        active();
-      });
-      upRes.on('end', () => {
-        guard.stop();
-        record.finish({ success: true, rule });
-      });
-      upRes.on('error', () => {
-        guard.stop();
-        fail(502, 'UPSTREAM_ERROR', `Paddock egress: ${record.host}:${record.port} broke off the response.`);
-      });
-      upRes.pipe(res);
-    });
-    res.on('close', () => {
-      if (!res.writableFinished) {
-        guard.stop();
-        up.destroy();
-        record.finish({
-          success: false,
-          rule,
-          errorCode: 'UPSTREAM_ERROR',
-          errorMessage: 'the program closed the connection before the response ended',
-        });
-      }
-    });
-    req.pipe(up);
   }
 
   /** `CONNECT host:port`: a tunnel to the vetted address, or TLS terminated for an inject domain. */
@@ -333,15 +204,14 @@ export class HttpProxy {
     try {
       upstream = await connectPinned(decision.addresses, target.port, this.session.limits.connectTimeoutMs);
     } catch (e) {
-      const timeout = isPaddockError(e) && e.code === 'TIMEOUT';
-      const message = `Paddock egress: ${target.host}:${target.port} could not be reached: ${(e as Error).message}.`;
+      const failure = connectFailure(e, target.host, target.port);
       record.finish({
         success: false,
         rule: decision.rule,
-        errorCode: timeout ? 'TIMEOUT' : 'UPSTREAM_ERROR',
-        errorMessage: message,
+        errorCode: failure.code,
+        errorMessage: failure.message,
       });
-      write(timeout ? 504 : 502, message);
+      write(failure.code === 'TIMEOUT' ? 504 : 502, failure.message);
       return;
     }
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -350,18 +220,7 @@ export class HttpProxy {
       upstream.write(head);
     }
     socket.on('data', touch);
-    splice(socket, upstream, this.session.limits.idleTimeoutMs, record, (idle) => {
-      record.finish(
-        idle
-          ? {
-              success: false,
-              rule: decision.rule,
-              errorCode: 'TIMEOUT',
-              errorMessage: `no bytes moved for ${this.session.limits.idleTimeoutMs} ms; the tunnel was closed`,
-            }
-          : { success: true, rule: decision.rule },
-      );
-    });
+    tunnel(socket, upstream, this.session.limits.idleTimeoutMs, record, decision.rule);
   }
 
   private terminate(
@@ -438,7 +297,7 @@ export class HttpProxy {
       return;
     }
     record.details.injected = Object.keys(injected);
-    await this.relay(req, res, record, ctx.rule, ctx.touch, async () => {
+    await relayRequest(this.session, req, res, record, ctx.rule, ctx.touch, async () => {
       const tcp = await connectPinned(ctx.addresses, ctx.port, this.session.limits.connectTimeoutMs);
       const secure = tlsConnect({
         socket: tcp,

@@ -6,11 +6,10 @@
  * log has the reason).
  */
 import type { Duplex } from 'node:stream';
-import { isPaddockError } from '../../shared/errors.js';
 import { ConnectionRecord } from './connection-log.js';
 import { decideEgress, type EgressRefusal } from './decide.js';
 import type { EgressPrincipal, EgressSession } from './types.js';
-import { connectPinned, splice } from './upstream.js';
+import { connectFailure, connectPinned, tunnel } from './upstream.js';
 
 /** SOCKS5 reply codes. */
 export const SOCKS_REPLY = {
@@ -82,6 +81,36 @@ function replyFor(code: EgressRefusal, cause: unknown): number {
   return cause === 'ECONNREFUSED' ? SOCKS_REPLY.connectionRefused : SOCKS_REPLY.hostUnreachable;
 }
 
+/**
+ * The method negotiation (and RFC 1929 sub-negotiation): the principal, `null` for credentials
+ * nobody was given (or none at all), `undefined` when the program broke off or offered no method.
+ */
+async function authenticate(
+  reader: ByteReader,
+  socket: Duplex,
+  session: EgressSession,
+  methods: Buffer,
+): Promise<EgressPrincipal | null | undefined> {
+  if (methods.includes(0x02)) {
+    socket.write(Buffer.from([0x05, 0x02]));
+    const head = await reader.read(2);
+    const user = head && head[0] === 0x01 ? await reader.read(head[1]!) : null;
+    const plen = user ? await reader.read(1) : null;
+    const password = plen ? await reader.read(plen[0]!) : null;
+    if (!user || !password) return undefined;
+    const principal = session.principal({ user: user.toString('utf8'), password: password.toString('utf8') });
+    socket.write(Buffer.from([0x01, principal ? 0x00 : 0x01]));
+    return principal;
+  }
+  if (methods.includes(0x00)) {
+    const principal = session.principal(null);
+    socket.write(Buffer.from([0x05, principal ? 0x00 : 0xff]));
+    return principal;
+  }
+  socket.write(Buffer.from([0x05, 0xff]));
+  return undefined;
+}
+
 /** Serves one SOCKS5 connection; never throws. */
 export async function handleSocks(socket: Duplex, session: EgressSession): Promise<void> {
   const reader = new ByteReader(socket);
@@ -95,19 +124,11 @@ export async function handleSocks(socket: Duplex, session: EgressSession): Promi
   if (greeting?.[0] !== 0x05) return void socket.destroy();
   const methods = await reader.read(greeting[1]!);
   if (!methods) return void socket.destroy();
-  let principal: EgressPrincipal | null;
-  if (methods.includes(0x02)) {
-    socket.write(Buffer.from([0x05, 0x02]));
-    const head = await reader.read(2);
-    const user = head && head[0] === 0x01 ? await reader.read(head[1]!) : null;
-    const plen = user ? await reader.read(1) : null;
-    const password = plen ? await reader.read(plen[0]!) : null;
-    if (!user || !password) return void socket.destroy();
-    principal = session.principal({ user: user.toString('utf8'), password: password.toString('utf8') });
-    socket.write(Buffer.from([0x01, principal ? 0x00 : 0x01]));
-    if (!principal) {
+  const principal = await authenticate(reader, socket, session, methods);
+  if (!principal) {
+    if (principal === null) {
       const message =
-        'Paddock egress: the SOCKS credentials belong to no running job or terminal of this computer; use the ALL_PROXY the job was given.';
+        'Paddock egress: the SOCKS connection carries no valid credentials of a running job or terminal of this computer; use the ALL_PROXY the job was given.';
       record.finish({
         success: false,
         rule: 'proxy-auth',
@@ -115,27 +136,8 @@ export async function handleSocks(socket: Duplex, session: EgressSession): Promi
         errorMessage: message,
       });
       session.onRefused(null, message);
-      socket.end();
-      return;
     }
-  } else if (methods.includes(0x00)) {
-    principal = session.principal(null);
-    socket.write(Buffer.from([0x05, principal ? 0x00 : 0xff]));
-    if (!principal) {
-      const message =
-        'Paddock egress: this SOCKS connection carries no credentials; use the ALL_PROXY the job was given.';
-      record.finish({
-        success: false,
-        rule: 'proxy-auth',
-        errorCode: 'PERMISSION_REQUIRED',
-        errorMessage: message,
-      });
-      session.onRefused(null, message);
-      socket.end();
-      return;
-    }
-  } else {
-    socket.end(Buffer.from([0x05, 0xff]));
+    socket.end();
     return;
   }
   record.principal = principal;
@@ -190,31 +192,18 @@ export async function handleSocks(socket: Duplex, session: EgressSession): Promi
   try {
     upstream = await connectPinned(decision.addresses, port, session.limits.connectTimeoutMs);
   } catch (e) {
-    const timeout = isPaddockError(e) && e.code === 'TIMEOUT';
-    const cause = isPaddockError(e) ? e.details.cause : undefined;
-    const message = `Paddock egress: ${host}:${port} could not be reached: ${(e as Error).message}.`;
+    const failure = connectFailure(e, host, port);
     record.finish({
       success: false,
       rule: decision.rule,
-      errorCode: timeout ? 'TIMEOUT' : 'UPSTREAM_ERROR',
-      errorMessage: message,
+      errorCode: failure.code,
+      errorMessage: failure.message,
     });
-    socket.end(reply(replyFor(timeout ? 'TIMEOUT' : 'UPSTREAM_ERROR', cause)));
+    socket.end(reply(replyFor(failure.code, failure.cause)));
     return;
   }
   reader.release();
   socket.write(reply(SOCKS_REPLY.succeeded));
-  splice(socket, upstream, session.limits.idleTimeoutMs, record, (idle) => {
-    record.finish(
-      idle
-        ? {
-            success: false,
-            rule: decision.rule,
-            errorCode: 'TIMEOUT',
-            errorMessage: 'no bytes moved within the idle time; closed',
-          }
-        : { success: true, rule: decision.rule },
-    );
-  });
+  tunnel(socket, upstream, session.limits.idleTimeoutMs, record, decision.rule);
   socket.resume();
 }

@@ -4,7 +4,8 @@
  */
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { PaddockError } from '../../shared/errors.js';
+import { isPaddockError, PaddockError } from '../../shared/errors.js';
+import type { ConnectionRecord } from './connection-log.js';
 
 /** Connects to the first of `addresses` that answers on `port` within `timeoutMs` each. */
 export async function connectPinned(
@@ -124,4 +125,40 @@ export function splice(
   upstream.on('end', ended);
   client.pipe(upstream);
   upstream.pipe(client);
+}
+
+/** Why an upstream connect failed, as a row and a program see it. */
+export function connectFailure(
+  e: unknown,
+  host: string,
+  port: number,
+): { code: 'TIMEOUT' | 'UPSTREAM_ERROR'; message: string; cause: unknown } {
+  const timeout = isPaddockError(e) && e.code === 'TIMEOUT';
+  return {
+    code: timeout ? 'TIMEOUT' : 'UPSTREAM_ERROR',
+    message: `Paddock egress: ${host}:${port} could not be reached: ${(e as Error).message}.`,
+    cause: isPaddockError(e) ? e.details.cause : undefined,
+  };
+}
+
+/** Splices a tunnel (CONNECT or SOCKS) and writes its row when it ends. */
+export function tunnel(
+  client: Duplex,
+  upstream: Duplex,
+  idleMs: number,
+  record: ConnectionRecord,
+  rule: string,
+): void {
+  splice(client, upstream, idleMs, record, (idle) => {
+    record.finish(
+      idle
+        ? {
+            success: false,
+            rule,
+            errorCode: 'TIMEOUT',
+            errorMessage: `no bytes moved for ${idleMs} ms; the tunnel was closed`,
+          }
+        : { success: true, rule },
+    );
+  });
 }
