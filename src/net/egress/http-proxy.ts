@@ -219,7 +219,9 @@ export class HttpProxy {
       record.bytesSent += head.length;
       upstream.write(head);
     }
+    // either direction keeps the connection alive (a download sends nothing upstream)
     socket.on('data', touch);
+    upstream.on('data', touch);
     tunnel(socket, upstream, this.session.limits.idleTimeoutMs, record, decision.rule);
   }
 

@@ -347,7 +347,9 @@ describe('egress proxy (HTTP forward, CONNECT, SOCKS5) against stub servers on 1
       const statuses = new Map<number, number>();
       const t0 = performance.now();
       for (let batch = 0; batch < 40; batch++) {
-        const replies = await Promise.all(Array.from({ length: 250 }, () => rawExchange(p.port, request)));
+        const replies = await Promise.all(
+          Array.from({ length: 250 }, () => rawExchange(p.port, request, 60_000)),
+        );
         for (const r of replies) statuses.set(status(r), (statuses.get(status(r)) ?? 0) + 1);
       }
       const seconds = (performance.now() - t0) / 1000;
