@@ -18,7 +18,8 @@ import { IntegrationsService } from './integrations/service.js';
 import { compileInjectRules } from './net/egress/inject.js';
 import { loadTerminatingCa } from './net/egress/tls-ca.js';
 import { DEFAULT_EGRESS_LIMITS } from './net/egress/types.js';
-import { createSystemHostResolver, createWhitelistSandbox } from './policy/index.js';
+import { compilePolicy } from './policy/compile.js';
+import { createSystemHostResolver } from './policy/index.js';
 import type { Sandbox } from './policy/types.js';
 import { isPaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
@@ -30,18 +31,7 @@ import { ToolRegistry } from './tools/registry.js';
 import type { Tool } from './tools/tool.js';
 import { InputValidator } from './tools/validation.js';
 
-/**
- * Compiles the whitelist policy of a loaded configuration. An invalid rule is a
- * configuration error (exit code 2) naming the rule, never a silent fallback.
- */
-export function compilePolicy(loaded: LoadedConfig): Sandbox {
-  try {
-    return createWhitelistSandbox(loaded.config.policy);
-  } catch (e) {
-    if (isPaddockError(e)) throw new ConfigError(loaded.file ?? '(defaults)', [`policy: ${e.message}`]);
-    throw e;
-  }
-}
+export { compilePolicy } from './policy/compile.js';
 
 /**
  * The egress proxy of computers: the same policy as http_get, the inject rules and, when there
