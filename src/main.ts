@@ -8,14 +8,20 @@ import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
 import type { AuditStore, MemoryStore } from './audit/types.js';
 import { ChannelSession } from './channel/session.js';
 import { BwrapBackend } from './computer/backend/bwrap.js';
+import { EgressService } from './computer/egress.js';
 import { ComputerManager } from './computer/manager.js';
 import { createComputerTools } from './computer/tools/index.js';
-import type { LoadedConfig } from './config/load.js';
+import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadMcpServers } from './integrations/load-config.js';
 import { loadPlugins } from './integrations/plugins.js';
 import { IntegrationsService } from './integrations/service.js';
+import { compileInjectRules } from './net/egress/inject.js';
+import { loadTerminatingCa } from './net/egress/tls-ca.js';
+import { DEFAULT_EGRESS_LIMITS } from './net/egress/types.js';
 import { compilePolicy } from './policy/compile.js';
+import { createSystemHostResolver } from './policy/index.js';
 import type { Sandbox } from './policy/types.js';
+import { isPaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
 import { createComputerBuiltins } from './tools/builtin/computer-builtins.js';
 import { createBuiltinServices, createBuiltinTools } from './tools/builtin/index.js';
@@ -26,6 +32,36 @@ import type { Tool } from './tools/tool.js';
 import { InputValidator } from './tools/validation.js';
 
 export { compilePolicy } from './policy/compile.js';
+
+/**
+ * The egress proxy of computers: the same policy as http_get, the inject rules and, when there
+ * are any, the data directory's CA. A bad inject rule or profile network.allow is a config error.
+ */
+export function createEgress(
+  loaded: LoadedConfig,
+  policy: Sandbox,
+  audit: AuditStore,
+  env: NodeJS.ProcessEnv,
+) {
+  const { config } = loaded;
+  try {
+    for (const profile of config.computer.profiles) EgressService.checkProfile(profile);
+    const inject = compileInjectRules(config.policy.http.inject);
+    return new EgressService({
+      policy,
+      dns: createSystemHostResolver(),
+      audit,
+      limits: DEFAULT_EGRESS_LIMITS,
+      env,
+      ...(inject.size > 0 ? { inject, ca: loadTerminatingCa(join(loaded.dataDir, 'egress-ca')) } : {}),
+    });
+  } catch (e) {
+    if (isPaddockError(e) && e.code === 'INVALID_ARGUMENT') {
+      throw new ConfigError(loaded.file ?? '(defaults)', [e.message]);
+    }
+    throw e;
+  }
+}
 
 /** Where the skills of `.paddock/skills` appear (read-only) in every computer. */
 const SKILLS_GUEST_ROOT = '/skills';
@@ -138,6 +174,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
         options.dockUrl ?? config.server.publicUrl ?? `http://${config.server.host}:${config.server.port}`,
       logger,
       db,
+      egress: createEgress(loaded, policy, audit, env),
       ...(options.preview ? { preview: options.preview } : {}),
       sharedMounts: existsSync(skillsDir)
         ? [{ source: skillsDir, target: SKILLS_GUEST_ROOT, readOnly: true }]
