@@ -34,11 +34,17 @@ describe('file tools against a racing symlink swap', { concurrency: false }, () 
         'the swapper to start',
       );
       const leaked: string[] = [];
-      for (let round = 0; round < 40; round++) {
+      // At least 40 rounds, and on until some write met the path as a directory (how the race
+      // falls depends on the machine's speed, not on the code under test).
+      let written = 0;
+      for (let round = 0; round < 40 || (written === 0 && round < 2000); round++) {
         await Promise.all(
           Array.from({ length: 8 }, async (_, i) => {
             const n = round * 8 + i;
-            await call('write_file', { path: `/workspace/d/f${n}.txt`, content: 'x', overwrite: true }).catch(
+            await call('write_file', { path: `/workspace/d/f${n}.txt`, content: 'x', overwrite: true }).then(
+              () => {
+                written++;
+              },
               () => undefined,
             );
             const r = await call('read_file', { path: '/workspace/d/hostname' }).catch(() => null);
