@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
+import { computerNameProblem } from '../shared/computer-name.js';
 import type { Logger } from '../shared/logger.js';
-import type { CallerContext } from '../tools/tool.js';
+import { MAX_MESSAGE_BYTES } from './line-limit.js';
 import { createMcpServer, type McpServerDeps } from './server.js';
+import { McpSessions, sessionCaller, sessionComputer } from './sessions.js';
 
 interface Session {
   transport: NodeStreamableHTTPServerTransport;
@@ -19,7 +21,12 @@ export interface McpHttpOptions {
   idleTimeoutMs?: number;
   /** Body size limit for one POST. */
   maxBodyBytes?: number;
+  /** The server's session list (for `paddock status` and the end-of-session hook). */
+  sessions?: McpSessions;
 }
+
+/** Header that attaches an HTTP session to a named computer instead of its private one. */
+export const COMPUTER_HEADER = 'paddock-computer';
 
 /**
  * Streamable HTTP endpoint (`/mcp`) with sessions: one MCP server instance per session,
@@ -32,6 +39,7 @@ export class McpHttpEndpoint {
   private readonly idleTimeoutMs: number;
   private readonly maxBodyBytes: number;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly registry: McpSessions;
 
   constructor(
     private readonly deps: McpServerDeps,
@@ -40,7 +48,8 @@ export class McpHttpEndpoint {
   ) {
     this.maxSessions = options.maxSessions ?? 256;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 30 * 60_000;
-    this.maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
+    this.maxBodyBytes = options.maxBodyBytes ?? MAX_MESSAGE_BYTES;
+    this.registry = options.sessions ?? new McpSessions();
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
   }
@@ -85,23 +94,30 @@ export class McpHttpEndpoint {
         'No session: the first request must be initialize (then send Mcp-Session-Id).',
       );
     }
+    const named = header(req, COMPUTER_HEADER);
+    const problem = named === undefined ? null : computerNameProblem(named);
+    if (problem) return sendJsonRpcError(res, 400, -32602, `${problem} (header Paddock-Computer)`);
     this.evictIfFull();
-    let caller = 'mcp:pending';
-    const { server, dispose } = createMcpServer(
-      this.deps,
-      (): CallerContext => ({ caller, via: 'direct', attended: true }),
-    );
+    const id = randomUUID();
+    const ref = sessionComputer(id, named);
+    const { server, dispose } = createMcpServer(this.deps, () => sessionCaller(id, ref));
+    let end = () => {};
     const transport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id: string) => {
-        caller = `mcp:${id}`;
+      sessionIdGenerator: () => id,
+      onsessioninitialized: () => {
         this.sessions.set(id, { transport, dispose, lastSeen: Date.now() });
-        this.logger.info('mcp.session_opened', { session: id, transport: 'http' });
+        end = this.registry.add(id, 'http', ref);
+        this.logger.info('mcp.session_opened', { session: id, transport: 'http', computer: ref });
       },
     });
+    server.oninitialized = () => {
+      const client = server.getClientVersion();
+      if (client) this.registry.setClient(id, `${client.name} ${client.version}`);
+    };
     transport.onclose = () => {
-      const id = transport.sessionId;
-      if (id && this.sessions.delete(id)) this.logger.info('mcp.session_closed', { session: id });
+      if (this.sessions.delete(id))
+        this.logger.info('mcp.session_closed', { session: id, transport: 'http' });
+      end();
       dispose();
     };
     await server.connect(transport);
