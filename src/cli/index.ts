@@ -6,7 +6,6 @@ import { auditCommand } from './audit.js';
 import { doctorCommand } from './doctor.js';
 import { initCommand } from './init.js';
 import { launchCommand } from './launch.js';
-import { mcpCommand } from './mcp.js';
 import { policyCommand } from './policy.js';
 import { serveCommand } from './serve.js';
 import { serversCommand } from './servers.js';
@@ -17,7 +16,22 @@ export type Command = (args: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; summary: string }> = {
   serve: { run: serveCommand, summary: 'run the server: the dock and /mcp on localhost' },
-  mcp: { run: mcpCommand, summary: 'serve MCP over stdio (for Claude Desktop, Cursor, …)' },
+  mcp: {
+    run: async (args) => (await import('./mcp.js')).mcpCommand(args),
+    summary: 'stdio MCP for Claude Desktop, Cursor, …: a bridge to the server (started on demand)',
+  },
+  status: {
+    run: async (args) => (await import('./server-control.js')).statusCommand(args),
+    summary: 'is the server running: where, its sessions and computers',
+  },
+  stop: {
+    run: async (args) => (await import('./server-control.js')).stopCommand(args),
+    summary: 'stop the server of the data directory',
+  },
+  open: {
+    run: async (args) => (await import('./server-control.js')).openCommand(args),
+    summary: 'open the dock of the running server (a new single-use login link)',
+  },
   tools: { run: toolsCommand, summary: 'list tools, or call one through the gateway' },
   audit: { run: auditCommand, summary: 'read the audit log of tool calls' },
   policy: { run: policyCommand, summary: 'check an action against the whitelist policy' },
