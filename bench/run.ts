@@ -19,6 +19,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['integrations', './integrations.js', 'benchIntegrations'],
     ['channel', './channel.js', 'benchChannel'],
     ['terminals', './terminals.js', 'benchTerminals'],
+    ['bridge', './bridge.js', 'benchBridge'],
   ];
   for (const [name, path, fn] of optional) {
     try {

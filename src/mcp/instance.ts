@@ -97,13 +97,20 @@ export function writeServerInfo(paths: InstancePaths, info: ServerInfo): void {
   renameSync(tmp, paths.info);
 }
 
-/** Whether a process with this pid exists (signal 0; EPERM means it exists under another uid). */
+/**
+ * Whether a process with this pid runs (signal 0; EPERM means it exists under another uid). A
+ * zombie — dead, not yet reaped by its parent — does not count.
+ */
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return true;
   }
 }
 
