@@ -8,6 +8,8 @@ import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
 import type { AuditStore, MemoryStore } from './audit/types.js';
 import { ChannelSession } from './channel/session.js';
 import { BwrapBackend } from './computer/backend/bwrap.js';
+import { withPidFiles } from './computer/backend/sandbox-pids.js';
+import type { ComputerBackend } from './computer/backend/types.js';
 import { ComputerManager } from './computer/manager.js';
 import { createComputerTools } from './computer/tools/index.js';
 import { ConfigError, type LoadedConfig } from './config/load.js';
@@ -59,6 +61,12 @@ async function closeInReverse(closers: Closer[], logger: Logger): Promise<void> 
       logger.warn('paddock.close_failed', { error: (e as Error).message });
     }
   }
+}
+
+/** The bwrap backend; without cgroups, its sandboxes are tracked by pid file for the next start's sweep. */
+function sandboxBackend(sandboxUid: number, dataDir: string, logger: Logger): ComputerBackend {
+  const bwrap = new BwrapBackend({ logger, sandboxUid });
+  return bwrap.cgroupSupport ? bwrap : withPidFiles(bwrap, join(dataDir, 'run', 'sandboxes'), logger);
 }
 
 /** Where the skills of `.paddock/skills` appear (read-only) in every computer. */
@@ -149,7 +157,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     });
     const skillsDir = join(loaded.projectDir, '.paddock', 'skills');
     const computer = new ComputerManager({
-      backend: new BwrapBackend({ logger, sandboxUid: config.computer.sandboxUid }),
+      backend: sandboxBackend(config.computer.sandboxUid, dataDir, logger),
       config: config.computer,
       dataDir,
       dockUrl:
@@ -249,8 +257,6 @@ export interface RunningServer {
   url: string;
   /** The server token and whether it was just created. */
   token: { token: string; created: boolean; file: string };
-  /** Whether a socket left by a crashed server was replaced. */
-  replacedStaleSocket: boolean;
   /** A fresh single-use login link to the dock (the base URL when auth is `none`). */
   loginLink(): string;
   /** Resolves when a client asked the server to stop over the socket. */
@@ -352,12 +358,11 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     closers.push(() => socket.close());
     paddock.agents.scheduler.start();
     closers.push(() => paddock.agents.scheduler.stop());
-    logger.info('server.started', { url, dataDir: loaded.dataDir, socket: paths.socket });
+    logger.info('server.started', { url, dataDir: loaded.dataDir, socket: paths.socket, replacedStale });
     return {
       paddock,
       url,
       token,
-      replacedStaleSocket: replacedStale,
       loginLink: () => dock.loginLink(url),
       stopRequested,
       close: closeAll,

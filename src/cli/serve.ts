@@ -55,7 +55,6 @@ export async function serveCommand(args: string[]): Promise<number> {
     else out(`  Token:        stored in ${token.file}`);
   } else out('  Auth:         none (loopback only)');
   out('  Clients:      `paddock mcp` (stdio), `paddock open` (a new login link), `paddock stop`');
-  if (running.replacedStaleSocket) logger.info('server.stale_socket_replaced', {});
   await Promise.race([
     running.stopRequested,
     new Promise<void>((resolve) => {
