@@ -246,8 +246,11 @@ export interface ServerOptions {
   logger: Logger;
   host: string;
   port: number;
-  /** When the port is taken, listen on a free one instead (a server a bridge started). */
-  portFallback?: boolean;
+  /**
+   * Started by a bridge: waits briefly for a server that is stopping to let go of the lock, and
+   * listens on a free port when the configured one is taken.
+   */
+  background?: boolean;
 }
 
 /** A listening server: the one process of its data directory. */
@@ -274,7 +277,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
   const server = loaded.config.server;
   const paths = instancePaths(loaded.dataDir);
   ensureRunDir(paths);
-  const lock = acquireLock(paths.serveLock);
+  const lock = acquireLock(paths.serveLock, options.background ? 10_000 : 0);
   if (!lock) throw new AlreadyRunningError(loaded.dataDir, readServerInfo(paths));
   const closers: Closer[] = [() => lock.release()];
   const closeAll = () => closeInReverse(closers, logger);
@@ -377,7 +380,7 @@ async function listenWeb(app: WebApp, options: ServerOptions): Promise<{ port: n
   try {
     return await app.listen();
   } catch (e) {
-    if (options.portFallback && (e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    if (options.background && (e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       options.logger.warn('server.port_taken', { port: options.port, fallback: 'a free port' });
       return app.listen(0);
     }

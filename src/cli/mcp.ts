@@ -55,8 +55,8 @@ export async function mcpMain(args: string[]): Promise<number> {
   try {
     return await mcpCommand(args);
   } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`paddock mcp: ${e.message}\n`);
-    return 2;
+    // a client shows this line to its user: the message, never a stack
+    process.stderr.write(`paddock mcp: ${(e as Error)?.message ?? String(e)}\n`);
+    return e instanceof UsageError ? 2 : 1;
   }
 }

@@ -12,7 +12,8 @@ A second server for the same data directory refuses to start.
 The server token is created in the data directory on first start and printed once;
 clients send it as "Authorization: Bearer <token>". Stop with Ctrl-C or \`paddock stop\`.
 
-  --background   started by \`paddock mcp\`: take a free port when the configured one is busy`;
+  --background   as started by \`paddock mcp\`: wait briefly for a stopping server, and take a
+                 free port when the configured one is busy`;
 
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseCommandArgs(
@@ -43,7 +44,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     );
   }
   const logger = loggerFor(loaded);
-  const running = await startServer(loaded, { logger, host, port, portFallback: values.background === true });
+  const running = await startServer(loaded, { logger, host, port, background: values.background === true });
   const { url, token } = running;
   out(`Paddock ${VERSION} is running (pid ${process.pid}, data ${loaded.dataDir}).`);
   out(`  MCP endpoint: ${url}/mcp`);

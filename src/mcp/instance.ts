@@ -68,13 +68,15 @@ export function ensureRunDir(paths: InstancePaths): void {
   const st = lstatSync(paths.runDir);
   const uid = process.getuid?.() ?? st.uid;
   if (!st.isDirectory() || st.uid !== uid) {
-    throw new Error(
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
       `${paths.runDir} is not a directory owned by uid ${uid}; remove it (or use another PADDOCK_DATA) and start again.`,
     );
   }
   if ((st.mode & 0o077) !== 0) chmodSync(paths.runDir, 0o700);
   if (paths.socket.length > MAX_SOCKET_PATH) {
-    throw new Error(
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
       `the socket path ${paths.socket} is longer than ${MAX_SOCKET_PATH} bytes, the limit of a unix socket; use a shorter data directory (PADDOCK_DATA).`,
     );
   }
