@@ -41,16 +41,3 @@ export function acquireLock(file: string, waitMs = 0): HeldLock | null {
     },
   };
 }
-
-/** Whether some process holds the lock on `file` right now (without waiting). */
-export function lockHeld(file: string): boolean {
-  let lock: HeldLock | null;
-  try {
-    lock = acquireLock(file, 0);
-  } catch {
-    return false;
-  }
-  if (!lock) return true;
-  lock.release();
-  return false;
-}
