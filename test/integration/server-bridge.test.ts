@@ -176,7 +176,7 @@ describe('one server per data directory: bridges, HTTP and the socket', () => {
     const project = fresh();
     const serve = await startServe(project);
     try {
-      const a = await bridge(project, [], 'client-a');
+      const a = await bridge(project, ['--toolsets', 'computer'], 'client-a');
       const b = await bridge(project, ['--computer', 'shared-box'], 'client-b');
       const http = await connectHttp(serve.url, serve.token);
       for (const c of [a.client, b.client, http])
