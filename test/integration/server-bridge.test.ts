@@ -415,7 +415,7 @@ describe('one server per data directory: bridges, HTTP and the socket', () => {
     }
   });
 
-  it('refuses a socket client without the key of server.json', async () => {
+  it('refuses a socket client without the key of server.json, and an opening line that never ends', async () => {
     const project = fresh();
     const serve = await startServe(project);
     try {
@@ -431,6 +431,18 @@ describe('one server per data directory: bridges, HTTP and the socket', () => {
       assert.equal(reply.ok, false);
       assert.equal(reply.code, 'PERMISSION_REQUIRED');
       assert.doesNotMatch(text, /login\?code=/);
+
+      // an opening line that never ends is refused once it passes 64 KiB, and the server lives on
+      const endless = connect(join(project.dataDir, 'run', 'paddock.sock'));
+      let answer = '';
+      endless.on('data', (d: Buffer) => {
+        answer += d.toString();
+      });
+      endless.on('error', () => {});
+      endless.write('{"paddock":1,"op":"status","key":"'.padEnd(100_000, 'k'));
+      await new Promise((r) => endless.once('close', r));
+      assert.match(answer, /opening line is over/);
+      assert.equal((await runCli(project, ['status'])).code, 0, 'the server still answers');
     } finally {
       await serve.stop();
     }
