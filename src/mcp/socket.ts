@@ -107,10 +107,10 @@ export class McpSocketServer {
     socket.once('close', () => this.connections.delete(socket));
     socket.on('error', () => socket.destroy());
     let buffered = Buffer.alloc(0);
-    const timer = setTimeout(
-      () => this.refuse(socket, 'TIMEOUT', 'No opening line arrived in time.'),
-      this.options.helloTimeoutMs ?? 10_000,
-    );
+    const timer = setTimeout(() => {
+      socket.off('data', onData);
+      this.refuse(socket, 'TIMEOUT', 'No opening line arrived in time.');
+    }, this.options.helloTimeoutMs ?? 10_000);
     const onData = (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
       const nl = buffered.indexOf(10);
@@ -182,28 +182,45 @@ export class McpSocketServer {
       if (!socket.destroyed) socket.write(oversizedReply(dropped, this.maxMessageBytes));
     });
     const transport = new StdioServerTransport(limiter, socket);
-    transport.onclose = () => {
+    let ended = false;
+    const finish = () => {
+      if (ended) return;
+      ended = true;
       end();
       dispose();
-      socket.destroy();
       logger.info('mcp.session_closed', { session: id, transport: 'socket' });
     };
+    transport.onclose = () => {
+      finish();
+      socket.destroy();
+    };
+    socket.once('close', () => {
+      finish();
+      void server.close().catch(() => {});
+    });
     server.oninitialized = () => {
       const client = server.getClientVersion();
       if (client) sessions.setClient(id, `${client.name} ${client.version}`);
     };
     socket.write(`${JSON.stringify({ paddock: 1, ok: true, session: id, pid: process.pid })}\n`);
-    void server.connect(transport).then(() => {
-      logger.info('mcp.session_opened', { session: id, transport: 'socket', computer: ref });
-      socket.once('close', () => void server.close().catch(() => {}));
-      if (rest.length > 0) limiter.write(rest);
-      socket.pipe(limiter);
-      socket.resume();
-    });
+    server.connect(transport).then(
+      () => {
+        logger.info('mcp.session_opened', { session: id, transport: 'socket', computer: ref });
+        if (rest.length > 0) limiter.write(rest);
+        socket.pipe(limiter);
+        socket.resume();
+      },
+      (e: unknown) => {
+        logger.error('mcp.session_failed', { session: id, error: (e as Error).message });
+        socket.destroy();
+      },
+    );
   }
 
+  /** Sends the one reply line and closes; a peer that keeps the connection open is cut off. */
   private answer(socket: Socket, reply: SocketReply): void {
     socket.end(`${JSON.stringify(reply)}\n`);
+    setTimeout(() => socket.destroy(), 5000).unref();
   }
 
   private refuse(socket: Socket, code: string, message: string): void {
