@@ -463,7 +463,7 @@ describe('one server per data directory: bridges, HTTP and the socket', () => {
     assert.match(b.stderr(), /Restart this MCP server/);
   });
 
-  it('paddock open prints a fresh single-use login link that signs in to the dock once', async () => {
+  it('paddock open prints a fresh single-use login link that signs in to the dock once, and hands it to $BROWSER when set', async () => {
     const project = fresh();
     const serve = await startServe(project);
     try {
@@ -479,6 +479,19 @@ describe('one server per data directory: bridges, HTTP and the socket', () => {
       const again = await fetch(link, { redirect: 'manual', headers: { accept: 'text/html' } });
       assert.equal(again.status, 401, 'a link works once');
       assert.match(await again.text(), /paddock open/, 'the sign-in page names the command');
+
+      // with a browser configured, the new link goes to it
+      const seen = join(project.dir, 'browser-saw');
+      const browser = join(project.dir, 'fake-browser');
+      writeFileSync(browser, `#!/bin/sh\nprintf '%s' "$1" > ${seen}\n`, { mode: 0o755 });
+      const opened = await runCli({ ...project, env: { ...env, BROWSER: browser } }, ['open']);
+      assert.equal(opened.code, 0, opened.stderr);
+      const second = opened.stdout.trim();
+      assert.notEqual(second, link, 'every open is a new link');
+      await pollUntil(
+        () => existsSync(seen) && readFileSync(seen, 'utf8') === second,
+        'the browser to get the link',
+      );
     } finally {
       await serve.stop();
     }
