@@ -92,8 +92,8 @@ export async function runBridge(options: BridgeOptions = {}): Promise<number> {
   return relay(socket, rest, info.pid, paths, options);
 }
 
-/** Relays stdin → socket (bounded lines) and socket → stdout until one side ends. */
-function relay(
+/** Relays stdin → socket (bounded lines) and socket → stdout until one side ends; the exit code. */
+export function relay(
   socket: Socket,
   rest: Buffer,
   serverPid: number,
@@ -104,17 +104,33 @@ function relay(
   const stdout = options.stdout ?? process.stdout;
   return new Promise((resolve) => {
     let clientEnded = false;
+    // the bridge's own replies go out between the server's lines, never inside one
+    let atLineStart = true;
+    let held: string[] = [];
+    const toClient = (chunk: Buffer) => {
+      if (chunk.length === 0) return true;
+      const ok = stdout.write(chunk);
+      atLineStart = chunk[chunk.length - 1] === 10;
+      if (atLineStart && held.length > 0) {
+        stdout.write(held.join(''));
+        held = [];
+      }
+      return ok;
+    };
     const limiter = new LineLimiter(MAX_MESSAGE_BYTES, (dropped) => {
-      stdout.write(oversizedReply(dropped, MAX_MESSAGE_BYTES));
+      const reply = oversizedReply(dropped, MAX_MESSAGE_BYTES);
+      if (atLineStart) stdout.write(reply);
+      else held.push(reply);
     });
     const finish = (code: number) => {
+      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.off(signal, stop);
       stdin.unpipe?.(limiter);
       stdin.destroy?.();
       resolve(code);
     };
-    if (rest.length > 0) stdout.write(rest);
+    toClient(rest);
     socket.on('data', (chunk: Buffer) => {
-      if (!stdout.write(chunk)) {
+      if (!toClient(chunk)) {
         socket.pause();
         stdout.once('drain', () => socket.resume());
       }
@@ -138,14 +154,12 @@ function relay(
       );
       finish(1);
     });
-    const stop = () => {
+    function stop() {
       clientEnded = true;
       socket.end();
       setTimeout(() => finish(0), 2000).unref();
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-    process.once('SIGHUP', stop);
+    }
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, stop);
   });
 }
 
