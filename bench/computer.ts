@@ -7,7 +7,7 @@
  * server the benchmark talks to (the computer tools behind the real gateway). Importing this
  * module has no side effects.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,8 +23,9 @@ import { computerSchema } from '../src/config/computer-schema.js';
 import { policySchema } from '../src/config/schema.js';
 import { createWhitelistSandbox } from '../src/policy/index.js';
 import { silentLogger } from '../src/shared/logger.js';
-import type { ToolContext } from '../src/tools/tool.js';
+import type { Tool, ToolContext } from '../src/tools/tool.js';
 import type { Figure } from './run.js';
+import { bwrapTrue, sandboxRuntimeTrue } from './sandbox-peers.js';
 import { median, timeCalls } from './stats.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -165,41 +166,77 @@ async function overMcp(figures: Figure[]): Promise<void> {
       waitMs: 10_000,
     });
     const trueTimes = await timeCalls(200, () => call('run_command', { script: 'true', waitMs: 10_000 }), 20);
+    const runPeers = [await bwrapTrue()];
+    try {
+      runPeers.push(await sandboxRuntimeTrue());
+    } catch (e) {
+      process.stderr.write(`bench: sandbox-runtime peer unavailable (${(e as Error).message})\n`);
+    }
     figures.push({
       name: 'run_command `true` over MCP stdio (median)',
       value: median(trueTimes),
       unit: 'ms/call',
-      target: '≤ 15 ms',
+      target: '≤ 8 ms',
+      peers: runPeers,
+    });
+    const statusTimes = await timeCalls(500, () => call('get_computer_status', {}), 50);
+    const noopTimes = await timeCalls(500, () => call('bench_noop', {}), 50);
+    figures.push({
+      name: 'get_computer_status over MCP stdio (median)',
+      value: median(statusTimes),
+      unit: 'ms/call',
+      target: '≤ 1.1× a no-op tool',
+      peers: [{ name: 'a no-op tool, same server', value: median(noopTimes) }],
     });
     const readTimes = await timeCalls(
       300,
       () => call('read_file', { path: '/workspace/bench.txt', byteLimit: FILE_BYTES }),
       30,
     );
+    const content = 'x'.repeat(FILE_BYTES);
+    const writeTimes = await timeCalls(
+      200,
+      () => call('write_file', { path: '/workspace/bench-write.txt', content, overwrite: true }),
+      20,
+    );
 
-    const hostFile = join(dataDir, 'computers', 'g1', 'workspace', 'bench.txt');
+    // The server says where the workspace is on the host: a dedicated sandbox uid (Paddock run
+    // as root) keeps it outside the data directory.
+    const where = (await call('bench_where', {})) as { structuredContent?: { hostWorkspace?: string } };
+    const workspace = where.structuredContent?.hostWorkspace;
+    if (!workspace) throw new Error(`bench_where gave no workspace: ${JSON.stringify(where)}`);
+    const hostFile = join(workspace, 'bench.txt');
     if (!existsSync(hostFile)) throw new Error(`expected the benchmark file at ${hostFile}`);
+    if (readFileSync(hostFile).length !== FILE_BYTES)
+      throw new Error(`${hostFile} is not ${FILE_BYTES} bytes`);
     const require = createRequire(import.meta.url);
     const serverFs = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
-    peer = await connect(process.execPath, [serverFs, join(dataDir, 'computers', 'g1', 'workspace')]);
+    peer = await connect(process.execPath, [serverFs, workspace]);
     const p = peer;
-    const peerTimes = await timeCalls(
+    const peerRead = await timeCalls(
       300,
       () => p.callTool({ name: 'read_text_file', arguments: { path: hostFile } }),
       30,
     );
-    const peerMedian = median(peerTimes);
+    const peerWrite = await timeCalls(
+      200,
+      () =>
+        p.callTool({ name: 'write_file', arguments: { path: join(workspace, 'peer-write.txt'), content } }),
+      20,
+    );
     figures.push({
       name: 'read_file 64 KiB over MCP stdio (median)',
       value: median(readTimes),
       unit: 'ms/call',
-      target: `≤ server-filesystem (${peerMedian.toFixed(3)} ms)`,
+      target: '≤ 0.8× server-filesystem',
+      peers: [{ name: 'server-filesystem read_text_file', value: median(peerRead) }],
     });
     figures.push({
-      name: 'server-filesystem read_text_file 64 KiB (median)',
-      value: peerMedian,
+      name: 'write_file 64 KiB over MCP stdio (median)',
+      value: median(writeTimes),
       unit: 'ms/call',
-      target: 'peer',
+      target: '≤ 1.0× server-filesystem',
+      peers: [{ name: 'server-filesystem write_file', value: median(peerWrite) }],
     });
   } finally {
     await ours?.close().catch(() => undefined);
@@ -214,6 +251,30 @@ export async function benchComputer(): Promise<Figure[]> {
   await inProcess(figures);
   await overMcp(figures);
   return figures;
+}
+
+/** Tools only the bench server has: where the workspace is on the host, and a no-op peer. */
+function benchTools(m: ComputerManager): Tool[] {
+  const base = {
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+    annotations: { readOnlyHint: true },
+    source: 'builtin' as const,
+    toolsets: ['builtin'],
+  };
+  return [
+    {
+      ...base,
+      name: 'bench_where',
+      description: 'The host path of the current computer workspace (benchmark).',
+      execute: async () => ({ structured: { hostWorkspace: m.computer?.hostWorkspace ?? null } }),
+    },
+    {
+      ...base,
+      name: 'bench_noop',
+      description: 'Does nothing (benchmark).',
+      execute: async () => ({ structured: {} }),
+    },
+  ];
 }
 
 /** The MCP stdio server of the benchmark: the computer tools behind the real gateway. */
@@ -236,7 +297,7 @@ async function serveMcp(dataDir: string): Promise<void> {
   const db = openDatabase(join(dataDir, 'paddock.db'));
   const m = manager(dataDir);
   const registry = new ToolRegistry();
-  registry.register(createComputerTools(m));
+  registry.register([...createComputerTools(m), ...benchTools(m)]);
   const gateway = new Gateway({
     registry,
     audit: new SqliteAuditStore(db),

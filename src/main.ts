@@ -12,7 +12,7 @@ import { withPidFiles } from './computer/backend/sandbox-pids.js';
 import type { ComputerBackend } from './computer/backend/types.js';
 import { ComputerManager } from './computer/manager.js';
 import { createComputerTools } from './computer/tools/index.js';
-import { ConfigError, type LoadedConfig } from './config/load.js';
+import type { LoadedConfig } from './config/load.js';
 import { loadMcpServers } from './integrations/load-config.js';
 import { loadPlugins } from './integrations/plugins.js';
 import { IntegrationsService } from './integrations/service.js';
@@ -21,9 +21,9 @@ import { AlreadyRunningError, ensureRunDir, instancePaths, readServerInfo } from
 import { acquireLock } from './mcp/instance-lock.js';
 import { type EndedSession, McpSessions } from './mcp/sessions.js';
 import { McpSocketServer } from './mcp/socket.js';
-import { createWhitelistSandbox } from './policy/index.js';
+import { compilePolicy } from './policy/compile.js';
 import type { Sandbox } from './policy/types.js';
-import { isPaddockError, PaddockError } from './shared/errors.js';
+import { PaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
 import { createComputerBuiltins } from './tools/builtin/computer-builtins.js';
 import { createBuiltinServices, createBuiltinTools } from './tools/builtin/index.js';
@@ -37,18 +37,7 @@ import { loadOrCreateToken } from './web/auth.js';
 import { createDock, dockAgentsFromService, dockComputerFromManager } from './web/dock/index.js';
 import { newPreviewBasePath, previewRoutes } from './web/preview-routes.js';
 
-/**
- * Compiles the whitelist policy of a loaded configuration. An invalid rule is a
- * configuration error (exit code 2) naming the rule, never a silent fallback.
- */
-export function compilePolicy(loaded: LoadedConfig): Sandbox {
-  try {
-    return createWhitelistSandbox(loaded.config.policy);
-  } catch (e) {
-    if (isPaddockError(e)) throw new ConfigError(loaded.file ?? '(defaults)', [`policy: ${e.message}`]);
-    throw e;
-  }
-}
+export { compilePolicy } from './policy/compile.js';
 
 type Closer = () => Promise<void> | void;
 

@@ -8,8 +8,10 @@ import {
   type ChannelReply,
   decodeRequest,
   encodeReply,
+  encodeShellReply,
   MAX_CALLS_PER_COMMAND,
   MAX_FRAMES_PER_COMMAND,
+  SHELL_REPLY_PREFIX,
 } from './wire.js';
 
 /** Who opened the channel: the command's caller and its `run_command` invocation. */
@@ -87,7 +89,7 @@ export class ChannelSession {
       return null;
     }
     const reply = await this.answer(id, frame);
-    return encodeReply(reply);
+    return id.startsWith(SHELL_REPLY_PREFIX) ? encodeShellReply(reply) : encodeReply(reply);
   }
 
   private async answer(id: string, frame: ScannedFrame): Promise<ChannelReply> {

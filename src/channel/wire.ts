@@ -13,7 +13,9 @@ import { PaddockError } from '../shared/errors.js';
  * - before anything, a client compares `readlink /proc/self/fd/2` with the content of
  *   `$PADDOCK_CHANNEL_DIR/stderr`: when they differ, stderr was redirected and there is no
  *   channel (the client fails at once and says to redirect stdout instead);
- * - `$PADDOCK_CHANNEL_DEADLINE` (epoch milliseconds) bounds every wait.
+ * - `$PADDOCK_CHANNEL_DEADLINE` (epoch milliseconds) bounds every wait;
+ * - an id that starts with `sh-` asks for the shell form of the reply (see {@link encodeShellReply}),
+ *   so the POSIX sh client only writes a frame and reads a line.
  */
 export const CHANNEL_ENV = {
   nonce: 'PADDOCK_CHANNEL',
@@ -78,4 +80,44 @@ export function encodeRequest(request: ChannelRequest): string {
 /** The reply line written into the client's FIFO. */
 export function encodeReply(reply: ChannelReply): string {
   return `${JSON.stringify(reply)}\n`;
+}
+
+/** An id with this prefix gets its reply in the shell form. */
+export const SHELL_REPLY_PREFIX = 'sh-';
+
+function b64(text: string): string {
+  return Buffer.from(text).toString('base64');
+}
+
+/**
+ * The reply line for the shell client: `ok <base64 of stdout>` or `err <CODE> <base64 of message>`.
+ * stdout is what `paddock-tool` prints: for a list the tools, for a call its structured result,
+ * else its text parsed as JSON, else the text as a JSON string, pretty-printed.
+ */
+export function encodeShellReply(reply: ChannelReply): string {
+  if (!reply.ok) return `err ${reply.error.code} ${b64(reply.error.message)}\n`;
+  const result = (reply.result ?? {}) as {
+    tools?: unknown;
+    structured?: unknown;
+    content?: { type?: string; text?: string }[] | null;
+    isError?: boolean;
+  };
+  let value: unknown;
+  if (result.tools !== undefined) value = result.tools;
+  else {
+    const text = (result.content ?? [])
+      .filter((b) => b?.type === 'text')
+      .map((b) => b.text ?? '')
+      .join('\n');
+    if (result.isError) return `err UPSTREAM_ERROR ${b64(text || 'The tool reported an error.')}\n`;
+    if (result.structured !== null && result.structured !== undefined) value = result.structured;
+    else {
+      try {
+        value = JSON.parse(text);
+      } catch {
+        value = text;
+      }
+    }
+  }
+  return `ok ${b64(`${JSON.stringify(value, null, 2)}\n`)}\n`;
 }

@@ -1,5 +1,5 @@
 import { type LoadedConfig, loadConfig } from '../config/load.js';
-import { createPaddock, type Paddock } from '../main.js';
+import type { Paddock } from '../main.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 
 /** The `--config` option every command accepts. */
@@ -20,6 +20,8 @@ export async function withPaddock<T>(
   fn: (p: Paddock) => Promise<T>,
 ): Promise<T> {
   const loaded = loadFor(values);
+  // Loaded here, not at the top: commands that need no services skip the whole composition root.
+  const { createPaddock } = await import('../main.js');
   const paddock = await createPaddock(loaded, { logger: loggerFor(loaded, true) });
   try {
     return await fn(paddock);

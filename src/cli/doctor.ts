@@ -8,9 +8,42 @@ import { out, parseCommandArgs } from './args.js';
 interface Check {
   name: string;
   ok: boolean;
+  /** A failure that only the tests or the bench feel: reported, but the exit code stays 0. */
+  optional?: boolean;
   detail: string;
   /** How to fix it, when not ok. */
   fix?: string;
+}
+
+/** One entry of scripts/system-deps.mjs, the list that `npm start` / `npm test` install from too. */
+interface SystemDep {
+  path: string;
+  pkg: string;
+  purpose: string;
+  scope: 'serve' | 'test' | 'bench';
+}
+interface SystemDeps {
+  neededFor(scope: string): SystemDep[];
+  installCommand(pkgs: string[]): string;
+}
+
+/** The Debian packages: needed to serve (a failure) or only for tests and the bench (optional). */
+async function systemChecks(): Promise<Check[]> {
+  const deps = (await import(
+    new URL('../../../scripts/system-deps.mjs', import.meta.url).href
+  )) as SystemDeps;
+  return deps.neededFor('bench').map((d) => {
+    const ok = existsSync(d.path);
+    return {
+      name: d.pkg,
+      ok,
+      optional: d.scope !== 'serve',
+      detail: ok
+        ? `${d.path} (${d.purpose})`
+        : `${d.path} is missing; needed for ${d.purpose}${d.scope === 'serve' ? '' : ` (npm ${d.scope === 'test' ? 'test' : 'run bench'})`}`,
+      fix: deps.installCommand([d.pkg]),
+    };
+  });
 }
 
 const HELP = `Usage: paddock doctor [--json] [--config FILE]
@@ -37,13 +70,8 @@ export async function doctorCommand(args: string[]): Promise<number> {
     detail: `Node ${process.versions.node}`,
     fix: 'Install Node.js 20 or newer.',
   });
+  checks.push(...(await systemChecks()));
   const bwrap = spawnSync('bwrap', ['--version'], { encoding: 'utf8' });
-  checks.push({
-    name: 'bubblewrap',
-    ok: bwrap.status === 0,
-    detail: bwrap.status === 0 ? bwrap.stdout.trim() : 'bwrap not found',
-    fix: 'Install bubblewrap: `sudo apt-get install -y bubblewrap` (Debian/Ubuntu).',
-  });
   if (bwrap.status === 0) {
     const probe = spawnSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true'], {
       encoding: 'utf8',
@@ -54,17 +82,6 @@ export async function doctorCommand(args: string[]): Promise<number> {
       detail:
         probe.status === 0 ? 'bwrap can create namespaces' : probe.stderr.trim() || `exit ${probe.status}`,
       fix: 'Enable unprivileged user namespaces: `sudo sysctl -w kernel.unprivileged_userns_clone=1` (and on Ubuntu 24.04+, `kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile for bwrap).',
-    });
-  }
-  if (process.getuid?.() === 0) {
-    const setpriv = existsSync('/usr/bin/setpriv');
-    checks.push({
-      name: 'sandbox uid',
-      ok: setpriv,
-      detail: setpriv
-        ? 'running as root: computers run as a dedicated uid (setpriv found)'
-        : 'running as root, but /usr/bin/setpriv is missing, so computers cannot drop root',
-      fix: 'Install util-linux (`sudo apt-get install -y util-linux`), or run Paddock as an ordinary user.',
     });
   }
   let loaded: LoadedConfig | undefined;
@@ -110,9 +127,9 @@ export async function doctorCommand(args: string[]): Promise<number> {
   if (values.json) out(JSON.stringify(checks, null, 2));
   else {
     for (const c of checks) {
-      out(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name.padEnd(16)} ${c.detail}`);
+      out(`${c.ok ? 'ok  ' : c.optional ? 'warn' : 'FAIL'}  ${c.name.padEnd(16)} ${c.detail}`);
       if (!c.ok && c.fix) out(`      ${''.padEnd(16)} fix: ${c.fix}`);
     }
   }
-  return checks.every((c) => c.ok) ? 0 : 1;
+  return checks.every((c) => c.ok || c.optional) ? 0 : 1;
 }

@@ -1,45 +1,65 @@
-import { ConfigError } from '../config/load.js';
-import { isPaddockError } from '../shared/errors.js';
-import { agentsCommand } from './agents.js';
 import { UsageError } from './args.js';
-import { auditCommand } from './audit.js';
-import { doctorCommand } from './doctor.js';
-import { initCommand } from './init.js';
-import { launchCommand } from './launch.js';
-import { policyCommand } from './policy.js';
-import { serveCommand } from './serve.js';
-import { serversCommand } from './servers.js';
-import { toolsCommand } from './tools.js';
 
 /** One CLI command: gets its arguments, returns the exit code. */
 export type Command = (args: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, { run: Command; summary: string }> = {
-  serve: { run: serveCommand, summary: 'run the server: the dock and /mcp on localhost' },
+/**
+ * Each command's module is imported only when that command runs, so `--help` or `policy check`
+ * never load the server, the MCP SDK or the computer.
+ */
+const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }> = {
+  serve: {
+    load: async () => (await import('./serve.js')).serveCommand,
+    summary: 'run the server: the dock and /mcp on localhost',
+  },
   mcp: {
-    run: async (args) => (await import('./mcp.js')).mcpCommand(args),
+    load: async () => (await import('./mcp.js')).mcpMain,
     summary: 'stdio MCP for Claude Desktop, Cursor, …: a bridge to the server (started on demand)',
   },
   status: {
-    run: async (args) => (await import('./server-control.js')).statusCommand(args),
+    load: async () => (await import('./server-control.js')).statusCommand,
     summary: 'is the server running: where, its sessions and computers',
   },
   stop: {
-    run: async (args) => (await import('./server-control.js')).stopCommand(args),
+    load: async () => (await import('./server-control.js')).stopCommand,
     summary: 'stop the server of the data directory',
   },
   open: {
-    run: async (args) => (await import('./server-control.js')).openCommand(args),
+    load: async () => (await import('./server-control.js')).openCommand,
     summary: 'open the dock of the running server (a new single-use login link)',
   },
-  tools: { run: toolsCommand, summary: 'list tools, or call one through the gateway' },
-  audit: { run: auditCommand, summary: 'read the audit log of tool calls' },
-  policy: { run: policyCommand, summary: 'check an action against the whitelist policy' },
-  agents: { run: agentsCommand, summary: 'agents of .paddock/agents: list, run, runs, show' },
-  servers: { run: serversCommand, summary: 'upstream MCP servers: list, tools, call, logs' },
-  launch: { run: launchCommand, summary: 'boot a computer from a launch link and run its startup script' },
-  init: { run: initCommand, summary: 'write a starter paddock.yaml and the .paddock/ layout' },
-  doctor: { run: doctorCommand, summary: 'check this machine and the configuration' },
+  tools: {
+    load: async () => (await import('./tools.js')).toolsCommand,
+    summary: 'list tools, or call one through the gateway',
+  },
+  audit: {
+    load: async () => (await import('./audit.js')).auditCommand,
+    summary: 'read the audit log of tool calls',
+  },
+  policy: {
+    load: async () => (await import('./policy.js')).policyCommand,
+    summary: 'check an action against the whitelist policy',
+  },
+  agents: {
+    load: async () => (await import('./agents.js')).agentsCommand,
+    summary: 'agents of .paddock/agents: list, run, runs, show',
+  },
+  servers: {
+    load: async () => (await import('./servers.js')).serversCommand,
+    summary: 'upstream MCP servers: list, tools, call, logs',
+  },
+  launch: {
+    load: async () => (await import('./launch.js')).launchCommand,
+    summary: 'boot a computer from a launch link and run its startup script',
+  },
+  init: {
+    load: async () => (await import('./init.js')).initCommand,
+    summary: 'write a starter paddock.yaml and the .paddock/ layout',
+  },
+  doctor: {
+    load: async () => (await import('./doctor.js')).doctorCommand,
+    summary: 'check this machine and the configuration',
+  },
 };
 
 export function usage(): string {
@@ -72,8 +92,12 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    return await command.run(rest);
+    return await (await command.load())(rest);
   } catch (e) {
+    const [{ ConfigError }, { isPaddockError }] = await Promise.all([
+      import('../config/load.js'),
+      import('../shared/errors.js'),
+    ]);
     if (e instanceof ConfigError) {
       process.stderr.write(`paddock: ${e.message}\n`);
       return 2;

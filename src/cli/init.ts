@@ -44,16 +44,16 @@ log:
 const STARTER_SERVERS = `# Upstream MCP servers, in the mcpServers shape Claude Desktop and Cursor use.
 # Their tools appear as <server>_<tool>. \${VAR} and \${VAR:-default} expand from the environment.
 mcpServers: {}
-#  github:
-#    command: npx
-#    args: ["-y", "@modelcontextprotocol/server-github"]
-#    env:
-#      GITHUB_PERSONAL_ACCESS_TOKEN: \${GITHUB_TOKEN}
-#  remote:
+#  github:                  # GitHub's hosted server; /x/<toolset>/readonly narrows it
 #    type: http
-#    url: https://mcp.example.com/mcp
+#    url: https://api.githubcopilot.com/mcp/x/pull_requests/readonly
 #    headers:
-#      Authorization: Bearer \${REMOTE_TOKEN}
+#      Authorization: Bearer \${GITHUB_TOKEN}
+#  local:                   # a server started as a process
+#    command: npx
+#    args: ["-y", "some-mcp-server"]
+#    env:
+#      SOME_TOKEN: \${SOME_TOKEN}
 `;
 
 export async function initCommand(args: string[]): Promise<number> {

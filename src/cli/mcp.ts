@@ -48,8 +48,8 @@ export async function mcpCommand(args: string[]): Promise<number> {
 }
 
 /**
- * The bridge's own entry (bin/paddock calls it for `paddock mcp` without loading the rest of the
- * CLI): desktop clients start a bridge for every session, so its start-up is their wait.
+ * The bridge's entry: desktop clients start a bridge for every session and show its stderr, so
+ * every failure is one line (never a stack) with its exit code.
  */
 export async function mcpMain(args: string[]): Promise<number> {
   try {

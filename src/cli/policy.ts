@@ -1,4 +1,4 @@
-import { compilePolicy } from '../main.js';
+import { compilePolicy } from '../policy/compile.js';
 import { explainDecision, parsePolicyTarget } from '../policy/index.js';
 import type { PolicyDecision } from '../policy/types.js';
 import { isPaddockError } from '../shared/errors.js';

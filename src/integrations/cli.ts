@@ -1,5 +1,7 @@
+import picomatch from 'picomatch';
 import { PaddockError } from '../shared/errors.js';
 import type { ContentBlock, Tool, ToolResult } from '../tools/tool.js';
+import { sanitizeGlob } from './naming.js';
 import type { PluginStatus } from './plugins.js';
 import type { IntegrationServerStatus, IntegrationsService } from './service.js';
 
@@ -79,7 +81,16 @@ export async function serverTools(
     .map(summary);
   if (data.length > 0) {
     const rows = data.map((t) => [t.name, t.upstreamName, firstLine(t.description)]);
-    return { data, text: table(['TOOL', 'UPSTREAM NAME', 'DESCRIPTION'], rows) };
+    const stale = Object.keys(config.permissions).filter((pattern) => {
+      const matches = picomatch(`${config.prefix}_${sanitizeGlob(pattern) || '*'}`, { dot: true });
+      return !data.some((t) => matches(t.name));
+    });
+    const warning =
+      stale.length === 0
+        ? ''
+        : `\n\nwarning: permissions in mcp_servers.yaml name tools "${server}" does not serve: ${stale.join(', ')}. ` +
+          'They allow nothing; rename them to tools listed above.';
+    return { data, text: table(['TOOL', 'UPSTREAM NAME', 'DESCRIPTION'], rows) + warning };
   }
   const lastError = service.servers().find((s) => s.name === server)?.lastError;
   return { data, text: `MCP server "${server}" lists no tools${lastError ? ` (${lastError})` : ''}.` };

@@ -26,7 +26,7 @@ function exampleDir(): string {
   return fromCwd;
 }
 
-const TOKENS = { GITHUB_TOKEN: 'ghp_test', SLACK_BOT_TOKEN: 'xoxb-test', SLACK_TEAM_ID: 'T0TEST' };
+const TOKENS = { GITHUB_TOKEN: 'github_pat_test', SLACK_BOT_TOKEN: 'xoxb-test', SLACK_CHANNEL_ID: 'C0TEST' };
 
 function tool(name: string, source: Tool['source'], toolsets: string[] = []): Tool {
   return {
@@ -53,18 +53,27 @@ describe('examples/daily-pr-digest', () => {
       const servers = loadMcpServers(join(dir, '.paddock'), TOKENS);
       assert.deepEqual(servers.warnings, []);
       const [github, slack] = servers.servers;
-      assert.ok(github?.transport === 'stdio' && slack?.transport === 'stdio');
+      // GitHub's own hosted server, read-only pull-request toolset, the token in a header
+      assert.ok(github?.transport === 'http');
       assert.equal(github.name, 'github');
+      assert.equal(github.url, 'https://api.githubcopilot.com/mcp/x/pull_requests/readonly');
+      assert.deepEqual(github.headers, { Authorization: 'Bearer github_pat_test' });
+      assert.deepEqual(Object.keys(github.permissions).sort(), [
+        'list_pull_requests',
+        'pull_request_read',
+        'search_pull_requests',
+      ]);
+      // a maintained Slack server, allowed to post only to the configured channel
+      assert.ok(slack?.transport === 'stdio');
       assert.deepEqual(
-        [github.command, ...github.args],
-        ['npx', '-y', '@modelcontextprotocol/server-github'],
+        [slack.command, ...slack.args],
+        ['npx', '-y', 'slack-mcp-server@^1.3.0', '--transport', 'stdio'],
       );
-      assert.equal(github.env.GITHUB_PERSONAL_ACCESS_TOKEN, 'ghp_test');
-      assert.deepEqual([slack.command, ...slack.args], ['npx', '-y', '@modelcontextprotocol/server-slack']);
-      assert.equal(slack.env.SLACK_BOT_TOKEN, 'xoxb-test');
-      assert.equal(slack.env.SLACK_TEAM_ID, 'T0TEST');
-      assert.equal(github.permissions.list_pull_requests, 'auto');
-      assert.equal(slack.permissions.slack_post_message, 'auto');
+      assert.equal(slack.env.SLACK_MCP_XOXB_TOKEN, 'xoxb-test');
+      assert.equal(slack.env.SLACK_MCP_ADD_MESSAGE_TOOL, 'C0TEST');
+      assert.equal(slack.permissions.conversations_add_message, 'auto');
+      const configured = JSON.stringify(servers.servers);
+      assert.doesNotMatch(configured, /@modelcontextprotocol\/server-(github|slack)/);
 
       const config = agentsConfigSchema.parse({});
       const { agents, errors } = loadAgents({
@@ -93,11 +102,14 @@ describe('examples/daily-pr-digest', () => {
       assert.match(agent.instructions, /involves:@me/);
 
       assert.equal(
-        agent.allowTool('github_list_pull_requests', tool('github_list_pull_requests', 'mcp:github')),
+        agent.allowTool('github_pull_request_read', tool('github_pull_request_read', 'mcp:github')),
         true,
       );
       assert.equal(
-        agent.allowTool('slack_slack_post_message', tool('slack_slack_post_message', 'mcp:slack')),
+        agent.allowTool(
+          'slack_conversations_add_message',
+          tool('slack_conversations_add_message', 'mcp:slack'),
+        ),
         true,
       );
       assert.equal(agent.allowTool('save_memory', tool('save_memory', 'builtin', ['builtin'])), true);
@@ -114,7 +126,11 @@ describe('examples/daily-pr-digest', () => {
   it('names the missing token when one is not set', () => {
     const dir = exampleDir();
     assert.throws(
-      () => loadMcpServers(join(dir, '.paddock'), { GITHUB_TOKEN: 'ghp_test', SLACK_TEAM_ID: 'T0TEST' }),
+      () =>
+        loadMcpServers(join(dir, '.paddock'), {
+          GITHUB_TOKEN: 'github_pat_test',
+          SLACK_CHANNEL_ID: 'C0TEST',
+        }),
       (e: unknown) => e instanceof ConfigError && e.problems.some((p) => p.includes('SLACK_BOT_TOKEN')),
     );
   });

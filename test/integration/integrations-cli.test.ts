@@ -45,6 +45,24 @@ describe('paddock servers …', () => {
     assert.match(text, /fx_echo\s+echo\s+Fixture tool echo\./);
   });
 
+  test('tools <server> warns about permissions that name a tool the server no longer serves', async () => {
+    const renamed = new IntegrationsService({
+      servers: [{ ...fx, permissions: { echo: 'auto', get_pull_request: 'auto', 'ech*': 'auto' } }],
+      logger: silentLogger(),
+    });
+    try {
+      const { text } = await serverTools(renamed, 'fx');
+      assert.match(
+        text,
+        /warning: permissions in mcp_servers\.yaml name tools "fx" does not serve: get_pull_request\./,
+      );
+      const clean = await serverTools(service, 'fx');
+      assert.doesNotMatch(clean.text, /warning/);
+    } finally {
+      await renamed.close();
+    }
+  });
+
   test('tools <server> refuses a disabled or unknown server', async () => {
     await assert.rejects(
       serverTools(service, 'off'),

@@ -1,0 +1,50 @@
+// The Debian packages Paddock and its test suite need, shared by scripts/setup.mjs (the pre-step of
+// `npm start`, `npm test` and `npm run bench`) and `paddock doctor`, so both name the same fix.
+// Plain JavaScript without dependencies: it runs on a fresh clone, before `npm install`.
+import { existsSync } from 'node:fs';
+
+/**
+ * One system dependency: the file that must exist, the Debian package that provides it, what needs
+ * it and for which command (`serve`: running Paddock; `test`: the test suite; `bench`: the bench).
+ * Paths are inside /usr: the sandbox binds /usr, so a copy elsewhere on PATH does not count.
+ */
+export const SYSTEM_DEPS = [
+  { path: '/usr/bin/bwrap', pkg: 'bubblewrap', purpose: 'the computer sandbox', scope: 'serve' },
+  {
+    path: '/usr/bin/setpriv',
+    pkg: 'util-linux',
+    purpose: 'running computers as their own uid when Paddock runs as root',
+    scope: 'serve',
+    rootOnly: true,
+  },
+  { path: '/usr/bin/chromium', pkg: 'chromium', purpose: 'the dock tests in a real browser', scope: 'test' },
+  { path: '/usr/bin/jq', pkg: 'jq', purpose: 'the tool-channel tests and examples', scope: 'test' },
+  { path: '/usr/bin/python3', pkg: 'python3', purpose: 'the Python client tests', scope: 'test' },
+  { path: '/usr/bin/pgrep', pkg: 'procps', purpose: 'the process-family tests', scope: 'test' },
+  { path: '/usr/bin/openssl', pkg: 'openssl', purpose: 'the TLS test certificates', scope: 'test' },
+  { path: '/usr/bin/rg', pkg: 'ripgrep', purpose: 'the sandbox-runtime peer of the bench', scope: 'bench' },
+  { path: '/usr/bin/socat', pkg: 'socat', purpose: 'the sandbox-runtime peer of the bench', scope: 'bench' },
+];
+
+/** Each command needs what the ones before it need: bench ⊃ test ⊃ serve. */
+const SCOPES = ['serve', 'test', 'bench'];
+
+/** The dependencies a command (`serve`, `test` or `bench`) needs on this machine. */
+export function neededFor(scope, isRoot = process.getuid?.() === 0) {
+  const upTo = SCOPES.indexOf(scope);
+  if (upTo < 0) throw new Error(`unknown scope "${scope}"; use one of ${SCOPES.join(', ')}`);
+  return SYSTEM_DEPS.filter((d) => SCOPES.indexOf(d.scope) <= upTo && (!d.rootOnly || isRoot));
+}
+
+/** The dependencies of a command that are missing here. */
+export function missingFor(scope, isRoot = process.getuid?.() === 0) {
+  return neededFor(scope, isRoot).filter((d) => !existsSync(d.path));
+}
+
+/** The exact command that installs packages here: plain as root, through sudo when it exists. */
+export function installCommand(pkgs, isRoot = process.getuid?.() === 0) {
+  const install = `apt-get install -y --no-install-recommends ${[...new Set(pkgs)].join(' ')}`;
+  if (isRoot) return `apt-get update && ${install}`;
+  if (existsSync('/usr/bin/sudo')) return `sudo apt-get update && sudo ${install}`;
+  return `su -c 'apt-get update && ${install}'`;
+}
