@@ -108,6 +108,8 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
   ];
   try {
     const audit = new SqliteAuditStore(db);
+    const interrupted = audit.reconcile();
+    if (interrupted > 0) logger.warn('audit.interrupted', { calls: interrupted });
     const memory = new SqliteMemoryStore(db);
     const policy = compilePolicy(loaded);
     const registry = new ToolRegistry();
@@ -139,7 +141,21 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       })),
     ];
     const permissions = new PermissionPolicy(rules);
-    const gateway = new Gateway({ registry, audit, policy, permissions, validator, logger });
+    const gateway = new Gateway({
+      registry,
+      audit,
+      policy,
+      permissions,
+      validator,
+      logger,
+      // the first listing waits as long as the slowest configured server may take to start
+      firstListingWaitMs:
+        Math.max(0, ...servers.servers.filter((s) => s.enabled).map((s) => s.timeoutMs)) + 1000,
+      late: {
+        settled: () => integrations.discovered(),
+        discover: (name, deadline) => integrations.discover(name, deadline),
+      },
+    });
 
     registry.onChange(() => {
       for (const tool of registry.list()) validator.compile(tool.inputSchema, tool.name);

@@ -3,6 +3,7 @@ import { applyMigrations } from '../audit/migrations.js';
 import { truncateUtf8 } from '../audit/redact.js';
 import type { AuditStore, StoredInvocation } from '../audit/types.js';
 import { PaddockError } from '../shared/errors.js';
+import { pidAlive } from '../shared/pid.js';
 import type { AgentRun, Delivery, RunStatus, RunTrigger } from './types.js';
 
 /** Largest final answer, input and error text stored, in UTF-8 bytes. */
@@ -251,16 +252,6 @@ export class AgentRunStore {
   }
 }
 
-/** True while a process with this id exists (signal 0; EPERM means it exists under another user). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function parseJson<T>(value: string, fallback: T): T {
   try {
     return JSON.parse(value) as T;
@@ -292,3 +283,5 @@ function fromRow(r: Row): AgentRun {
     deliveries: parseJson(r.deliveries, []),
   };
 }
+
+export { pidAlive };

@@ -8,16 +8,24 @@ export interface FormatAuditRowOptions {
 type FormattableRow = Pick<
   StoredInvocation,
   'startedAt' | 'durationMs' | 'tool' | 'caller' | 'via' | 'success' | 'errorCode'
->;
+> &
+  Partial<Pick<StoredInvocation, 'state'>>;
 
 /**
  * One line for people reading `paddock audit`: time, duration, tool, caller, via, outcome
- * and error code, in aligned columns, e.g.
+ * (`running`, `INTERRUPTED`, `ok` or `FAIL` with the error code), in aligned columns, e.g.
  * `2025-01-31 09:00:00.123     12ms  http_get              cli           direct   FAIL POLICY_DENIED`.
  * Control characters in stored values are shown as `?` so a row cannot drive the terminal.
  */
 export function formatAuditRow(row: FormattableRow, options: FormatAuditRowOptions = {}): string {
-  const outcome = row.success ? 'ok' : `FAIL ${clean(row.errorCode ?? 'UNKNOWN')}`;
+  const outcome =
+    row.state === 'running'
+      ? 'running'
+      : row.state === 'interrupted'
+        ? 'INTERRUPTED'
+        : row.success
+          ? 'ok'
+          : `FAIL ${clean(row.errorCode ?? 'UNKNOWN')}`;
   return [
     formatTime(row.startedAt, options.utc ?? false),
     formatDuration(row.durationMs).padStart(8),

@@ -13,6 +13,7 @@ export {
   isSecretKey,
   MAX_INPUT_BYTES,
   REDACTED,
+  redactedJson,
   redactSecrets,
   serializeInput,
   truncateUtf8,

@@ -132,6 +132,32 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'invocation_state',
+    // A call's row is written when it starts executing (state 'running', owner_pid = the
+    // process running it) and completed when it ends; a process that dies leaves 'running'
+    // rows that the next start marks 'interrupted'. Rows from before this step are 'ended'.
+    sql: `
+      ALTER TABLE tool_invocations ADD COLUMN state TEXT NOT NULL DEFAULT 'ended'
+        CHECK (state IN ('running', 'ended', 'interrupted'));
+      ALTER TABLE tool_invocations ADD COLUMN owner_pid INTEGER;
+      CREATE INDEX tool_invocations_running ON tool_invocations (owner_pid) WHERE state = 'running';
+    `,
+  },
+  {
+    version: 6,
+    name: 'invocation_inputs',
+    // An input longer than the row's preview is kept whole (redacted JSON) in audit_inputs,
+    // keyed by its SHA-256, which the row names; equal inputs share one copy.
+    sql: `
+      ALTER TABLE tool_invocations ADD COLUMN input_sha256 TEXT;
+      CREATE TABLE audit_inputs (
+        sha256 TEXT PRIMARY KEY,
+        input TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 const LEDGER_SQL = `

@@ -1,5 +1,6 @@
-/** What replaces the value of a secret-looking key. */
-export const REDACTED = '[REDACTED]';
+import { isSecretName, REDACTED, redactText } from './redact-text.js';
+
+export { REDACTED, redactText };
 
 /** Largest stored input, in UTF-8 bytes, marker included. */
 export const MAX_INPUT_BYTES = 4096;
@@ -7,23 +8,16 @@ export const MAX_INPUT_BYTES = 4096;
 /** Nesting below this depth is replaced by a placeholder (keeps the walk off the stack limit). */
 const MAX_DEPTH = 64;
 
-/**
- * Key names treated as secrets, matched anywhere in the key and case-insensitively, so
- * `accessToken`, `X-Api-Key`, `client_secret` and `Set-Cookie` all count. Over-matching
- * (`max_tokens`) is accepted: an audit row loses a harmless value rather than leak a secret.
- * The short names `auth`, `pass` and `pwd` count only as whole keys (not inside `author`).
- */
-const SECRET_KEY =
-  /token|secret|passw(?:or)?d|passphrase|authorization|api[_-]?key|access[_-]?key|private[_-]?key|cookie|credential|^(?:auth|pass|pwd)$/i;
-
-/** True when a key (property name or header name) names a secret. */
+/** True when a key (property name or header name) names a secret (see `isSecretName`). */
 export function isSecretKey(key: string): boolean {
-  return SECRET_KEY.test(key);
+  return isSecretName(key);
 }
 
 /**
  * A deep copy of `value` that is safe to store: the value of every secret-named key is
- * replaced by {@link REDACTED}, in nested objects and arrays alike. Header lists are covered
+ * replaced by {@link REDACTED}, in nested objects and arrays alike, and every string is
+ * redacted by the shape of what it holds (`redactText`: tokens, URL credentials, bearer
+ * values, secret `name=value` pairs, JSON bodies). Header lists are covered
  * in their common shapes: `{Authorization: …}`, `[["Authorization", …]]` and
  * `[{name: "Authorization", value: …}]`. Cycles, functions and bigints become strings so the
  * result always serialises. The input is never modified.
@@ -33,6 +27,7 @@ export function redactSecrets(value: unknown): unknown {
 }
 
 function walk(value: unknown, depth: number, seen: WeakSet<object>): unknown {
+  if (typeof value === 'string') return redactText(value, redactSecrets);
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'function' || typeof value === 'symbol') return undefined;
   if (value === null || typeof value !== 'object') return value;
@@ -97,11 +92,15 @@ function marker(droppedBytes: number): string {
   return `…[truncated ${droppedBytes} bytes]`;
 }
 
+/** An input as stored: secrets redacted, serialised as JSON (`null` for nothing). */
+export function redactedJson(input: unknown): string {
+  return JSON.stringify(redactSecrets(input)) ?? 'null';
+}
+
 /**
- * The text stored in an audit row's `input`: secrets redacted, serialised as JSON, then cut
- * to `maxBytes` with a marker (so a truncated input is no longer parseable JSON).
+ * The preview stored in an audit row's `input`: {@link redactedJson} cut to `maxBytes` with a
+ * marker (so a cut input is no longer parseable JSON; the store keeps the whole text apart).
  */
 export function serializeInput(input: unknown, maxBytes: number = MAX_INPUT_BYTES): string {
-  const json = JSON.stringify(redactSecrets(input)) ?? 'null';
-  return truncateUtf8(json, maxBytes);
+  return truncateUtf8(redactedJson(input), maxBytes);
 }

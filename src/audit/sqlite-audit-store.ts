@@ -1,9 +1,21 @@
+import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { PaddockError } from '../shared/errors.js';
 import { type Logger, silentLogger } from '../shared/logger.js';
+import { pidAlive } from '../shared/pid.js';
 import { applyMigrations } from './migrations.js';
-import { MAX_INPUT_BYTES, serializeInput, truncateUtf8 } from './redact.js';
-import type { AuditQuery, AuditStore, Disposable, InvocationRecord, StoredInvocation, Via } from './types.js';
+import { MAX_INPUT_BYTES, redactedJson, redactSecrets, redactText, truncateUtf8 } from './redact.js';
+import type {
+  AuditQuery,
+  AuditStore,
+  Disposable,
+  InvocationEnd,
+  InvocationRecord,
+  InvocationStart,
+  InvocationState,
+  StoredInvocation,
+  Via,
+} from './types.js';
 
 /** Rows returned by a query when no limit is given. */
 export const DEFAULT_QUERY_LIMIT = 100;
@@ -37,15 +49,27 @@ interface Row {
   error_code: string | null;
   error_message: string | null;
   policy_rule: string | null;
+  state: string;
+  input_sha256: string | null;
 }
 
 const COLUMNS =
   'seq, id, started_at, duration_ms, tool, source, caller, via, parent_id, generation, job_id, input, ' +
-  'output_bytes, success, error_code, error_message, policy_rule';
+  'output_bytes, success, error_code, error_message, policy_rule, state, input_sha256';
 
 const INSERT_SQL = `INSERT INTO tool_invocations (id, started_at, duration_ms, tool, source, caller, via,
-  parent_id, generation, job_id, input, output_bytes, success, error_code, error_message, policy_rule)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  parent_id, generation, job_id, input, output_bytes, success, error_code, error_message, policy_rule,
+  state, owner_pid, input_sha256)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+const COMPLETE_SQL = `UPDATE tool_invocations SET state = 'ended', duration_ms = ?, output_bytes = ?,
+  success = ?, error_code = ?, error_message = ?, policy_rule = ?,
+  generation = coalesce(?, generation), job_id = coalesce(?, job_id)
+  WHERE id = ? AND state = 'running'`;
+
+const INTERRUPT_SQL = `UPDATE tool_invocations SET state = 'interrupted', success = 0,
+  error_code = 'INTERNAL', error_message = ?, duration_ms = max(0, ? - started_at)
+  WHERE id = ? AND state = 'running'`;
 
 /**
  * The audit log in SQLite (`tool_invocations`). `record` is one synchronous autocommit insert
@@ -59,6 +83,11 @@ export class SqliteAuditStore implements AuditStore {
   private readonly maxInputBytes: number;
   private readonly maxErrorMessageBytes: number;
   private readonly insert: BetterSqlite3.Statement;
+  private readonly insertInput: BetterSqlite3.Statement;
+  private readonly inputBySha: BetterSqlite3.Statement;
+  private readonly completeRow: BetterSqlite3.Statement;
+  private readonly interruptRow: BetterSqlite3.Statement;
+  private readonly runningRows: BetterSqlite3.Statement;
   private readonly byId: BetterSqlite3.Statement;
   private readonly queries = new Map<string, BetterSqlite3.Statement>();
   private readonly listeners = new Set<(row: StoredInvocation) => void>();
@@ -70,11 +99,91 @@ export class SqliteAuditStore implements AuditStore {
     this.maxInputBytes = options.maxInputBytes ?? MAX_INPUT_BYTES;
     this.maxErrorMessageBytes = options.maxErrorMessageBytes ?? MAX_INPUT_BYTES;
     this.insert = db.prepare(INSERT_SQL);
+    this.insertInput = db.prepare('INSERT OR IGNORE INTO audit_inputs (sha256, input) VALUES (?, ?)');
+    this.inputBySha = db.prepare('SELECT input FROM audit_inputs WHERE sha256 = ?');
+    this.completeRow = db.prepare(COMPLETE_SQL);
+    this.interruptRow = db.prepare(INTERRUPT_SQL);
+    this.runningRows = db.prepare(
+      "SELECT id, owner_pid FROM tool_invocations WHERE state = 'running' ORDER BY seq",
+    );
     this.byId = db.prepare(`SELECT ${COLUMNS} FROM tool_invocations WHERE id = ?`);
   }
 
-  /** Writes one row and returns it as stored; listeners run after the commit. */
+  /** Writes one finished row and returns it as stored; listeners run after the commit. */
   record(row: InvocationRecord): StoredInvocation {
+    const stored = this.write(row, 'ended');
+    this.notify(stored);
+    return stored;
+  }
+
+  /**
+   * Writes the row of a call that starts executing (state `running`, owned by this process).
+   * Listeners see the row once, when it ends.
+   */
+  begin(row: InvocationStart): StoredInvocation {
+    return this.write(
+      { ...row, durationMs: 0, outputBytes: 0, success: false, errorCode: null, errorMessage: null },
+      'running',
+    );
+  }
+
+  complete(id: string, end: InvocationEnd): StoredInvocation {
+    let changes: number;
+    try {
+      changes = this.completeRow.run(
+        end.durationMs,
+        end.outputBytes,
+        end.success ? 1 : 0,
+        end.errorCode ?? null,
+        end.errorMessage == null ? null : this.message(end.errorMessage),
+        end.policyRule ?? null,
+        end.generation ?? null,
+        end.jobId ?? null,
+        id,
+      ).changes;
+    } catch (e) {
+      throw insertError(id, e);
+    }
+    const stored = changes === 1 ? this.get(id) : undefined;
+    if (!stored) {
+      throw new PaddockError(
+        'NOT_FOUND',
+        `No running audit row "${id}" to complete; begin the call before completing it, and complete it once.`,
+        { id },
+      );
+    }
+    this.notify(stored);
+    return stored;
+  }
+
+  reconcile(isAlive: (pid: number) => boolean = pidAlive): number {
+    const now = Date.now();
+    let marked = 0;
+    for (const row of this.runningRows.all() as { id: string; owner_pid: number | null }[]) {
+      const pid = row.owner_pid;
+      if (pid !== null && (pid === process.pid || isAlive(pid))) continue;
+      const message = `The server (pid ${pid ?? 'unknown'}) stopped before this call ended; its effects may have happened in part. Check the computer's state before retrying.`;
+      if (this.interruptRow.run(message, now, row.id).changes !== 1) continue;
+      marked++;
+      const stored = this.get(row.id);
+      if (stored) this.notify(stored);
+    }
+    return marked;
+  }
+
+  fullInput(sha256: string): string | undefined {
+    return (this.inputBySha.get(sha256) as { input: string } | undefined)?.input;
+  }
+
+  /** An error message as stored: redacted by shape, then cut. */
+  private message(text: string): string {
+    return truncateUtf8(redactText(text, redactSecrets), this.maxErrorMessageBytes);
+  }
+
+  private write(row: InvocationRecord, state: InvocationState): StoredInvocation {
+    const json = safeJson(row.input);
+    const preview = truncateUtf8(json, this.maxInputBytes);
+    const inputSha256 = preview === json ? null : createHash('sha256').update(json).digest('hex');
     const stored: Omit<StoredInvocation, 'seq'> = {
       id: row.id,
       startedAt: row.startedAt,
@@ -86,16 +195,18 @@ export class SqliteAuditStore implements AuditStore {
       parentId: row.parentId ?? null,
       generation: row.generation ?? null,
       jobId: row.jobId ?? null,
-      input: safeSerialize(row.input, this.maxInputBytes),
+      input: preview,
+      inputSha256,
       outputBytes: row.outputBytes,
       success: row.success,
       errorCode: row.errorCode ?? null,
-      errorMessage:
-        row.errorMessage == null ? null : truncateUtf8(row.errorMessage, this.maxErrorMessageBytes),
+      errorMessage: row.errorMessage == null ? null : this.message(row.errorMessage),
       policyRule: row.policyRule ?? null,
+      state,
     };
     let seq: number;
     try {
+      if (inputSha256) this.insertInput.run(inputSha256, json);
       const info = this.insert.run(
         stored.id,
         stored.startedAt,
@@ -113,14 +224,15 @@ export class SqliteAuditStore implements AuditStore {
         stored.errorCode,
         stored.errorMessage,
         stored.policyRule,
+        state,
+        process.pid,
+        inputSha256,
       );
       seq = Number(info.lastInsertRowid);
     } catch (e) {
       throw insertError(row.id, e);
     }
-    const result: StoredInvocation = { seq, ...stored };
-    this.notify(result);
-    return result;
+    return { seq, ...stored };
   }
 
   /** Rows matching every given filter, newest first unless `ascending`. */
@@ -188,10 +300,10 @@ export class SqliteAuditStore implements AuditStore {
   }
 }
 
-/** Serialises an input; one whose getters or `toJSON` throw is stored as a placeholder. */
-function safeSerialize(input: unknown, maxBytes: number): string {
+/** Redacts and serialises an input; one whose getters or `toJSON` throw is stored as a placeholder. */
+function safeJson(input: unknown): string {
   try {
-    return serializeInput(input, maxBytes);
+    return redactedJson(input);
   } catch {
     return JSON.stringify('[unserializable input]');
   }
@@ -216,6 +328,8 @@ function fromRow(r: Row): StoredInvocation {
     errorCode: r.error_code,
     errorMessage: r.error_message,
     policyRule: r.policy_rule,
+    state: r.state as InvocationState,
+    inputSha256: r.input_sha256,
   };
 }
 

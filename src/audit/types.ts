@@ -23,12 +23,41 @@ export interface InvocationRecord {
   policyRule?: string | null;
 }
 
+/**
+ * Where a row stands: `running` from the moment the call starts executing until it ends;
+ * `ended` once its outcome is written; `interrupted` when the process running it stopped
+ * first (found and marked at the next start).
+ */
+export type InvocationState = 'running' | 'ended' | 'interrupted';
+
+/** A call about to execute: its row is written before any effect. */
+export type InvocationStart = Omit<
+  InvocationRecord,
+  'durationMs' | 'outputBytes' | 'success' | 'errorCode' | 'errorMessage' | 'policyRule'
+>;
+
+/** How a started call ended (completes its `running` row). */
+export type InvocationEnd = Pick<
+  InvocationRecord,
+  | 'durationMs'
+  | 'outputBytes'
+  | 'success'
+  | 'errorCode'
+  | 'errorMessage'
+  | 'policyRule'
+  | 'generation'
+  | 'jobId'
+>;
+
 /** A stored row: the record as written (input redacted to a JSON string) plus its sequence. */
 export interface StoredInvocation extends Omit<InvocationRecord, 'input'> {
   /** Monotonic row sequence (for `--follow` and cursors). */
   seq: number;
-  /** Redacted, possibly truncated JSON text of the input. */
+  state: InvocationState;
+  /** Redacted JSON text of the input, cut to a preview when long (see `inputSha256`). */
   input: string;
+  /** Set when `input` is a cut preview: SHA-256 (hex) of the whole redacted input, kept apart. */
+  inputSha256: string | null;
 }
 
 /** Filters of `AuditStore.query`; all given filters must match. */
@@ -55,9 +84,23 @@ export interface Disposable {
   dispose(): void;
 }
 
-/** The audit log. `record` is durable when it returns (the row survives a process crash). */
+/**
+ * The audit log. Every write is durable when it returns (the row survives a process crash).
+ * A call that executes is written twice: `begin` before its first effect (state `running`),
+ * `complete` with its outcome; a call refused before executing is one `record`.
+ */
 export interface AuditStore {
   record(row: InvocationRecord): StoredInvocation;
+  begin(row: InvocationStart): StoredInvocation;
+  /** Writes the outcome of a `running` row; throws NOT_FOUND when no such row runs. */
+  complete(id: string, end: InvocationEnd): StoredInvocation;
+  /**
+   * Marks `running` rows whose process no longer exists as `interrupted` (the server stopped
+   * during the call). Returns how many rows it marked.
+   */
+  reconcile(isAlive?: (pid: number) => boolean): number;
+  /** The whole redacted input (JSON text) a row's `inputSha256` names. */
+  fullInput(sha256: string): string | undefined;
   query(q?: AuditQuery): StoredInvocation[];
   get(id: string): StoredInvocation | undefined;
   /** In-process listeners see each row right after it is committed. */

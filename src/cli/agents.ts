@@ -1,5 +1,6 @@
 import { formatAgentList, formatRunDetails, formatRunRow } from '../agents/cli-format.js';
 import type { AgentsService } from '../agents/service.js';
+import { neutralizeControls } from '../shared/terminal-text.js';
 import { parseCommandArgs, UsageError } from './args.js';
 import { CONFIG_OPTION, withPaddock } from './context.js';
 
@@ -20,8 +21,8 @@ export interface CommandIo {
 }
 
 const stdio: CommandIo = {
-  out: (text) => process.stdout.write(`${text}\n`),
-  err: (text) => process.stderr.write(`${text}\n`),
+  out: (text) => process.stdout.write(`${neutralizeControls(text)}\n`),
+  err: (text) => process.stderr.write(`${neutralizeControls(text)}\n`),
 };
 
 /** `paddock agents …`; returns the exit code. */

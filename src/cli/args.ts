@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { PaddockError } from '../shared/errors.js';
+import { neutralizeControls } from '../shared/terminal-text.js';
 
 /** Parses one command's arguments; unknown flags are a usage error naming the command. */
 export function parseCommandArgs(
@@ -40,5 +41,6 @@ export function parseJsonArg(text: string, what: string): unknown {
 
 /** Writes a line to stdout. */
 export function out(text: string): void {
-  process.stdout.write(`${text}\n`);
+  // nothing a tool, upstream server or agent wrote may drive the operator's terminal
+  process.stdout.write(`${neutralizeControls(text)}\n`);
 }

@@ -4,10 +4,11 @@ import type { AuditQuery, StoredInvocation } from '../audit/types.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
 import { CONFIG_OPTION, withPaddock } from './context.js';
 
-const HELP = `Usage: paddock audit [--tool T] [--since 1h] [--failed] [--caller C] [--limit N] [--json] [--follow]
+const HELP = `Usage: paddock audit [--tool T] [--since 1h] [--failed] [--caller C] [--limit N] [--json [--full]] [--follow]
 
 Prints tool invocations, oldest first. --since takes 45s, 30m, 1h, 2d or an ISO time.
---follow keeps printing new rows as they are committed (Ctrl-C to stop).`;
+--follow keeps printing new rows as they are committed (Ctrl-C to stop).
+--full (with --json) prints each row's whole input where the row keeps only a preview.`;
 
 export async function auditCommand(args: string[]): Promise<number> {
   const { values } = parseCommandArgs(
@@ -21,6 +22,7 @@ export async function auditCommand(args: string[]): Promise<number> {
       caller: { type: 'string' },
       limit: { type: 'string' },
       json: { type: 'boolean' },
+      full: { type: 'boolean' },
       follow: { type: 'boolean', short: 'f' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -39,8 +41,13 @@ export async function auditCommand(args: string[]): Promise<number> {
     ...(typeof values.since === 'string' ? { since: parseSince(values.since) } : {}),
     ...(values.failed ? { failed: true } : {}),
   };
-  const print = (row: StoredInvocation) => out(values.json ? JSON.stringify(row) : formatAuditRow(row));
   return withPaddock(values, async (p) => {
+    const whole = (row: StoredInvocation): StoredInvocation =>
+      values.full && row.inputSha256
+        ? { ...row, input: p.audit.fullInput(row.inputSha256) ?? row.input }
+        : row;
+    const print = (row: StoredInvocation) =>
+      out(values.json ? JSON.stringify(whole(row)) : formatAuditRow(row));
     const rows = p.audit.query({ ...query, limit }).reverse();
     for (const row of rows) print(row);
     if (!values.follow) return 0;

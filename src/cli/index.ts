@@ -94,20 +94,21 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await (await command.load())(rest);
   } catch (e) {
-    const [{ ConfigError }, { isPaddockError }] = await Promise.all([
+    const [{ ConfigError }, { isPaddockError }, { neutralizeControls }] = await Promise.all([
       import('../config/load.js'),
       import('../shared/errors.js'),
+      import('../shared/terminal-text.js'),
     ]);
     if (e instanceof ConfigError) {
-      process.stderr.write(`paddock: ${e.message}\n`);
+      process.stderr.write(`paddock: ${neutralizeControls(e.message)}\n`);
       return 2;
     }
     if (e instanceof UsageError) {
-      process.stderr.write(`paddock ${name}: ${e.message}\n`);
+      process.stderr.write(`paddock ${name}: ${neutralizeControls(e.message)}\n`);
       return 2;
     }
     if (isPaddockError(e)) {
-      process.stderr.write(`paddock ${name}: ${e.code}: ${e.message}\n`);
+      process.stderr.write(`paddock ${name}: ${e.code}: ${neutralizeControls(e.message)}\n`);
       return 1;
     }
     process.stderr.write(`paddock ${name}: unexpected error: ${(e as Error)?.stack ?? String(e)}\n`);

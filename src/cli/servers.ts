@@ -6,6 +6,7 @@ import {
   serversList,
   serverTools,
 } from '../integrations/cli.js';
+import { neutralizeControls } from '../shared/terminal-text.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
 import { CONFIG_OPTION, withPaddock } from './context.js';
 import { cliCaller, discovered } from './tools.js';
@@ -54,7 +55,7 @@ export async function serversCommand(args: string[]): Promise<number> {
         if (!p.registry.get(call.name)) await discovered(p.integrations);
         const outcome = await p.gateway.call(call.name, call.input, cliCaller());
         if (!outcome.ok) {
-          process.stderr.write(`${renderError(outcome.error)}\n`);
+          process.stderr.write(`${neutralizeControls(renderError(outcome.error))}\n`);
           return 1;
         }
         out(renderToolResult(outcome.result));

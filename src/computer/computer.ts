@@ -6,6 +6,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CHANNEL_ENV } from '../channel/wire.js';
 import type { ProfileConfig } from '../config/computer-schema.js';
+import { TOOL_CHANNEL_ROOT } from '../guest/account.js';
 import { type FrameKindValue, PROTOCOL_VERSION } from '../guest/frames.js';
 import type { CallArgs, CallOp, CallResult, Hello } from '../guest/protocol.js';
 import { PaddockError } from '../shared/errors.js';
@@ -15,7 +16,8 @@ import { type CallOptions, GuestClient, type WithAttachment } from './guest-clie
 import { baseJobEnv } from './guest-layout.js';
 import { Job } from './job.js';
 import type { ComputerLog } from './logs.js';
-import { type ChannelFrame, channelDir, type ToolChannel } from './tool-channel.js';
+import { jobShell } from './shell-startup.js';
+import { type ChannelFrame, channelDir, nonceMatches, type ToolChannel } from './tool-channel.js';
 
 /** Lifecycle of a generation. */
 export type Lifecycle = 'booting' | 'running' | 'error' | 'stopped';
@@ -118,7 +120,7 @@ export class Computer {
           onHello: resolve,
           onEvent: (e) => {
             if (e.t === 'exit') this.onJobExit(e.channel, e.exitCode, e.signal);
-            else if (e.t === 'channel.request') this.onChannelRequest(e.channel, e.frame);
+            else if (e.t === 'channel.request') this.onChannelRequest(e.channel, e.nonce, e.frame);
             else if (e.t === 'log') log.add(e.level, 'guest.log', e.message, { generation });
             else this.channels.event(e);
           },
@@ -228,15 +230,16 @@ export class Computer {
     const n = this.nextJob++;
     const job = new Job(`g${this.generation}.job${n}`, this.generation, n, retentionBytes);
     const shell = this.hello?.shell ?? '/bin/sh';
-    let argv = spec.argv ?? [shell, '-l', '-c', spec.script];
+    let started = spec.argv ? { argv: spec.argv, env: {} } : jobShell(shell, { script: spec.script });
     if (!spec.argv && Buffer.byteLength(spec.script) > INLINE_SCRIPT_MAX_BYTES) {
-      const file = `/tmp/.paddock-job-${n}.sh`;
+      // in the agent's own directory: readable by the job, changeable by no job
+      const file = `${TOOL_CHANNEL_ROOT}/job-${n}.sh`;
       await client.call(
         'fs.write',
-        { path: file, overwrite: true },
+        { path: file, overwrite: false },
         { attachment: Buffer.from(spec.script) },
       );
-      argv = [shell, '-l', file];
+      started = jobShell(shell, { file });
     }
     this.jobs.set(n, job);
     const channel = spec.channel?.(job.id) ?? null;
@@ -253,12 +256,14 @@ export class Computer {
     try {
       const { pid } = await client.call('exec', {
         channel: n,
-        argv,
+        argv: started.argv,
         cwd: spec.cwd,
-        env: { ...baseJobEnv(shell), ...this.profile.env, ...spec.env, ...channelEnv },
+        env: { ...baseJobEnv(shell), ...this.profile.env, ...spec.env, ...channelEnv, ...started.env },
         rlimits: instance.jobRlimits,
         hold,
         newSession: true,
+        // the shell built-in's cwd was checked by the policy: no link may be swapped into it
+        ...(spec.argv ? { strictCwd: true } : {}),
         ...(channel ? { toolChannel: { nonce: channel.nonce, dir: channelDir(n) } } : {}),
       });
       if (instance.familyMechanism === 'cgroup') {
@@ -351,10 +356,17 @@ export class Computer {
   }
 
   /** A tool-channel frame from a job: answered through the job's channel, replied into its FIFO. */
-  private onChannelRequest(n: number, frame: ChannelFrame): void {
+  private onChannelRequest(n: number, nonce: string, frame: ChannelFrame): void {
     const job = this.jobs.get(n);
     const channel = job?.toolChannel;
     if (!job || !channel) return;
+    // The host made the nonce for this job: a frame with any other is never answered.
+    if (!nonceMatches(nonce, channel.nonce)) {
+      this.options.log.add('warn', 'channel.forged', `${job.id}: a channel frame carried another nonce.`, {
+        jobId: job.id,
+      });
+      return;
+    }
     void channel.handle(frame).then(
       (line) => {
         job.toolCalls = channel.toolCalls;

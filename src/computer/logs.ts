@@ -3,6 +3,7 @@
  * denials, errors) that `read_logs` pages through by cursor. Each entry is also written to the
  * server's own logger.
  */
+import { redactSecrets, redactText } from '../audit/redact.js';
 import { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { decodeLogCursor, encodeLogCursor } from './cursors.js';
@@ -58,7 +59,8 @@ export class ComputerLog {
       sinceBootMs: Math.round(this.now() - this.bootedAt),
       level,
       event,
-      message,
+      // messages reach the dock and read_logs: a secret in a command line stays out of both
+      message: redactText(message, redactSecrets),
       ...fields,
     };
     this.entries.push(entry);

@@ -105,6 +105,11 @@ export function rewriteLocation(location: string, t: ProxyTarget): string {
   return location;
 }
 
+/** A Location that stays on this host (a path or a relative reference), else null (dropped). */
+function insidePreview(location: string): string | null {
+  return /^[a-z][a-z0-9+.-]*:|^[\\/][\\/]/i.test(location.trim()) ? null : location;
+}
+
 /** A Set-Cookie scoped to the preview (null: dropped, it would touch the dock's cookies). */
 export function rewriteSetCookie(value: string, t: ProxyTarget): string | null {
   const [pair = '', ...attrs] = value.split(';');
@@ -132,8 +137,9 @@ export function clientResponseHeaders(rawHeaders: string[], t: ProxyTarget): str
     let value: string | null = rawHeaders[i + 1]!;
     const lower = name.toLowerCase();
     if (HOP_BY_HOP.has(lower)) continue;
-    if (lower === 'location') value = rewriteLocation(value, t);
-    if (lower === 'set-cookie') value = rewriteSetCookie(value, t);
+    // a redirect leaves the preview for no other host, framed or not
+    if (lower === 'location') value = insidePreview(rewriteLocation(value, t));
+    else if (lower === 'set-cookie') value = rewriteSetCookie(value, t);
     if (value !== null) out.push(name, value);
   }
   if (t.sandbox) out.push('Content-Security-Policy', PREVIEW_SANDBOX_CSP);

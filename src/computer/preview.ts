@@ -23,6 +23,7 @@ import {
   sendPreviewPage,
   upgradeHead,
 } from './preview-http.js';
+import { isTopLevelOpen, sendPreviewWrapper } from './preview-wrapper.js';
 
 /** Port previewed when neither the configuration nor the profile names one. */
 export const DEFAULT_PREVIEW_PORT = 8000;
@@ -225,6 +226,10 @@ export class PreviewService {
     path?: string,
     port?: number,
   ): Promise<void> {
+    if (path === undefined && isTopLevelOpen(req)) {
+      sendPreviewWrapper(req, res, this.basePath);
+      return;
+    }
     const c = this.host.computer;
     const target = this.target(path ?? this.guestPathOf(req.url), port ?? this.port(c));
     if (c?.lifecycle !== 'running') {

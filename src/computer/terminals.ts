@@ -14,6 +14,7 @@ import type { Computer } from './computer.js';
 import { parseId } from './cursors.js';
 import { baseJobEnv, GUEST_WORKSPACE } from './guest-layout.js';
 import type { ComputerLog } from './logs.js';
+import { terminalShell } from './shell-startup.js';
 import { Terminal, type TerminalChunk, type TerminalInfo, type TerminalRead } from './terminal.js';
 
 export type { TerminalChunk, TerminalInfo, TerminalRead };
@@ -71,18 +72,19 @@ export class TerminalService {
       ...DEFAULT_SIZE,
     });
     gen.terminals.set(n, t);
-    const shell = c.hello?.shell ?? '/bin/sh';
+    const shell = terminalShell(c.hello?.shell ?? '/bin/sh');
     try {
       await c.call('pty.open', {
         channel: t.channel,
-        argv: [shell, '-l'],
+        argv: shell.argv,
         cwd: GUEST_WORKSPACE,
         env: {
-          ...baseJobEnv(shell),
+          ...baseJobEnv(c.hello?.shell ?? '/bin/sh'),
           ...c.profile.env,
           TERM: 'xterm-256color',
           COLORTERM: 'truecolor',
           LANG: 'C.UTF-8',
+          ...shell.env,
         },
         cols: t.cols,
         rows: t.rows,

@@ -1,3 +1,5 @@
+import { timingSafeEqual } from 'node:crypto';
+import { TOOL_CHANNEL_ROOT } from '../guest/account.js';
 import type { CallerContext } from '../tools/tool.js';
 
 /** A frame the guest took out of a job's stderr (see src/guest/channel-scanner.ts). */
@@ -34,5 +36,12 @@ export type ToolChannelFactory = (grant: ToolChannelGrant) => ToolChannel | null
 
 /** The guest directory of a job's channel FIFOs (the private /tmp of the computer). */
 export function channelDir(jobNumber: number): string {
-  return `/tmp/.paddock-channel/${jobNumber}`;
+  return `${TOOL_CHANNEL_ROOT}/${jobNumber}`;
+}
+
+/** Whether a frame's nonce is the one the host made for the job (constant time). */
+export function nonceMatches(got: string, expected: string): boolean {
+  const a = Buffer.from(got);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }

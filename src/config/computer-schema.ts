@@ -151,10 +151,10 @@ export const computerSchema = z
       .number()
       .int()
       .min(1)
-      .max(4_294_967_294)
+      .max(4_294_967_293)
       .default(64_000)
       .describe(
-        'Host uid sandboxes run as when Paddock runs as root but cannot use cgroups (RLIMIT_NPROC never limits uid 0); it should own nothing else.',
+        "Host uid (and gid) of each computer's guest agent when Paddock runs as root; jobs and terminals run as the next uid. Neither should own anything else.",
       ),
     bootTimeoutMs: z
       .number()

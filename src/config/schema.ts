@@ -13,6 +13,20 @@ export const execRuleSchema = z
       .array(z.string().min(1))
       .default([])
       .describe('Argument patterns refused for this executable (globs, e.g. "-c", "--upload-pack*").'),
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string())
+      .optional()
+      .describe('Environment set for this executable, over everything else (e.g. a config file to use).'),
+    args: z
+      .array(z.string())
+      .optional()
+      .describe("Arguments inserted right after the executable name, before the caller's."),
+    trustConfig: z
+      .boolean()
+      .optional()
+      .describe(
+        'Let the executable read configuration the caller can write. Off: Paddock pins it for programs known to run commands from config (git: no global/system config, hooks, fsmonitor, pager or aliases).',
+      ),
   })
   .strict();
 

@@ -12,6 +12,8 @@
  */
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { jobAccountFrom } from './account.js';
+import { closeInheritedDescriptors } from './descriptors.js';
 import { JobRunner } from './exec.js';
 import { GuestFailure, toGuestError } from './failure.js';
 import { type Frame, FrameKind, PROTOCOL_VERSION } from './frames.js';
@@ -33,10 +35,9 @@ function onPath(name: string): boolean {
   return false;
 }
 
-/** The login shell of the current account from /etc/passwd, if it exists; else /bin/sh. */
-function loginShell(): string {
+/** The login shell of the jobs' account from /etc/passwd, if it exists; else /bin/sh. */
+function loginShell(uid: number): string {
   try {
-    const uid = process.getuid?.() ?? -1;
     for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
       const fields = line.split(':');
       if (Number(fields[2]) === uid && fields[6]) {
@@ -57,6 +58,11 @@ function probeList(argv: string[]): string[] {
 }
 
 function main(): void {
+  const inherited = closeInheritedDescriptors();
+  // Node opens its inspector on SIGUSR1 unless a listener takes the signal; jobs cannot signal the
+  // agent where they run as their own account, and this closes the door where they do not.
+  process.on('SIGUSR1', () => undefined);
+  const account = jobAccountFrom(process.argv);
   let runner: JobRunner | null = null;
   let ptys: PtyHost | null = null;
   const link = new GuestLink(
@@ -67,9 +73,9 @@ function main(): void {
       process.exit(0);
     },
   );
-  runner = new JobRunner(link);
+  runner = new JobRunner(link, account);
   const jobs = runner;
-  ptys = new PtyHost(link);
+  ptys = new PtyHost(link, account);
   const terminals = ptys;
   const relay = new TcpRelay(link);
   /** Attachments of calls not dispatched yet, by call id. */
@@ -98,7 +104,7 @@ function main(): void {
       case 'fs.read':
         return readFile(call.args as CallArgs<'fs.read'>);
       case 'fs.write':
-        return writeFile(call.args as CallArgs<'fs.write'>, attachment ?? Buffer.alloc(0));
+        return writeFile(call.args as CallArgs<'fs.write'>, attachment ?? Buffer.alloc(0), account);
       case 'fs.realpath':
         return realpathOf(call.args as CallArgs<'fs.realpath'>);
       case 'fs.readlink':
@@ -172,6 +178,7 @@ function main(): void {
     process.exit(0);
   });
 
+  if (inherited > 0) link.log('debug', `closed ${inherited} inherited descriptor(s) without close-on-exec`);
   const programs: Record<string, boolean> = {};
   for (const name of probeList(process.argv)) programs[name] = onPath(name);
   link.send({
@@ -180,7 +187,7 @@ function main(): void {
     pid: process.pid,
     uid: process.getuid?.() ?? 0,
     nodeVersion: process.version,
-    shell: loginShell(),
+    shell: loginShell(account?.uid ?? process.getuid?.() ?? -1),
     programs,
   });
 }

@@ -3,13 +3,15 @@
  * stream stdout/stderr as data frames, report the root's exit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { type JobAccount, spawnIdentity, TOOL_CHANNEL_ROOT } from './account.js';
 import { ChannelScanner } from './channel-scanner.js';
 import { GuestFailure } from './failure.js';
 import { StreamId } from './frames.js';
+import { openDirNoFollow } from './fs-walk.js';
 import type { GuestLink } from './link.js';
 import type { CallArgs } from './protocol.js';
 
@@ -36,6 +38,9 @@ interface RunningJob {
 /** Builds the `sh -c` prologue: wait for release, apply rlimits, exec the program. */
 export function wrapperScript(args: CallArgs<'exec'>): string {
   const parts: string[] = [];
+  // Clients compare their own fd 2 with this file to detect a redirected stderr.
+  if (args.toolChannel)
+    parts.push(`readlink /proc/self/fd/2 > ${shellQuote(`${args.toolChannel.dir}/stderr`)} || exit 126`);
   if (args.hold) parts.push('IFS= read -r _ <&3 || exit 126; exec 3<&-');
   const { openFiles, fileSizeBytes, processes, dataBytes } = args.rlimits;
   if (openFiles) parts.push(`ulimit -n ${Math.floor(openFiles)} || exit 126`);
@@ -48,13 +53,38 @@ export function wrapperScript(args: CallArgs<'exec'>): string {
   return parts.join('; ');
 }
 
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
+
 /** The jobs of this agent, by channel. */
 export class JobRunner {
   private readonly jobs = new Map<number, RunningJob>();
   /** Process group (= session) id of every job started in a new session, by channel. */
   private readonly groups = new Map<number, number>();
 
-  constructor(private readonly link: GuestLink) {}
+  constructor(
+    private readonly link: GuestLink,
+    private readonly account: JobAccount | null = null,
+  ) {
+    mkdirSync(TOOL_CHANNEL_ROOT, { recursive: true, mode: 0o711 });
+  }
+
+  /**
+   * Creates a job's channel directory: the agent's own, in a parent only the agent can change,
+   * handed to the job's account once the files the agent writes there exist.
+   */
+  private channelDirFor(dir: string): void {
+    const root = lstatSync(TOOL_CHANNEL_ROOT);
+    if (dirname(dir) !== TOOL_CHANNEL_ROOT || !root.isDirectory() || root.uid !== process.getuid?.()) {
+      throw new GuestFailure(
+        'INTERNAL',
+        `${dir} is not in the agent's own ${TOOL_CHANNEL_ROOT}; relaunch the computer.`,
+      );
+    }
+    mkdirSync(dir, { mode: 0o700 });
+    if (this.account) chownSync(dir, this.account.uid, this.account.gid);
+  }
 
   /** Starts a job; resolves with its pid once spawned (held jobs wait for `release`). */
   async exec(args: CallArgs<'exec'>): Promise<{ pid: number }> {
@@ -64,30 +94,42 @@ export class JobRunner {
         `Channel ${args.channel} is already in use; use a new channel id.`,
       );
     }
-    const cwdStat = await stat(args.cwd).catch(() => null);
-    if (!cwdStat?.isDirectory()) {
-      throw new GuestFailure(
+    const missing = () =>
+      new GuestFailure(
         'NOT_FOUND',
-        `The working directory ${args.cwd} does not exist in the computer; create it first or pass another cwd.`,
+        `The working directory ${args.cwd} does not exist in the computer (or is not a directory); create it first or pass another cwd.`,
       );
+    let cwdFd: number | null = null;
+    if (args.strictCwd) {
+      try {
+        cwdFd = openDirNoFollow(args.cwd);
+      } catch {
+        throw missing();
+      }
+    } else if (!(await stat(args.cwd).catch(() => null))?.isDirectory()) {
+      throw missing();
     }
     let scanner: ChannelScanner | null = null;
     if (args.toolChannel) {
-      mkdirSync(args.toolChannel.dir, { recursive: true, mode: 0o700 });
+      this.channelDirFor(args.toolChannel.dir);
       const channel = args.channel;
+      const nonce = args.toolChannel.nonce;
       scanner = new ChannelScanner(args.toolChannel.nonce, (frame) =>
         this.link.send({
           t: 'channel.request',
           channel,
+          nonce,
           frame: frame.kind === 'malformed' ? { ...frame, reason: frame.reason.slice(0, 256) } : frame,
         }),
       );
     }
+    // the child changes into the opened directory itself (its fd survives the fork until exec)
     const child = spawn('/bin/sh', ['-c', wrapperScript(args), 'paddock-job', ...args.argv], {
-      cwd: args.cwd,
+      cwd: cwdFd === null ? args.cwd : `/proc/self/fd/${cwdFd}`,
       env: args.env,
       stdio: ['ignore', 'pipe', 'pipe', args.hold ? 'pipe' : 'ignore'],
       detached: args.newSession,
+      ...spawnIdentity(this.account),
     });
     const pid = await new Promise<number>((resolve, reject) => {
       child.once('spawn', () => resolve(child.pid!));
@@ -99,6 +141,8 @@ export class JobRunner {
           ),
         ),
       );
+    }).finally(() => {
+      if (cwdFd !== null) closeSync(cwdFd);
     });
     const job: RunningJob = {
       child,
@@ -110,12 +154,6 @@ export class JobRunner {
       maxTimer: null,
       channelDir: args.toolChannel?.dir ?? null,
     };
-    if (args.toolChannel) {
-      // Clients compare their own fd 2 with this to detect a redirected stderr.
-      writeFileSync(join(args.toolChannel.dir, 'stderr'), `${readlinkSync(`/proc/${pid}/fd/2`)}\n`, {
-        mode: 0o600,
-      });
-    }
     this.jobs.set(args.channel, job);
     if (args.newSession) this.groups.set(args.channel, pid);
     this.pipe(args.channel, job, StreamId.Stdout, child.stdout!, null);

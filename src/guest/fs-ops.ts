@@ -7,26 +7,16 @@ import {
   closeSync,
   constants,
   fstatSync,
+  lstatSync,
   openSync,
   readlinkSync,
   readSync,
   realpathSync,
-  statSync,
 } from 'node:fs';
-import {
-  access,
-  link,
-  lstat,
-  open,
-  readdir,
-  readlink,
-  realpath,
-  rename,
-  stat,
-  unlink,
-} from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { access, link, lstat, open, readdir, readlink, rename, stat, unlink } from 'node:fs/promises';
+import type { JobAccount } from './account.js';
 import { errnoOf, GuestFailure } from './failure.js';
+import { inDir, openDirNoFollow, withParent } from './fs-walk.js';
 import type { CallArgs, CallResult } from './protocol.js';
 
 type EntryType = 'file' | 'dir' | 'symlink' | 'other';
@@ -93,30 +83,37 @@ function notRegular(path: string, type: EntryType): GuestFailure {
   );
 }
 
-/** Lists a directory, sorted by name, one page at a time. */
+/** Lists a directory, sorted by name, one page at a time (no symlink on the way is followed). */
 export async function listFiles(args: CallArgs<'fs.list'>): Promise<CallResult<'fs.list'>> {
-  const dir = await stat(args.path).catch((e) => {
-    throw fsFailure(e, args.path);
-  });
-  if (!dir.isDirectory()) {
-    throw new GuestFailure(
-      'INVALID_ARGUMENT',
-      `${args.path} is not a directory; use read_file to read a file.`,
-    );
+  let fd: number;
+  try {
+    fd = openDirNoFollow(args.path);
+  } catch (e) {
+    if (errnoOf(e) === 'ENOTDIR' && lstatSync(args.path, { throwIfNoEntry: false })?.isFile()) {
+      throw new GuestFailure(
+        'INVALID_ARGUMENT',
+        `${args.path} is not a directory; use read_file to read a file.`,
+      );
+    }
+    throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
   }
-  const names = await readdir(args.path).catch((e) => {
-    throw fsFailure(e, args.path);
-  });
-  names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const page = names.slice(args.offset, args.offset + args.limit);
-  const entries = await Promise.all(
-    page.map(async (name) => {
-      const s = await lstat(join(args.path, name)).catch(() => null);
-      if (!s) return { name, type: 'other' as const, size: 0, mtimeMs: 0, mode: 0 };
-      return { name, type: typeOf(s), size: s.size, mtimeMs: Math.round(s.mtimeMs), mode: s.mode & 0o7777 };
-    }),
-  );
-  return { path: args.path, total: names.length, entries };
+  try {
+    const names = await readdir(`/proc/self/fd/${fd}`).catch((e) => {
+      throw fsFailure(e, args.path);
+    });
+    names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const page = names.slice(args.offset, args.offset + args.limit);
+    const entries = await Promise.all(
+      page.map(async (name) => {
+        const s = await lstat(inDir(fd, name)).catch(() => null);
+        if (!s) return { name, type: 'other' as const, size: 0, mtimeMs: 0, mode: 0 };
+        return { name, type: typeOf(s), size: s.size, mtimeMs: Math.round(s.mtimeMs), mode: s.mode & 0o7777 };
+      }),
+    );
+    return { path: args.path, total: names.length, entries };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** A result whose bytes travel as a binary attachment of the reply. */
@@ -127,116 +124,133 @@ export class WithAttachment<T> {
   ) {}
 }
 
-/**
- * Reads bytes of a regular file; FIFOs and devices are refused before they are opened. Uses
- * synchronous calls: a regular file read of at most 64 KiB is faster inline than through the
- * thread pool, and the agent has nothing else to wait for in between.
- */
-export async function readFile(args: CallArgs<'fs.read'>): Promise<WithAttachment<CallResult<'fs.read'>>> {
-  let fd: number;
+/** Opens the parent of `path` without following links; a missing parent gets the mkdir advice. */
+function parentOf<T>(path: string, fn: (dirFd: number, name: string) => T): T {
   try {
-    const s = statSync(args.path);
-    if (!s.isFile()) throw notRegular(args.path, typeOf(s));
-    fd = openSync(args.path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    return withParent(path, fn);
   } catch (e) {
-    throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
-  }
-  try {
-    const opened = fstatSync(fd);
-    if (!opened.isFile()) throw notRegular(args.path, typeOf(opened));
-    const size = opened.size;
-    const want = Math.max(0, Math.min(args.byteLimit, size - args.offset));
-    const buffer = Buffer.allocUnsafe(want);
-    let got = 0;
-    while (got < want) {
-      const n = readSync(fd, buffer, got, want - got, args.offset + got);
-      if (n === 0) break;
-      got += n;
+    if (e instanceof GuestFailure) throw e;
+    if (errnoOf(e) === 'ENOENT') {
+      const parent = path.slice(0, Math.max(1, path.lastIndexOf('/')));
+      throw new GuestFailure(
+        'NOT_FOUND',
+        `The parent directory ${parent} does not exist; create it first (e.g. run_command "mkdir -p ${parent}").`,
+      );
     }
-    // The file actually opened, whatever links were swapped since the policy looked at the path.
-    const openedPath = readlinkSync(`/proc/self/fd/${fd}`);
-    return new WithAttachment(
-      { bytesRead: got, size, eof: args.offset + got >= size, realpath: openedPath },
-      buffer.subarray(0, got),
-    );
-  } catch (e) {
-    throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
-  } finally {
-    closeSync(fd);
+    throw fsFailure(e, path);
   }
 }
 
 /**
- * Writes a whole file atomically: the bytes go to a temporary file beside the target, then
- * `link` (create only: fails if the name exists) or `rename` (replace) makes them visible at once.
- * An existing symlink is written through to its target, which the policy checked.
+ * Reads bytes of a regular file. The file is opened relative to its parent's descriptor with
+ * O_NOFOLLOW, so no link swapped in on the way is followed; FIFOs and devices are refused
+ * before they are opened. Synchronous calls: a regular file read of at most 64 KiB is faster
+ * inline than through the thread pool.
  */
-export async function writeFile(args: CallArgs<'fs.write'>, data: Buffer): Promise<CallResult<'fs.write'>> {
-  const existing = await lstat(args.path).catch((e) => {
-    if (errnoOf(e) === 'ENOENT') return null;
-    throw fsFailure(e, args.path);
+export async function readFile(args: CallArgs<'fs.read'>): Promise<WithAttachment<CallResult<'fs.read'>>> {
+  return parentOf(args.path, (dirFd, name) => {
+    let fd: number;
+    try {
+      const s = lstatSync(inDir(dirFd, name));
+      if (!s.isFile()) throw notRegular(args.path, typeOf(s));
+      fd = openSync(
+        inDir(dirFd, name),
+        constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY | constants.O_NOFOLLOW,
+      );
+    } catch (e) {
+      throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
+    }
+    try {
+      const opened = fstatSync(fd);
+      if (!opened.isFile()) throw notRegular(args.path, typeOf(opened));
+      const size = opened.size;
+      const want = Math.max(0, Math.min(args.byteLimit, size - args.offset));
+      const buffer = Buffer.allocUnsafe(want);
+      let got = 0;
+      while (got < want) {
+        const n = readSync(fd, buffer, got, want - got, args.offset + got);
+        if (n === 0) break;
+        got += n;
+      }
+      const openedPath = readlinkSync(`/proc/self/fd/${fd}`);
+      return new WithAttachment(
+        { bytesRead: got, size, eof: args.offset + got >= size, realpath: openedPath },
+        buffer.subarray(0, got),
+      );
+    } catch (e) {
+      throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
+    } finally {
+      closeSync(fd);
+    }
   });
-  if (existing && !args.overwrite) {
-    throw new GuestFailure(
+}
+
+/**
+ * Whether a file the agent creates in this directory goes to the jobs' account: yes, except in
+ * the agent's own directories (its uid, writable by nobody else), whose files jobs may read but
+ * never change — large job scripts live there.
+ */
+function handsOver(dirFd: number): boolean {
+  const s = fstatSync(dirFd);
+  return !(s.uid === process.getuid?.() && (s.mode & 0o022) === 0);
+}
+
+/**
+ * Writes a whole file atomically, relative to its parent's descriptor (opened without following
+ * links): the bytes go to a new temporary file there (O_EXCL, O_NOFOLLOW), then `link` (create
+ * only: fails if the name exists) or `rename` (replace) makes them visible at once. The path is
+ * canonical (the policy's): an existing symlink at it is refused, never written through.
+ */
+export async function writeFile(
+  args: CallArgs<'fs.write'>,
+  data: Buffer,
+  account: JobAccount | null = null,
+): Promise<CallResult<'fs.write'>> {
+  const exists = () =>
+    new GuestFailure(
       'FILE_EXISTS',
       `${args.path} already exists; pass overwrite=true to replace it or choose another path.`,
     );
-  }
-  let target = args.path;
-  let mode = 0o644;
-  if (existing) {
-    const resolved = existing.isSymbolicLink() ? await realpath(args.path).catch(() => null) : args.path;
-    if (resolved) {
-      const s = await stat(resolved).catch((e) => {
-        throw fsFailure(e, args.path);
-      });
-      if (!s.isFile()) throw notRegular(args.path, typeOf(s));
-      target = resolved;
-      mode = s.mode & 0o7777;
-    }
-  }
-  const parent = dirname(target);
-  const parentStat = await stat(parent).catch(() => null);
-  if (!parentStat?.isDirectory()) {
-    throw new GuestFailure(
-      'NOT_FOUND',
-      `The parent directory ${parent} does not exist; create it first (e.g. run_command "mkdir -p ${parent}").`,
-    );
-  }
-  const temp = join(
-    parent,
-    `.${basename(target).slice(0, 100)}.${randomBytes(6).toString('hex')}.paddock-tmp`,
-  );
-  try {
-    const fh = await open(
-      temp,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      mode,
-    );
-    try {
-      await fh.writeFile(data);
-      await fh.chmod(mode);
-    } finally {
-      await fh.close();
-    }
-    if (args.overwrite) {
-      await rename(temp, target);
-    } else {
-      await link(temp, target);
-    }
-  } catch (e) {
-    if (errnoOf(e) === 'EEXIST' && !args.overwrite) {
+  return parentOf(args.path, async (dirFd, name) => {
+    const target = inDir(dirFd, name);
+    const existing = await lstat(target).catch((e) => {
+      if (errnoOf(e) === 'ENOENT') return null;
+      throw fsFailure(e, args.path);
+    });
+    if (existing && !args.overwrite) throw exists();
+    if (existing?.isSymbolicLink()) {
       throw new GuestFailure(
-        'FILE_EXISTS',
-        `${args.path} already exists; pass overwrite=true to replace it or choose another path.`,
+        'INVALID_ARGUMENT',
+        `${args.path} became a symbolic link while it was written; write it again.`,
       );
     }
-    throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
-  } finally {
-    // After a rename the temporary name is gone already; after a link it must go.
-    await unlink(temp).catch(() => undefined);
-  }
-  return { bytesWritten: data.length, created: !existing };
+    if (existing && !existing.isFile()) throw notRegular(args.path, typeOf(existing));
+    const mode = existing ? existing.mode & 0o7777 : 0o644;
+    const temp = inDir(dirFd, `.${name.slice(0, 100)}.${randomBytes(6).toString('hex')}.paddock-tmp`);
+    try {
+      const fh = await open(
+        temp,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        mode,
+      );
+      try {
+        await fh.writeFile(data);
+        if (account && handsOver(dirFd)) await fh.chown(account.uid, account.gid);
+        await fh.chmod(mode);
+      } finally {
+        await fh.close();
+      }
+      if (args.overwrite) await rename(temp, target);
+      else await link(temp, target);
+    } catch (e) {
+      if (errnoOf(e) === 'EEXIST' && !args.overwrite) throw exists();
+      throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
+    } finally {
+      // After a rename the temporary name is gone already; after a link it must go.
+      await unlink(temp).catch(() => undefined);
+    }
+    return { bytesWritten: data.length, created: !existing };
+  });
 }
 
 /** The canonical path inside the guest, or null when the path does not exist. */

@@ -61,6 +61,8 @@ export const callSchemas = {
         hold: z.boolean(),
         /** Start in a new session (the fallback family when the host has no cgroups). */
         newSession: z.boolean(),
+        /** Open `cwd` without following any symlink (it is canonical: the policy checked it). */
+        strictCwd: z.boolean().optional(),
         /**
          * Open the tool channel for this job: frames with `nonce` are taken out of its stderr and
          * reported as `channel.request` events; replies go to FIFOs in `dir` (created by the agent).
@@ -281,11 +283,12 @@ export const guestEventSchema = z.discriminatedUnion('t', [
       signal: z.string().max(32).nullable(),
     })
     .strict(),
-  /** A tool-channel frame with the job's nonce, taken out of its stderr. */
+  /** A tool-channel frame with the job's nonce, taken out of its stderr (the host checks the nonce). */
   z
     .object({
       t: z.literal('channel.request'),
       channel: channelId,
+      nonce: z.string().max(64),
       frame: z.discriminatedUnion('kind', [
         z
           .object({

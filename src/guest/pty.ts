@@ -10,6 +10,7 @@
  */
 import { createRequire } from 'node:module';
 import { constants } from 'node:os';
+import { type JobAccount, spawnIdentity } from './account.js';
 import { GuestFailure } from './failure.js';
 import { StreamId } from './frames.js';
 import type { GuestLink } from './link.js';
@@ -43,6 +44,8 @@ interface PtyModule {
       cwd: string;
       env: Record<string, string>;
       encoding: null;
+      uid?: number;
+      gid?: number;
     },
   ): PtyProcess;
 }
@@ -63,7 +66,10 @@ export class PtyHost {
   private readonly ptys = new Map<number, OpenPty>();
   private module: PtyModule | null = null;
 
-  constructor(private readonly link: GuestLink) {}
+  constructor(
+    private readonly link: GuestLink,
+    private readonly account: JobAccount | null = null,
+  ) {}
 
   /** Spawns `argv` on a new PTY; resolves with its pid. */
   open(args: CallArgs<'pty.open'>): { pid: number } {
@@ -80,6 +86,7 @@ export class PtyHost {
         cwd: args.cwd,
         env: args.env,
         encoding: null,
+        ...spawnIdentity(this.account),
       });
     } catch (e) {
       throw new GuestFailure(

@@ -103,6 +103,19 @@ export class IntegrationsService {
     return this.initial;
   }
 
+  /**
+   * For a tool name not registered yet: starts the enabled server whose prefix it carries
+   * (the longest such prefix) and waits, until `deadline`, for that server's first listing.
+   * Does nothing for names of no configured server.
+   */
+  async discover(toolName: string, deadline: number): Promise<void> {
+    const owner = this.options.servers
+      .filter((c) => c.enabled && toolName.startsWith(`${c.prefix}_`))
+      .sort((a, b) => b.prefix.length - a.prefix.length)[0];
+    if (!owner || this.byServer.get(owner.name)?.from === 'live') return;
+    await this.pool.listTools(owner.name, { deadline });
+  }
+
   /** Every integration tool (upstream and plugin) that is registrable now. */
   tools(): Tool[] {
     return this.current;

@@ -1,5 +1,7 @@
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { redactSecrets, redactText } from '../audit/redact.js';
+import { neutralizeControls } from '../shared/terminal-text.js';
 
 /** Longest stderr line kept; longer lines are cut (a server writing megabytes without a newline stays bounded). */
 export const MAX_STDERR_LINE_CHARS = 4096;
@@ -44,9 +46,13 @@ export class StderrLog {
     stream.on('error', () => {});
   }
 
-  /** Adds a line; `fromServer` lines also go to the logger. */
+  /**
+   * Adds a line; `fromServer` lines also go to the logger. A line is kept redacted (a server
+   * may echo secrets from its expanded arguments) and with its control characters shown, not
+   * obeyed: it reaches terminals (`paddock servers logs`) and callers (UPSTREAM_ERROR messages).
+   */
   add(raw: string, fromServer: boolean): void {
-    const trimmed = raw.replace(/\r$/, '');
+    const trimmed = neutralizeControls(redactText(raw.replace(/\r$/, ''), redactSecrets));
     if (!trimmed.trim()) return;
     const line =
       trimmed.length > MAX_STDERR_LINE_CHARS ? `${trimmed.slice(0, MAX_STDERR_LINE_CHARS)}…` : trimmed;

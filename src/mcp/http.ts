@@ -21,6 +21,8 @@ export interface McpHttpOptions {
   idleTimeoutMs?: number;
   /** Body size limit for one POST. */
   maxBodyBytes?: number;
+  /** How long the whole body of one POST may take to arrive (a body that never ends is cut). */
+  bodyTimeoutMs?: number;
   /** The server's session list (for `paddock status` and the end-of-session hook). */
   sessions?: McpSessions;
 }
@@ -38,6 +40,7 @@ export class McpHttpEndpoint {
   private readonly maxSessions: number;
   private readonly idleTimeoutMs: number;
   private readonly maxBodyBytes: number;
+  private readonly bodyTimeoutMs: number;
   private readonly sweeper: NodeJS.Timeout;
   private readonly registry: McpSessions;
 
@@ -49,6 +52,7 @@ export class McpHttpEndpoint {
     this.maxSessions = options.maxSessions ?? 256;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 30 * 60_000;
     this.maxBodyBytes = options.maxBodyBytes ?? MAX_MESSAGE_BYTES;
+    this.bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
     this.registry = options.sessions ?? new McpSessions();
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
@@ -71,7 +75,8 @@ export class McpHttpEndpoint {
         );
       }
       session.lastSeen = Date.now();
-      const body = req.method === 'POST' ? await readJson(req, res, this.maxBodyBytes) : undefined;
+      const body =
+        req.method === 'POST' ? await readJson(req, res, this.maxBodyBytes, this.bodyTimeoutMs) : undefined;
       if (body === INVALID) return;
       await session.transport.handleRequest(req, res, body);
       return;
@@ -84,7 +89,7 @@ export class McpHttpEndpoint {
         'Missing Mcp-Session-Id header: send initialize first to open a session.',
       );
     }
-    const body = await readJson(req, res, this.maxBodyBytes);
+    const body = await readJson(req, res, this.maxBodyBytes, this.bodyTimeoutMs);
     if (body === INVALID) return;
     if (!isInitializeRequest(body)) {
       return sendJsonRpcError(
@@ -155,17 +160,36 @@ async function readJson(
   req: IncomingMessage,
   res: ServerResponse,
   maxBytes: number,
+  timeoutMs: number,
 ): Promise<unknown | typeof INVALID> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) {
-      sendJsonRpcError(res, 413, -32600, `Request body over ${maxBytes} bytes; send smaller requests.`);
-      return INVALID;
+  // a body that never ends: answer 408, then drop the connection (which ends the read below)
+  const timer = setTimeout(() => {
+    res.setHeader('connection', 'close');
+    sendJsonRpcError(
+      res,
+      408,
+      -32600,
+      `The request body did not arrive within ${timeoutMs} ms; send the whole message at once.`,
+    );
+    res.once('finish', () => req.destroy());
+  }, timeoutMs);
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) {
+        sendJsonRpcError(res, 413, -32600, `Request body over ${maxBytes} bytes; send smaller requests.`);
+        return INVALID;
+      }
+      chunks.push(chunk as Buffer);
     }
-    chunks.push(chunk as Buffer);
+  } catch {
+    return INVALID;
+  } finally {
+    clearTimeout(timer);
   }
+  if (res.headersSent) return INVALID;
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {

@@ -94,10 +94,10 @@ export function createMcpServer(
     };
   };
 
-  server.setRequestHandler(
-    'tools/list',
-    async () => ({ tools: deps.gateway.listTools(scoped()).map(describeTool) }) as never,
-  );
+  server.setRequestHandler('tools/list', async () => {
+    await deps.gateway.ready();
+    return { tools: deps.gateway.listTools(scoped()).map(describeTool) } as never;
+  });
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const params = request.params;

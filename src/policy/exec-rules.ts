@@ -2,8 +2,13 @@ import picomatch from 'picomatch';
 import type { ExecRule } from '../config/schema.js';
 import type { PaddockError } from '../shared/errors.js';
 import { allow, BUILTIN_RULES, compileEach, deny, invalidRule, ruleLabel } from './decision.js';
+import { execLaunch } from './exec-config.js';
 import { findRoot, type PathRoot, parseGuestPath } from './path-rules.js';
 import type { PolicyDecision } from './types.js';
+
+/** An allow rule as compiled: the launch fields may be left out (nothing added). */
+type AllowRuleConfig = Pick<ExecRule, 'name' | 'denyArgs'> &
+  Partial<Pick<ExecRule, 'env' | 'args' | 'trustConfig'>>;
 
 /** Directories no executable search path may contain: anyone in the computer can write them. */
 const WORLD_WRITABLE_DIRS = ['/tmp', '/var/tmp', '/dev/shm', '/run/user'];
@@ -17,6 +22,7 @@ interface AllowRule {
   label: string;
   index: number;
   args: ArgRule[];
+  launch: { env: Record<string, string>; args: string[]; trustConfig: boolean };
 }
 
 /** The compiled exec rules. */
@@ -98,7 +104,7 @@ function compileArgRule(label: string, pattern: string): ArgRule {
  * With `problems`, bad entries are collected there instead (see compileEach).
  */
 export function compileExecRules(
-  config: { allow: readonly ExecRule[]; deny: readonly string[]; path: readonly string[] },
+  config: { allow: readonly AllowRuleConfig[]; deny: readonly string[]; path: readonly string[] },
   writeRoots: readonly PathRoot[],
   problems?: PaddockError[],
 ): ExecRules {
@@ -126,7 +132,7 @@ export function compileExecRules(
   );
   const allowByName = new Map<string, AllowRule[]>();
   const allowByPath = new Map<string, AllowRule[]>();
-  const compileAllow = (rule: ExecRule, index: number) => {
+  const compileAllow = (rule: AllowRuleConfig, index: number) => {
     const label = ruleLabel('exec.allow', index, rule.name);
     const program = parseProgram(label, rule.name);
     if (program.path) writable(label, program.path);
@@ -137,7 +143,8 @@ export function compileExecRules(
     );
     const map = program.path ? allowByPath : allowByName;
     const key = program.path ?? program.name;
-    map.set(key, [...(map.get(key) ?? []), { label, index, args }]);
+    const launch = { env: rule.env ?? {}, args: rule.args ?? [], trustConfig: rule.trustConfig ?? false };
+    map.set(key, [...(map.get(key) ?? []), { label, index, args, launch }]);
   };
   compileEach(config.allow, compileAllow, problems);
   const denyByName = new Map<string, string>();
@@ -231,7 +238,8 @@ export function checkExec(rules: ExecRules, argv: unknown): PolicyDecision {
     }
   }
   const first = matched[0]!;
-  const extra = program.path ? { resolved: program.path } : {};
+  const launch = execLaunch(program.name, args, first.launch);
+  const extra = program.path ? { resolved: program.path, launch } : { launch };
   return allow(
     first.label,
     `${JSON.stringify(program.path ?? program.name)} is an allowed executable`,

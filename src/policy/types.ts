@@ -18,6 +18,11 @@ export interface PolicyDecision {
    */
   resolved?: string;
   /**
+   * For an allowed `exec`: environment and leading arguments the executor must add (pinned
+   * configuration, see exec-config.ts).
+   */
+  launch?: { env: Record<string, string>; args: string[] };
+  /**
    * For `http` checked with a HostResolver: the vetted addresses of the host. Connect only to
    * one of these (pin them) so that a second DNS answer cannot point somewhere else.
    */

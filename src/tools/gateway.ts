@@ -18,6 +18,17 @@ export interface GatewayDeps {
   logger: Logger;
   /** Upper bound of a call without a caller deadline. */
   defaultTimeoutMs?: number;
+  /**
+   * Tools that arrive after the start (upstream servers): `settled` resolves once every
+   * configured source has listed once; `discover` starts the source a missing tool name
+   * belongs to and waits, until `deadline`, for its listing.
+   */
+  late?: {
+    settled(): Promise<void>;
+    discover(name: string, deadline: number): Promise<void>;
+  };
+  /** Longest wait of the first listing for {@link late} sources (default 10 s; main passes the slowest server's start timeout). */
+  firstListingWaitMs?: number;
 }
 
 /**
@@ -29,6 +40,8 @@ export type CallOutcome =
   | { ok: false; invocationId: string; error: PaddockError; protocol: boolean };
 
 const DEFAULT_TIMEOUT_MS = 330_000;
+/** How long the first listing waits for upstream servers to list their tools. */
+const FIRST_LISTING_WAIT_MS = 10_000;
 /** How long a tool may take to settle by itself after its deadline or cancellation. */
 const ABORT_GRACE_MS = 100;
 /** How often a long call reports progress to a caller that asked for it. */
@@ -51,6 +64,23 @@ export class Gateway {
     return this.deps.permissions.resolve(tool).permission;
   }
 
+  /**
+   * Resolves once late sources (upstream servers) have listed their tools once, or after the
+   * bounded first-listing wait: a client that lists once at its start still sees them.
+   */
+  async ready(): Promise<void> {
+    if (!this.deps.late) return;
+    const waitMs = this.deps.firstListingWaitMs ?? FIRST_LISTING_WAIT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.deps.late.settled().catch(() => undefined),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, waitMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
   /** Tools this caller may see: allowed by its filter, not `deny`, and not `ask` when nobody can approve. */
   listTools(caller: CallerContext): Tool[] {
     return this.deps.registry.list((tool) => this.visible(tool, caller));
@@ -67,49 +97,57 @@ export class Gateway {
     const invocationId = randomId('inv');
     const startedAt = Date.now();
     const started = performance.now();
-    const tool = this.deps.registry.get(name);
+    let tool = this.deps.registry.get(name);
+    if (!tool && this.deps.late) {
+      // a configured server that has not listed yet (cold start): start it within the deadline
+      const deadline = Math.min(
+        caller.deadline ?? Number.POSITIVE_INFINITY,
+        Date.now() + this.defaultTimeoutMs,
+      );
+      await this.deps.late.discover(name, deadline).catch(() => undefined);
+      tool = this.deps.registry.get(name);
+    }
     const lineage: { generation?: number; jobId?: string; policyRule?: string } = {};
     if (caller.jobId) lineage.jobId = caller.jobId;
 
+    // set once the call's `running` row is written (just before execute)
+    let begun = false;
     const finish = (outcome: CallOutcome): CallOutcome => {
       const error = outcome.ok ? undefined : outcome.error;
-      const outputBytes = outcome.ok ? byteLength(outcome.result) : 0;
+      const end = {
+        durationMs: performance.now() - started,
+        outputBytes: outcome.ok ? byteLength(outcome.result) : 0,
+        success: outcome.ok && !outcome.result.isError,
+        errorCode: error?.code ?? (outcome.ok && outcome.result.isError ? 'UPSTREAM_ERROR' : null),
+        errorMessage: error?.message ?? null,
+        policyRule: lineage.policyRule ?? (error?.details.rule as string | undefined) ?? null,
+        generation: lineage.generation ?? null,
+        jobId: lineage.jobId ?? null,
+      };
       try {
-        this.deps.audit.record({
-          id: invocationId,
-          startedAt,
-          durationMs: performance.now() - started,
-          tool: name,
-          source: tool?.source ?? 'unknown',
-          caller: caller.caller,
-          via: caller.via,
-          parentId: caller.parentId ?? null,
-          generation: lineage.generation ?? null,
-          jobId: lineage.jobId ?? null,
-          input,
-          outputBytes,
-          success: outcome.ok && !outcome.result.isError,
-          errorCode: error?.code ?? (outcome.ok && outcome.result.isError ? 'UPSTREAM_ERROR' : null),
-          errorMessage: error?.message ?? null,
-          policyRule: lineage.policyRule ?? (error?.details.rule as string | undefined) ?? null,
-        });
+        if (begun) this.deps.audit.complete(invocationId, end);
+        else this.deps.audit.record({ ...start(), ...end });
       } catch (e) {
         this.deps.logger.error('audit.failed', { tool: name, invocationId, error: (e as Error).message });
-        return {
-          ok: false,
-          invocationId,
-          protocol: false,
-          error: new PaddockError(
-            'INTERNAL',
-            'The call could not be recorded in the audit log, so its result is withheld. Check the data directory (disk full or read-only?) and retry.',
-          ),
-        };
+        return unrecorded(invocationId);
       }
       if (error) {
         this.deps.logger.info('tool.failed', { tool: name, caller: caller.caller, code: error.code });
       }
       return outcome;
     };
+    const start = () => ({
+      id: invocationId,
+      startedAt,
+      tool: name,
+      source: tool?.source ?? 'unknown',
+      caller: caller.caller,
+      via: caller.via,
+      parentId: caller.parentId ?? null,
+      generation: lineage.generation ?? null,
+      jobId: lineage.jobId ?? null,
+      input,
+    });
 
     if (!tool || (caller.allowTool && !caller.allowTool(name, tool))) {
       return finish({
@@ -155,6 +193,14 @@ export class Gateway {
       this.deps.validator.validate(tool.inputSchema, input ?? {}, name);
     } catch (e) {
       return finish({ ok: false, invocationId, protocol: true, error: toPaddockError(e) });
+    }
+    // the row exists before the first effect, so a crash mid-call leaves it `running`
+    try {
+      this.deps.audit.begin(start());
+      begun = true;
+    } catch (e) {
+      this.deps.logger.error('audit.failed', { tool: name, invocationId, error: (e as Error).message });
+      return unrecorded(invocationId);
     }
 
     const deadline = Math.min(
@@ -231,6 +277,19 @@ export class Gateway {
       caller.signal?.removeEventListener('abort', onCallerAbort);
     }
   }
+}
+
+/** The outcome when the audit log cannot take a row: nothing runs or is returned unrecorded. */
+function unrecorded(invocationId: string): CallOutcome {
+  return {
+    ok: false,
+    invocationId,
+    protocol: false,
+    error: new PaddockError(
+      'INTERNAL',
+      'The call could not be recorded in the audit log, so it was not run or its result is withheld. Check the data directory (disk full or read-only?) and retry.',
+    ),
+  };
 }
 
 /**

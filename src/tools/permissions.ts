@@ -8,6 +8,11 @@ export interface PermissionRule {
   permission: Permission;
   /** Where the rule was declared (for messages), e.g. `paddock.yaml` or `mcp_servers.yaml#github`. */
   origin: string;
+  /**
+   * The only tool source the rule applies to (`mcp:<server>` for a server's own permissions),
+   * so `every`'s `"*"` never reaches the tools of a server named `every_admin`. Absent: any source.
+   */
+  source?: string;
 }
 
 interface CompiledRule extends PermissionRule {
@@ -22,7 +27,7 @@ const GLOB_CHARS = /[*?[\]{}!]/g;
 /**
  * Decides `auto | ask | deny` per tool. The most specific matching pattern wins (an
  * exact name beats any glob; among globs the one with more literal characters; on a
- * tie the rule declared later). Without a matching rule: upstream MCP tools `ask`,
+ * tie the rule declared later). A rule bound to a source matches that source's tools only. Without a matching rule: upstream MCP tools `ask`,
  * everything else `auto`.
  */
 export class PermissionPolicy {
@@ -52,7 +57,7 @@ export class PermissionPolicy {
   resolve(tool: Pick<Tool, 'name' | 'source'>): { permission: Permission; rule: string } {
     let best: CompiledRule | undefined;
     for (const r of this.rules) {
-      if (!r.match(tool.name)) continue;
+      if (!r.match(tool.name) || (r.source !== undefined && r.source !== tool.source)) continue;
       if (
         !best ||
         r.specificity > best.specificity ||

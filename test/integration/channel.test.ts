@@ -183,6 +183,14 @@ PY`);
     assert.match(job.stdout, /1001st LIMIT_EXCEEDED/);
   });
 
+  it('gives a channel client no descriptor beyond 0, 1 and 2 besides its own', async () => {
+    const job = await run(
+      `python3 -c "import os, paddock_tool; paddock_tool.list_tools(); print(sorted(int(f) for f in os.listdir('/proc/self/fd')))"`,
+    );
+    // 3 is the listing's own descriptor
+    assert.equal(job.stdout.trim(), '[0, 1, 2, 3]', job.stderr);
+  });
+
   it('lets exactly 100 of 200 concurrent calls from 8 clients through', async () => {
     const job = await run(`
       for c in 1 2 3 4 5 6 7 8; do

@@ -211,7 +211,7 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
     });
   });
 
-  it("starts the guest account's login shell in /workspace with TERM=xterm-256color and LANG=C.UTF-8, and follows resizes", async () => {
+  it("starts the guest account's interactive shell in /workspace with TERM=xterm-256color and LANG=C.UTF-8, and follows resizes", async () => {
     await withComputer({}, async ({ manager, ctx }) => {
       await launchRunning(manager);
       const call = toolCaller(manager, ctx);
@@ -219,7 +219,7 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
       await manager.terminals.resize(terminalId, 91, 17);
       await call('send_terminal_input', {
         terminalId,
-        text: 'shopt -q login_shell && echo LOGIN; echo "$TERM|$LANG|$PWD|$(id -un)"; stty size\n',
+        text: 'case $- in *i*) echo INTERACTIVE;; esac; echo "$TERM|$LANG|$PWD|$(id -un)"; stty size\n',
       });
       const r = await readUntil(
         call,
@@ -228,7 +228,7 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
         /17 91\r\n(\x1b\[\?2004h)?PROMPT> $/,
         'the environment report',
       );
-      assert.match(r.text, /\rLOGIN\r\n/);
+      assert.match(r.text, /\rINTERACTIVE\r\n/);
       assert.match(r.text, /\r\nxterm-256color\|C\.UTF-8\|\/workspace\|agent\r\n/);
     });
   });

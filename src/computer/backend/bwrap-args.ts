@@ -12,6 +12,8 @@ import {
   GUEST_USER,
   GUEST_WORKSPACE,
 } from '../guest-layout.js';
+import { SHELL_INIT, shellInitText } from '../shell-startup.js';
+import { AGENT_CAPABILITIES } from './id-map.js';
 import type { SandboxSpec } from './types.js';
 
 /** Host /etc entries a userland needs and that hold no secrets (missing ones are skipped). */
@@ -65,22 +67,42 @@ export interface BwrapLayout {
   rootEntries: Record<string, RootEntry>;
   /** Extra /etc names present on the host that match the allow-list (e.g. python3.11). */
   etcEntries: string[];
+  /**
+   * The agent and the jobs as two accounts (see id-map.ts): bwrap reports on `infoFd` and waits
+   * on `blockFd` until the host has written the id maps. Absent: one account for everything.
+   */
+  accounts?: { infoFd: number; blockFd: number } | null;
+  /** Options for the agent's node (e.g. `--disable-sigusr1` where this Node has it). */
+  nodeFlags?: string[];
 }
 
 /** The full argv after `bwrap` (pass it with `--args` so it never shows in the guest's /proc). */
 export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[] {
+  const accounts = layout.accounts ?? null;
+  // Two accounts: the agent is uid 0 of the namespace with a few of its capabilities; jobs drop
+  // to the guest account. Nested user namespaces are then refused by the seccomp filter, since
+  // bwrap's --disable-userns cannot be combined with a map the host writes.
+  const identity = accounts
+    ? [
+        '--uid',
+        '0',
+        '--gid',
+        '0',
+        ...AGENT_CAPABILITIES.flatMap((c) => ['--cap-add', c]),
+        '--info-fd',
+        String(accounts.infoFd),
+        '--userns-block-fd',
+        String(accounts.blockFd),
+      ]
+    : ['--disable-userns', '--uid', String(GUEST_UID), '--gid', String(GUEST_UID)];
   const a: string[] = [
     '--unshare-all',
     '--unshare-user',
-    '--disable-userns',
     '--die-with-parent',
     '--new-session',
     '--cap-drop',
     'ALL',
-    '--uid',
-    String(GUEST_UID),
-    '--gid',
-    String(GUEST_UID),
+    ...identity,
     '--hostname',
     `paddock-g${spec.generation}`,
     '--clearenv',
@@ -98,6 +120,9 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
   a.push('--proc', '/proc', '--dev', '/dev');
   a.push('--perms', '1777', '--size', String(spec.limits.diskMb * 1024 * 1024), '--tmpfs', '/tmp');
   a.push('--dir', '/var', '--symlink', '../tmp', '/var/tmp');
+  // Directories bwrap makes for mount points are 0700 and the agent's: the guest account needs them.
+  for (const dir of [`${GUEST_OPT}/bin`, `${GUEST_OPT}/node_modules`, '/node_modules'])
+    a.push('--perms', '0755', '--dir', dir);
   a.push('--bind', layout.workspace, GUEST_WORKSPACE);
   a.push('--ro-bind', layout.guestDir, GUEST_AGENT_DIR);
   a.push('--ro-bind', layout.nodePath, GUEST_NODE);
@@ -113,7 +138,9 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
   }
   for (const m of spec.mounts) a.push(m.readOnly ? '--ro-bind' : '--bind', m.source, m.target);
   a.push('--chdir', GUEST_WORKSPACE);
-  a.push('--', GUEST_NODE, `${GUEST_AGENT_DIR}/agent.js`, '--probe', spec.probe.join(','));
+  a.push('--', GUEST_NODE, ...(layout.nodeFlags ?? []), `${GUEST_AGENT_DIR}/agent.js`);
+  a.push('--probe', spec.probe.join(','));
+  if (accounts) a.push('--jobs-uid', String(GUEST_UID));
   return a;
 }
 
@@ -133,17 +160,18 @@ export function generatedEtc(generation: number, shell: string): Record<string, 
     '/etc/nsswitch.conf': 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n',
     '/etc/shells': '/bin/sh\n/bin/bash\n/usr/bin/bash\n',
     '/etc/profile': [
-      '# Written by Paddock for the computer; PATH is fixed and read-only.',
-      `PATH=${GUEST_PATH}`,
-      'export PATH',
+      '# Written by Paddock for the computer; PATH is fixed and read-only, and set last.',
       'if [ -d /etc/profile.d ]; then',
       '  for i in /etc/profile.d/*.sh; do if [ -r "$i" ]; then . "$i"; fi; done',
       '  unset i',
       'fi',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
       'if [ -n "${BASH_VERSION-}" ] && [ -n "${PS1-}" ] && [ -r /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi',
+      `PATH=${GUEST_PATH}`,
+      'export PATH',
       '',
     ].join('\n'),
+    [SHELL_INIT]: shellInitText(),
     [`${GUEST_OPT}/package.json`]: '{"type":"module","private":true}\n',
   };
 }

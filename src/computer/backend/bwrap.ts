@@ -6,35 +6,20 @@
  * session, and a kill reaches the job's process group only (reported as `session`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  accessSync,
-  chmodSync,
-  chownSync,
-  constants,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readlinkSync,
-  rmSync,
-} from 'node:fs';
+import { chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import {
-  type BwrapLayout,
-  buildBwrapArgs,
-  ETC_ALLOWLIST,
-  generatedEtc,
-  type RootEntry,
-} from './bwrap-args.js';
+import { type BwrapLayout, buildBwrapArgs, generatedEtc } from './bwrap-args.js';
 import { type CgroupNode, CgroupRoot } from './cgroups.js';
 import { guestPackages } from './guest-packages.js';
+import { canExecute, etcEntries, rootEntries } from './host-facts.js';
+import { type IdMap, writeIdMaps } from './id-map.js';
 import { findDescendantByInnerPid } from './proc.js';
 import { RuntimeStage, reachableByAnyone } from './runtime-files.js';
+import { createSandboxRoot, sweepSandboxRoots } from './sandbox-root.js';
 import { seccompFilter } from './seccomp.js';
 import type { ComputerBackend, JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
 
@@ -57,8 +42,8 @@ export interface BwrapBackendOptions {
   /** Use cgroups when writable (default true). False forces the rlimit fallback. */
   useCgroups?: boolean;
   /**
-   * Host uid (and gid) the sandbox runs as when Paddock runs as root without cgroups, so that
-   * RLIMIT_NPROC limits jobs (it never limits uid 0). Default 64000; it should own nothing else.
+   * Host uid (and gid) the sandbox's guest agent runs as when Paddock runs as root; jobs and
+   * terminals run as the next uid (default 64000 and 64001). Both should own nothing else.
    */
   sandboxUid?: number;
 }
@@ -74,29 +59,6 @@ export function defaultClientsDir(): string {
   return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'clients');
 }
 
-function rootEntries(): Record<string, RootEntry> {
-  const out: Record<string, RootEntry> = {};
-  for (const path of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
-    try {
-      const s = lstatSync(path);
-      out[path] = s.isSymbolicLink() ? { kind: 'symlink', target: readlinkSync(path) } : { kind: 'dir' };
-    } catch {
-      out[path] = { kind: 'absent' };
-    }
-  }
-  return out;
-}
-
-function etcEntries(): string[] {
-  let names: string[] = [];
-  try {
-    names = readdirSync('/etc');
-  } catch {
-    return [];
-  }
-  return names.filter((n) => ETC_ALLOWLIST.includes(n) || /^python3\.\d+$/.test(n)).sort();
-}
-
 /** Splits a limit into the share one job's family may use and the reserve kept for the rest. */
 function jobShare(total: number, reserveCap: number, floor: number): number {
   return Math.max(floor, total - Math.min(reserveCap, Math.floor(total / 4)));
@@ -109,8 +71,8 @@ export class BwrapBackend implements ComputerBackend {
   private readonly bwrapPath: string;
   private readonly guestDir: string;
   private readonly cgroups: CgroupRoot | null;
-  /** The unprivileged host account sandboxes run as, when not the server's own. */
-  private readonly runAs: { uid: number; gid: number } | null;
+  /** The unprivileged host accounts of the agent and the jobs, when not the server's own. */
+  private readonly runAs: IdMap | null;
   private sandboxRoot: string | null = null;
   private readonly guestPackages = guestPackages();
   private readonly stage = new RuntimeStage(() => this.ensureSandboxRoot());
@@ -123,10 +85,13 @@ export class BwrapBackend implements ComputerBackend {
     const uid = options.sandboxUid ?? DEFAULT_SANDBOX_UID;
     // As root, the sandbox never runs as host uid 0: its files (setuid bits included) and its view of
     // root-only /proc entries would be root's. It runs as a dedicated uid that owns nothing else.
-    this.runAs = process.getuid?.() === 0 ? { uid, gid: uid } : null;
+    this.runAs = process.getuid?.() === 0 ? { agentHostId: uid, jobHostId: uid + 1 } : null;
+    // workspaces of crashed servers (only those of dead server pids)
+    sweepSandboxRoots(tmpdir(), this.logger);
     if (this.runAs)
       this.logger.info('computer.sandbox_uid', {
-        uid,
+        agentUid: uid,
+        jobsUid: uid + 1,
         limits: this.cgroups ? 'cgroups' : 'rlimits (no writable cgroups)',
       });
   }
@@ -182,16 +147,23 @@ export class BwrapBackend implements ComputerBackend {
         ? { ...m, source: this.stage.snapshot(m.source, `g${spec.generation}/mounts/${i}`) }
         : m,
     );
+    const seccompFd = FIRST_DATA_FD + files.length;
+    const infoFd = seccompFd + (filter ? 1 : 0);
+    if (this.runAs) layout.accounts = { infoFd, blockFd: infoFd + 1 };
+    if (process.allowedNodeEnvironmentFlags.has('--disable-sigusr1'))
+      layout.nodeFlags = ['--disable-sigusr1'];
     const args = buildBwrapArgs({ ...spec, mounts }, layout);
-    if (filter) args.splice(args.indexOf('--'), 0, '--seccomp', String(FIRST_DATA_FD + files.length));
+    if (filter) args.splice(args.indexOf('--'), 0, '--seccomp', String(seccompFd));
     const node = this.cgroups?.computer(`g${spec.generation}`, {
       pidsMax: spec.limits.processes,
       memoryBytes: spec.limits.memoryMb * MIB,
     });
-    const child = this.spawnBwrap(args, node?.procsFiles() ?? [], [
-      ...files.map(([, content]) => Buffer.from(content)),
-      ...(filter ? [filter] : []),
-    ]);
+    const child = this.spawnBwrap(
+      args,
+      node?.procsFiles() ?? [],
+      [...files.map(([, content]) => Buffer.from(content)), ...(filter ? [filter] : [])],
+      this.runAs ? 2 : 0,
+    );
     const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve) => {
       child.once('exit', (exitCode, signal) => resolve({ exitCode, signal }));
       child.once('error', () => resolve({ exitCode: null, signal: null }));
@@ -206,10 +178,23 @@ export class BwrapBackend implements ComputerBackend {
           ),
         ),
       );
-    }).catch(async (e) => {
-      await node?.destroy();
-      throw e;
-    });
+    })
+      .then(() => {
+        const { runAs } = this;
+        if (!runAs) return;
+        const [info, block] = [child.stdio[infoFd], child.stdio[infoFd + 1]];
+        return writeIdMaps(info as NodeJS.ReadableStream as never, block as never, runAs);
+      })
+      .catch(async (e: unknown) => {
+        if (child.exitCode === null) child.kill('SIGKILL');
+        await node?.destroy();
+        throw e instanceof PaddockError
+          ? e
+          : new PaddockError(
+              'INTERNAL',
+              `The computer could not start: ${(e as Error).message}. Launch again.`,
+            );
+      });
     return new BwrapInstance(child, exited, node ?? null, spec, this.logger, workspace, this.runAs !== null);
   }
 
@@ -232,21 +217,25 @@ export class BwrapBackend implements ComputerBackend {
     mkdirSync(generationDir, { mode: 0o711 });
     const dir = join(generationDir, 'workspace');
     mkdirSync(dir, { mode: 0o755 });
-    chownSync(dir, this.runAs.uid, this.runAs.gid);
+    chownSync(dir, this.runAs.jobHostId, this.runAs.jobHostId);
     return dir;
   }
 
   /** The server's own traversable directory for workspaces and staged runtime files. */
   private ensureSandboxRoot(): string {
     if (!this.sandboxRoot) {
-      this.sandboxRoot = mkdtempSync(join(tmpdir(), 'paddock-sandboxes-'));
-      chmodSync(this.sandboxRoot, 0o711);
+      this.sandboxRoot = createSandboxRoot(tmpdir());
     }
     return this.sandboxRoot;
   }
 
   /** Spawns bwrap, first moving the launching shell into the computer's cgroups (so nothing escapes). */
-  private spawnBwrap(argv: string[], procsFiles: string[], dataFiles: Buffer[]): ChildProcess {
+  private spawnBwrap(
+    argv: string[],
+    procsFiles: string[],
+    dataFiles: Buffer[],
+    extraPipes: number,
+  ): ChildProcess {
     // Options travel through fd 3 (kept out of the guest's /proc/1/cmdline); bwrap reads the
     // command itself only from its real argv.
     const split = argv.indexOf('--');
@@ -259,8 +248,8 @@ export class BwrapBackend implements ComputerBackend {
     const drop = this.runAs
       ? [
           SETPRIV,
-          `--reuid=${this.runAs.uid}`,
-          `--regid=${this.runAs.gid}`,
+          `--reuid=${this.runAs.agentHostId}`,
+          `--regid=${this.runAs.agentHostId}`,
           '--clear-groups',
           '--inh-caps=-all',
           '--bounding-set=-all',
@@ -282,7 +271,14 @@ export class BwrapBackend implements ComputerBackend {
         ...command,
       ],
       {
-        stdio: ['pipe', 'pipe', 'pipe', 'pipe', ...dataFiles.map(() => 'pipe' as const)],
+        stdio: [
+          'pipe',
+          'pipe',
+          'pipe',
+          'pipe',
+          ...dataFiles.map(() => 'pipe' as const),
+          ...Array.from({ length: extraPipes }, () => 'pipe' as const),
+        ],
         env: { PATH: process.env.PATH ?? HOST_PATH.join(':') },
       },
     );
@@ -296,15 +292,6 @@ export class BwrapBackend implements ComputerBackend {
       feed(FIRST_DATA_FD + i, content);
     });
     return child;
-  }
-}
-
-function canExecute(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
   }
 }
 

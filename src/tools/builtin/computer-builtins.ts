@@ -71,13 +71,18 @@ export function createComputerBuiltins(manager: ComputerManager): Tool[] {
         { paths: manager.guestPathResolver(ctx.signal), which: manager.guestExecResolver(ctx.signal) },
       );
       ctx.notePolicyRule(decision.rule);
+      // the job starts in the canonical cwd the policy resolved, opened without following links
+      const where = await ctx.policy.enforce(
+        { type: 'file.read', path: cwd },
+        { paths: manager.guestPathResolver(ctx.signal) },
+      );
       const program = decision.resolved ?? argv[0]!;
       const result = await manager.runCommand(
         {
           script: '',
-          argv: [program, ...argv.slice(1)],
-          cwd,
-          env: {},
+          argv: [program, ...(decision.launch?.args ?? []), ...argv.slice(1)],
+          cwd: where.resolved ?? cwd,
+          env: decision.launch?.env ?? {},
           waitMs: timeoutMs + 5_000,
           timeoutMs,
           outputBytes: SHELL_OUTPUT_BYTES,

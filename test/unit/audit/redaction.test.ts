@@ -178,3 +178,49 @@ describe('serializeInput and truncateUtf8', () => {
     assert.notEqual(truncateUtf8(`${exact}a`, 4096), `${exact}a`);
   });
 });
+
+describe('redaction by the shape of a value', () => {
+  it('treats env and header names that say KEY, TOKEN, SECRET, PASSWORD, PAT or AUTH as secret, and a lone key as not', () => {
+    for (const name of [
+      'OPENAI_KEY',
+      'GH_PAT',
+      'SERVICE_AUTH',
+      'Authentication',
+      'X-Auth-Key',
+      'Ocp-Apim-Subscription-Key',
+      'DB_PASSWORD',
+      'signature',
+    ]) {
+      assert.equal(isSecretKey(name), true, name);
+    }
+    for (const name of ['key', 'path', 'author', 'authority', 'patch', 'compat', 'passage', 'keyboard']) {
+      assert.equal(isSecretKey(name), false, name);
+    }
+  });
+
+  it('redacts URL credentials, bearer values and secret name=value pairs inside text', () => {
+    const out = redactSecrets({
+      script: [
+        'curl -H "Authorization: Bearer abcdef123456" https://u:pw123@h.example/p?api_key=k1&page=2',
+        'export DB_PASSWORD=s3cr3t',
+      ].join('\n'),
+    }) as { script: string };
+    assert.equal(
+      out.script,
+      [
+        `curl -H "Authorization: Bearer ${REDACTED}" https://${REDACTED}@h.example/p?api_key=${REDACTED}&page=2`,
+        `export DB_PASSWORD=${REDACTED}`,
+      ].join('\n'),
+    );
+  });
+
+  it('parses a JSON string body, redacts it as data and leaves a body without secrets as it was', () => {
+    const body = '{ "user": "ada", "password": "x" }';
+    assert.deepEqual(JSON.parse((redactSecrets({ body }) as { body: string }).body), {
+      user: 'ada',
+      password: REDACTED,
+    });
+    const plain = '{ "user": "ada" }';
+    assert.equal((redactSecrets({ body: plain }) as { body: string }).body, plain);
+  });
+});

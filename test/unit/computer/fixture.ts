@@ -163,3 +163,39 @@ export async function codeOf(p: Promise<unknown>): Promise<string> {
     return isPaddockError(e) ? e.code : String(e);
   }
 }
+
+/** Runs a script and polls until its root's exit is observed; returns the whole read. */
+export async function runUntilExit(manager: ComputerManager, script: string, timeoutMs = 30_000) {
+  const r = await manager.runCommand({ script, waitMs: 10_000, timeoutMs });
+  return pollUntil(
+    () => {
+      const now = manager.readJob(r.jobId, undefined, 65_536);
+      return now.terminationObserved ? now : null;
+    },
+    timeoutMs,
+    `job ${r.jobId}`,
+  );
+}
+
+/** Reads a terminal by cursor until `pattern` matches what was read since `from`. */
+export async function readTerminalUntil(
+  call: Call,
+  terminalId: string,
+  pattern: RegExp,
+  what: string,
+  from?: string,
+): Promise<{ text: string; cursor: string | undefined }> {
+  let text = '';
+  let cursor = from;
+  await pollUntil(
+    async () => {
+      const r = await call('read_terminal_output', { terminalId, cursor, byteLimit: 65_536 });
+      text += String(r.output);
+      cursor = String(r.nextCursor);
+      return pattern.test(text);
+    },
+    20_000,
+    what,
+  );
+  return { text, cursor };
+}

@@ -110,6 +110,18 @@ describe('preview relay headers and paths', () => {
       ],
       target,
     );
+    for (const away of [
+      'https://evil.example/?d=1',
+      '//evil.example/',
+      'http://127.0.0.1:9000/a',
+      '\\\\evil.example/',
+    ]) {
+      assert.deepEqual(
+        clientResponseHeaders(['Location', away], target),
+        ['Content-Security-Policy', PREVIEW_SANDBOX_CSP],
+        away,
+      );
+    }
     assert.deepEqual(out, [
       'Content-Type',
       'text/html',

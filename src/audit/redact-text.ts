@@ -1,0 +1,109 @@
+/**
+ * Redaction by the shape of a value: credentials inside free text (scripts, URLs, header
+ * lines, error messages), whatever key holds the text. Key names are judged by `isSecretName`;
+ * values by the patterns below. Over-matching is accepted: a stored row loses a harmless
+ * word rather than keep a secret.
+ */
+
+/** What replaces a secret. */
+export const REDACTED = '[REDACTED]';
+
+/**
+ * Whole-word names of secrets, matched anywhere in a key and case-insensitively, so
+ * `accessToken`, `X-Api-Key`, `client_secret` and `Set-Cookie` all count.
+ */
+const SECRET_WORD =
+  /token|secret|passw(?:or)?d|passphrase|authori[sz]ation|authentication|api[_-]?key|access[_-]?key|private[_-]?key|cookie|credential|signature/i;
+
+/** Segments of a name that make it secret on their own: `GH_PAT`, `X-Auth-Key`, `OPENAI_KEY`. */
+const SECRET_SEGMENTS = new Set(['auth', 'pass', 'pwd', 'pat', 'sig', 'dsn']);
+
+/** Splits `X-Auth-Key`, `OPENAI_KEY`, `subscriptionKey` into lower-case words. */
+function segments(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((s) => s.length > 0);
+}
+
+/**
+ * True when a key (property, header, environment variable or query parameter name) names a
+ * secret. `key` counts as a segment of a longer name (`OPENAI_KEY`, `Ocp-Apim-Subscription-Key`)
+ * but not alone (`key: "Enter"` of a terminal); `auth`, `pass`, `pwd`, `pat` count as whole
+ * segments (`X-Auth-Key`, `GH_PAT`), never inside a word (`author`, `path`).
+ */
+export function isSecretName(name: string): boolean {
+  if (SECRET_WORD.test(name)) return true;
+  const parts = segments(name);
+  if (parts.some((p) => SECRET_SEGMENTS.has(p))) return true;
+  return parts.length > 1 && parts.includes('key');
+}
+
+/** Tokens recognisable by their prefix or form alone. */
+const TOKEN_PATTERNS: RegExp[] = [
+  // PEM private keys, also when the end line was cut off
+  /-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+  // JSON Web Tokens: header.payload.signature, base64url
+  /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  // OpenAI, Anthropic (sk-, sk-proj-, sk-ant-), Stripe (sk_live_, rk_test_)
+  /\b(?:sk|rk)[-_][A-Za-z0-9_-]{16,}/g,
+  // GitHub classic and fine-grained tokens
+  /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
+  // GitLab
+  /\bglpat-[A-Za-z0-9_-]{16,}/g,
+  // Slack
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
+  // AWS access key ids
+  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[A-Z0-9]{16}\b/g,
+  // Google API keys, npm, Hugging Face
+  /\bAIza[0-9A-Za-z_-]{30,}/g,
+  /\bnpm_[A-Za-z0-9]{30,}/g,
+  /\bhf_[A-Za-z0-9]{30,}/g,
+];
+
+/** `scheme://user:password@host` and `scheme://token@host`: the whole userinfo. */
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi;
+
+/** `Bearer abc…`, `Basic dXNl…`, `token abc…` (an Authorization value anywhere in text). */
+const AUTH_SCHEME = /\b(Bearer|Basic|Digest|Token|Bot|Negotiate)(\s+)[A-Za-z0-9._~+/=-]{6,}/g;
+
+/** A scheme word whose token {@link AUTH_SCHEME} already redacted. */
+const AUTH_SCHEME_WORD = /^(?:Bearer|Basic|Digest|Token|Bot|Negotiate)$/;
+
+/**
+ * `name=value` and `name: value` pairs (query strings, form bodies, env assignments, header
+ * lines, `--password=…` flags): the value is redacted when the name is secret.
+ */
+const NAMED_VALUE = /([A-Za-z_][A-Za-z0-9_.-]*)(["']?\s*(?:=|:(?!\/\/))\s*["']?)([^\s"'&;,)}\]]+)/g;
+
+/**
+ * A copy of `text` with every credential recognisable by its shape replaced by {@link REDACTED}.
+ * A string holding a JSON object or array is parsed, redacted as data and serialised again.
+ */
+export function redactText(text: string, redactJson: (value: unknown) => unknown): string {
+  const trimmed = text.trim();
+  if (
+    (trimmed.startsWith('{') && trimmed.endsWith('}')) ||
+    (trimmed.startsWith('[') && trimmed.endsWith(']'))
+  ) {
+    try {
+      const parsed: unknown = JSON.parse(trimmed);
+      const redacted = JSON.stringify(redactJson(parsed));
+      return redacted === JSON.stringify(parsed) ? text : redacted;
+    } catch {
+      // not JSON after all: treat it as text
+    }
+  }
+  let out = text;
+  for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, REDACTED);
+  out = out.replace(URL_USERINFO, `$1${REDACTED}@`);
+  out = out.replace(AUTH_SCHEME, `$1$2${REDACTED}`);
+  out = out.replace(NAMED_VALUE, (whole, name: string, sep: string, value: string) =>
+    isSecretName(name) && value !== REDACTED && !AUTH_SCHEME_WORD.test(value)
+      ? `${name}${sep}${REDACTED}`
+      : whole,
+  );
+  return out;
+}

@@ -1,0 +1,41 @@
+/**
+ * Facts of the host the bwrap command line is built from: the merged-/usr layout, the /etc
+ * entries on the allow-list, whether a program can run.
+ */
+import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { ETC_ALLOWLIST, type RootEntry } from './bwrap-args.js';
+
+/** /bin, /sbin, /lib… of the host: symlinks (merged /usr), directories, or absent. */
+export function rootEntries(): Record<string, RootEntry> {
+  const out: Record<string, RootEntry> = {};
+  for (const path of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
+    try {
+      const s = lstatSync(path);
+      out[path] = s.isSymbolicLink() ? { kind: 'symlink', target: readlinkSync(path) } : { kind: 'dir' };
+    } catch {
+      out[path] = { kind: 'absent' };
+    }
+  }
+  return out;
+}
+
+/** The host's /etc entries on the allow-list (python3.X included). */
+export function etcEntries(): string[] {
+  let names: string[] = [];
+  try {
+    names = readdirSync('/etc');
+  } catch {
+    return [];
+  }
+  return names.filter((n) => ETC_ALLOWLIST.includes(n) || /^python3\.\d+$/.test(n)).sort();
+}
+
+/** Whether the server may execute `path`. */
+export function canExecute(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { openDatabase } from '../../src/audit/database.js';
+import { SqliteAuditStore } from '../../src/audit/sqlite-audit-store.js';
+import type { StoredInvocation } from '../../src/audit/types.js';
+import { connectHttp } from '../helpers/clients.js';
+import { pollUntil, startServe, tempProject } from '../helpers/paddock-process.js';
+
+/** Pids of processes whose command line contains `marker`. */
+function processesWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** Every row of the audit log, read through a connection of the test's own. */
+function rows(dataDir: string): StoredInvocation[] {
+  const db = openDatabase(join(dataDir, 'paddock.db'));
+  try {
+    return new SqliteAuditStore(db).query({ ascending: true, limit: 10_000 });
+  } finally {
+    db.close();
+  }
+}
+
+/** Ids of agent runs, the other kind of parent a row may name. */
+function runIds(dataDir: string): Set<string> {
+  const db = openDatabase(join(dataDir, 'paddock.db'));
+  try {
+    return new Set((db.prepare('SELECT id FROM agent_runs').all() as { id: string }[]).map((r) => r.id));
+  } finally {
+    db.close();
+  }
+}
+
+/** Parent ids named by some row that no row (nor agent run) has. */
+export function missingParents(dataDir: string): string[] {
+  const all = rows(dataDir);
+  const ids = new Set(all.map((r) => r.id));
+  const runs = runIds(dataDir);
+  return all.flatMap((r) =>
+    r.parentId && !ids.has(r.parentId) && !runs.has(r.parentId) ? [r.parentId] : [],
+  );
+}
+
+describe('audit rows across a crash of the server', () => {
+  it('keeps the row of a run_command cut short by SIGKILL and marks it interrupted at the next start', async () => {
+    const project = tempProject('computer:\n  defaultProfile: shell\n');
+    let serve = await startServe(project);
+    try {
+      const client = await connectHttp(serve.url, serve.token);
+      // a sleep no other test runs, to find the command's process on the host
+      const sleeper = `sleep 120.${process.pid}`;
+      // the command makes one tool-channel call, then waits for longer than the server lives
+      const pending = client
+        .callTool({
+          name: 'run_command',
+          arguments: {
+            script: `paddock-tool call save_memory '{"content":"before the crash"}' >/dev/null; ${sleeper}`,
+            waitMs: 10_000,
+            timeoutMs: 200_000,
+          },
+        })
+        .catch(() => undefined);
+      const channelRow = (await pollUntil(
+        () => rows(project.dataDir).find((r) => r.tool === 'save_memory' && r.via === 'channel') ?? false,
+        'the channel call to be recorded',
+        120_000,
+      )) as StoredInvocation;
+      await pollUntil(() => processesWith(sleeper).length > 0, 'the command to be sleeping');
+      serve.child.kill('SIGKILL');
+      await serve.stop();
+      // closing aborts the call the dead server will never answer
+      await client.close().catch(() => {});
+      await pending;
+      await pollUntil(
+        () => processesWith(sleeper).length === 0,
+        'no sandbox process to outlive the server',
+        20_000,
+      );
+      const cut = rows(project.dataDir).find((r) => r.tool === 'run_command');
+      assert.ok(cut, 'the run_command row exists although the call never ended');
+      assert.equal(cut.state, 'running');
+      assert.equal(channelRow.parentId, cut.id);
+      assert.deepEqual(missingParents(project.dataDir), []);
+
+      serve = await startServe(project);
+      const after = (await pollUntil(
+        () => rows(project.dataDir).find((r) => r.id === cut.id && r.state === 'interrupted') ?? false,
+        'the cut row to be marked interrupted',
+      )) as StoredInvocation;
+      assert.equal(after.success, false);
+      assert.match(after.errorMessage ?? '', /stopped before this call ended/);
+      assert.match(after.input, /before the crash/);
+      assert.deepEqual(missingParents(project.dataDir), []);
+    } finally {
+      await serve.stop('SIGKILL');
+      project.cleanup();
+    }
+  });
+});
