@@ -23,7 +23,6 @@ import { type EndedSession, McpSessions } from './mcp/sessions.js';
 import { McpSocketServer } from './mcp/socket.js';
 import { compilePolicy } from './policy/compile.js';
 import type { Sandbox } from './policy/types.js';
-import { PaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
 import { createComputerBuiltins } from './tools/builtin/computer-builtins.js';
 import { createBuiltinServices, createBuiltinTools } from './tools/builtin/index.js';
@@ -35,6 +34,7 @@ import { InputValidator } from './tools/validation.js';
 import { WebApp } from './web/app.js';
 import { loadOrCreateToken } from './web/auth.js';
 import { createDock, dockAgentsFromService, dockComputerFromManager } from './web/dock/index.js';
+import { listenOrFallBack } from './web/listen.js';
 import { newPreviewBasePath, previewRoutes } from './web/preview-routes.js';
 
 export { compilePolicy } from './policy/compile.js';
@@ -331,7 +331,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       sessions: dock.sessions,
       unauthorized: dock.unauthorized,
     });
-    const address = await listenWeb(app, options);
+    const address = await listenOrFallBack(app, { ...options, fallback: options.background === true });
     closers.push(() => app.close());
     const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
     const url = server.publicUrl ?? `http://${shownHost}:${address.port}`;
@@ -378,21 +378,6 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
   } catch (e) {
     await closeAll();
     throw e;
-  }
-}
-
-async function listenWeb(app: WebApp, options: ServerOptions): Promise<{ port: number }> {
-  try {
-    return await app.listen();
-  } catch (e) {
-    if (options.background && (e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-      options.logger.warn('server.port_taken', { port: options.port, fallback: 'a free port' });
-      return app.listen(0);
-    }
-    throw new PaddockError(
-      'INVALID_ARGUMENT',
-      `cannot listen on ${options.host}:${options.port} (${(e as Error).message}); pick another --port.`,
-    );
   }
 }
 
