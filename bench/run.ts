@@ -36,6 +36,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['channel', './channel.js', 'benchChannel'],
     ['terminals', './terminals.js', 'benchTerminals'],
     ['bridge', './bridge.js', 'benchBridge'],
+    ['egress', './egress.js', 'benchEgress'],
   ];
   for (const [name, path, fn] of optional) {
     try {

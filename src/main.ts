@@ -10,9 +10,10 @@ import { ChannelSession } from './channel/session.js';
 import { BwrapBackend } from './computer/backend/bwrap.js';
 import { withPidFiles } from './computer/backend/sandbox-pids.js';
 import type { ComputerBackend } from './computer/backend/types.js';
+import { EgressService } from './computer/egress.js';
 import { ComputerManager } from './computer/manager.js';
 import { createComputerTools } from './computer/tools/index.js';
-import type { LoadedConfig } from './config/load.js';
+import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadMcpServers } from './integrations/load-config.js';
 import { loadPlugins } from './integrations/plugins.js';
 import { IntegrationsService } from './integrations/service.js';
@@ -21,8 +22,13 @@ import { AlreadyRunningError, ensureRunDir, instancePaths, readServerInfo } from
 import { acquireLock } from './mcp/instance-lock.js';
 import { type EndedSession, McpSessions } from './mcp/sessions.js';
 import { McpSocketServer } from './mcp/socket.js';
+import { compileInjectRules } from './net/egress/inject.js';
+import { loadTerminatingCa } from './net/egress/tls-ca.js';
+import { DEFAULT_EGRESS_LIMITS } from './net/egress/types.js';
 import { compilePolicy } from './policy/compile.js';
+import { createSystemHostResolver } from './policy/index.js';
 import type { Sandbox } from './policy/types.js';
+import { isPaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
 import { createComputerBuiltins } from './tools/builtin/computer-builtins.js';
 import { createBuiltinServices, createBuiltinTools } from './tools/builtin/index.js';
@@ -35,6 +41,7 @@ import { WebApp } from './web/app.js';
 import { loadOrCreateToken } from './web/auth.js';
 import { createDock, dockAgentsFromService, dockComputerFromManager } from './web/dock/index.js';
 import { listenOrFallBack } from './web/listen.js';
+import { createOAuth } from './web/oauth/index.js';
 import { newPreviewBasePath, previewRoutes } from './web/preview-routes.js';
 
 export { compilePolicy } from './policy/compile.js';
@@ -56,6 +63,36 @@ async function closeInReverse(closers: Closer[], logger: Logger): Promise<void> 
 function sandboxBackend(sandboxUid: number, dataDir: string, logger: Logger): ComputerBackend {
   const bwrap = new BwrapBackend({ logger, sandboxUid });
   return bwrap.cgroupSupport ? bwrap : withPidFiles(bwrap, join(dataDir, 'run', 'sandboxes'), logger);
+}
+
+/**
+ * The egress proxy of computers: the same policy as http_get, the inject rules and, when there
+ * are any, the data directory's CA. A bad inject rule or profile network.allow is a config error.
+ */
+export function createEgress(
+  loaded: LoadedConfig,
+  policy: Sandbox,
+  audit: AuditStore,
+  env: NodeJS.ProcessEnv,
+) {
+  const { config } = loaded;
+  try {
+    for (const profile of config.computer.profiles) EgressService.checkProfile(profile);
+    const inject = compileInjectRules(config.policy.http.inject);
+    return new EgressService({
+      policy,
+      dns: createSystemHostResolver(),
+      audit,
+      limits: DEFAULT_EGRESS_LIMITS,
+      env,
+      ...(inject.size > 0 ? { inject, ca: loadTerminatingCa(join(loaded.dataDir, 'egress-ca')) } : {}),
+    });
+  } catch (e) {
+    if (isPaddockError(e) && e.code === 'INVALID_ARGUMENT') {
+      throw new ConfigError(loaded.file ?? '(defaults)', [e.message]);
+    }
+    throw e;
+  }
 }
 
 /** Where the skills of `.paddock/skills` appear (read-only) in every computer. */
@@ -169,6 +206,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
         options.dockUrl ?? config.server.publicUrl ?? `http://${config.server.host}:${config.server.port}`,
       logger,
       db,
+      egress: createEgress(loaded, policy, audit, env),
       ...(options.preview ? { preview: options.preview } : {}),
       sharedMounts: existsSync(skillsDir)
         ? [{ source: skillsDir, target: SKILLS_GUEST_ROOT, readOnly: true }]
@@ -301,7 +339,6 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       version: VERSION,
       toolsets: loaded.config.mcp.toolsets,
     };
-    const mcp = new McpHttpEndpoint(mcpDeps, logger, { sessions });
     const preview = previewRoutes(previewBase, paddock.computer.preview);
     const dock = createDock({
       audit: paddock.audit,
@@ -318,6 +355,24 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       secureCookie: server.publicUrl?.startsWith('https://') ?? false,
     });
     closers.push(() => dock.close());
+    const oauth =
+      server.auth === 'token' && server.oauth.enabled
+        ? createOAuth({
+            db: paddock.db,
+            logger,
+            sessions: dock.login,
+            ...(server.publicUrl === undefined ? {} : { publicUrl: server.publicUrl }),
+            limits: {
+              accessTokenTtlMs: server.oauth.accessTokenTtlSeconds * 1000,
+              registrationsPerMinute: server.oauth.registrationsPerMinute,
+            },
+          })
+        : undefined;
+    const mcp = new McpHttpEndpoint(mcpDeps, logger, {
+      sessions,
+      ...(oauth ? { revokedGrants: (ids: string[]) => oauth.store.revokedAmong(ids) } : {}),
+    });
+    oauth?.onRevoked((ids) => mcp.closeGrants(ids));
     const app = new WebApp({
       host: options.host,
       port: options.port,
@@ -326,10 +381,11 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       allowedHosts: server.allowedHosts,
       mcp,
       logger,
-      routes: [preview.route, ...dock.routes],
+      routes: [preview.route, ...(oauth?.routes ?? []), ...dock.routes],
       upgrades: [preview.upgrade, ...dock.upgrades],
       sessions: dock.sessions,
       unauthorized: dock.unauthorized,
+      ...(oauth ? { oauth } : {}),
     });
     const address = await listenOrFallBack(app, { ...options, fallback: options.background === true });
     closers.push(() => app.close());

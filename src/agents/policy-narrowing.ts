@@ -123,6 +123,8 @@ export function narrowPolicyConfig(global: PolicyConfig, agent: AgentPolicy): Po
     http: {
       allow: agent.http?.allow ?? global.http.allow,
       deny: [...global.http.deny, ...(agent.http?.deny ?? [])],
+      hosts: global.http.hosts,
+      inject: global.http.inject,
     },
   };
 }

@@ -158,6 +158,43 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 7,
+    name: 'oauth',
+    // MCP clients signed in with OAuth: a client (registered dynamically or known by its
+    // metadata document URL), the grants a person approved for it, and the codes and tokens
+    // of those grants. Codes and tokens are stored as SHA-256 digests, never as issued.
+    sql: `
+      CREATE TABLE oauth_clients (
+        id TEXT PRIMARY KEY,
+        client_id TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        redirect_uris TEXT NOT NULL,
+        metadata_url TEXT,
+        registered_at INTEGER NOT NULL
+      );
+      CREATE TABLE oauth_grants (
+        id TEXT PRIMARY KEY,
+        client TEXT NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+        scopes TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        granted_at INTEGER NOT NULL,
+        last_used_at INTEGER,
+        revoked_at INTEGER
+      );
+      CREATE INDEX oauth_grants_client ON oauth_grants (client);
+      CREATE TABLE oauth_secrets (
+        digest TEXT PRIMARY KEY,
+        grant_id TEXT NOT NULL REFERENCES oauth_grants (id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('code', 'access', 'refresh')),
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER,
+        redirect_uri TEXT,
+        code_challenge TEXT
+      );
+      CREATE INDEX oauth_secrets_grant ON oauth_secrets (grant_id);
+    `,
+  },
 ];
 
 const LEDGER_SQL = `

@@ -44,6 +44,10 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     load: async () => (await import('./agents.js')).agentsCommand,
     summary: 'agents of .paddock/agents: list, run, runs, show',
   },
+  clients: {
+    load: async () => (await import('./clients.js')).clientsCommand,
+    summary: 'MCP clients signed in with OAuth: list, revoke',
+  },
   servers: {
     load: async () => (await import('./servers.js')).serversCommand,
     summary: 'upstream MCP servers: list, tools, call, logs',

@@ -33,9 +33,24 @@ policy:
       - name: cat
       - name: git
         denyArgs: ["-c", "--upload-pack*", "--exec*", "--config*"]
-  http:                            # domains for http_get, http_post and notify
+  http:                            # domains for http_get, http_post, notify and computer egress
     allow: []                      # e.g. [api.github.com, "*.slack.com"] (subdomains only)
+    # Computers whose profile says \`network: { mode: proxy }\` reach these hosts too. To let
+    # package managers and git work, list your language's package registries and their download
+    # hosts and your code host, e.g.:
+    # allow:
+    #   - pypi.org
+    #   - files.pythonhosted.org
+    #   - registry.npmjs.org
+    #   - github.com
+    #   - codeload.github.com
+    #   - "*.githubusercontent.com"
     deny: []
+    hosts: {}                      # static names, e.g. { registry.internal: 10.0.0.7 }
+    inject: []                     # headers added by the egress proxy; the value never enters a computer
+    # inject:
+    #   - domain: api.github.com
+    #     headers: { Authorization: "Bearer \${GITHUB_TOKEN}" }
 
 log:
   level: info

@@ -17,7 +17,7 @@ export const RELAY_CHANNEL_BASE = 0x8000_0000;
 export const CHANNEL_RANGE = 0x4000_0000;
 
 /** Guest events about a terminal or a relayed connection. */
-export type ChannelEvent = Extract<GuestEvent, { t: 'pty.exit' | 'tcp.closed' }>;
+export type ChannelEvent = Extract<GuestEvent, { t: 'pty.exit' | 'tcp.closed' | 'egress.open' }>;
 
 /** Something that owns a range of channels of one generation. */
 export interface ChannelOwner {
@@ -72,7 +72,7 @@ export class ChannelRouter {
 
   /** Delivers a terminal or relay event; other events are ignored. */
   event(event: GuestEvent): void {
-    if (event.t !== 'pty.exit' && event.t !== 'tcp.closed') return;
+    if (event.t !== 'pty.exit' && event.t !== 'tcp.closed' && event.t !== 'egress.open') return;
     this.find(event.channel)?.onEvent(event);
   }
 

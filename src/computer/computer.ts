@@ -12,6 +12,7 @@ import type { CallArgs, CallOp, CallResult, Hello } from '../guest/protocol.js';
 import { PaddockError } from '../shared/errors.js';
 import type { ComputerBackend, SandboxInstance } from './backend/types.js';
 import { ChannelRouter } from './channels.js';
+import type { ComputerEgress, JobLineage } from './egress.js';
 import { type CallOptions, GuestClient, type WithAttachment } from './guest-client.js';
 import { baseJobEnv } from './guest-layout.js';
 import { Job } from './job.js';
@@ -39,6 +40,8 @@ export interface JobSpec {
   argv?: string[];
   /** Opens the job's tool channel once its id is known (none: no channel). */
   channel?: (jobId: string) => ToolChannel | null;
+  /** Who started the job (its egress connections are attributed to and decided for them). */
+  lineage?: JobLineage;
 }
 
 export interface ComputerOptions {
@@ -52,6 +55,8 @@ export interface ComputerOptions {
   probe: string[];
   /** Settles when the previous generation is gone (a relaunch boots only after it). */
   before?: Promise<void>;
+  /** Egress through the host proxy (profiles with network mode "proxy"). */
+  egress?: ComputerEgress | null;
 }
 
 export class Computer {
@@ -106,6 +111,7 @@ export class Computer {
         limits: this.profile.limits,
         networkMode: this.profile.networkMode,
         probe: this.options.probe,
+        files: this.options.egress?.guestFiles() ?? {},
       });
       this.instance = instance;
       if (this.ended) {
@@ -148,6 +154,8 @@ export class Computer {
       this.hello = await Promise.race([hello, timeout, exitedEarly]).finally(() => clearTimeout(timer));
       if (this.hello.version !== PROTOCOL_VERSION)
         throw new Error(`the guest agent speaks protocol ${this.hello.version}, not ${PROTOCOL_VERSION}`);
+      if (this.ended) return;
+      await this.options.egress?.start(this, this.client!);
       if (this.ended) return;
       this.lifecycle = 'running';
       this.bootMs = Math.round(performance.now() - this.startedAt);
@@ -258,7 +266,14 @@ export class Computer {
         channel: n,
         argv: started.argv,
         cwd: spec.cwd,
-        env: { ...baseJobEnv(shell), ...this.profile.env, ...spec.env, ...channelEnv, ...started.env },
+        env: {
+          ...baseJobEnv(shell),
+          ...this.profile.env,
+          ...spec.env,
+          ...channelEnv,
+          ...this.egressEnv(job.id, spec.lineage),
+          ...started.env,
+        },
         rlimits: instance.jobRlimits,
         hold,
         newSession: true,
@@ -292,6 +307,11 @@ export class Computer {
       },
     );
     return job;
+  }
+
+  /** The proxy variables of a job or terminal (none without egress). */
+  egressEnv(id: string, lineage?: JobLineage): Record<string, string> {
+    return this.options.egress?.env(id, lineage) ?? {};
   }
 
   /** A job of this generation by its number. */

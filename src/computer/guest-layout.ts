@@ -36,3 +36,10 @@ export function baseJobEnv(shell: string): Record<string, string> {
     PYTHONPATH: GUEST_CLIENT_DIRS.python,
   };
 }
+
+/** Port of the egress relay on the guest's lo (what every job's proxy variables name). */
+export const GUEST_EGRESS_PORT = 3128;
+/** The guest's system trust bundle (replaced by one that adds the egress CA when TLS is terminated). */
+export const GUEST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+/** The egress CA certificate alone (for NODE_EXTRA_CA_CERTS). */
+export const GUEST_EGRESS_CA = '/etc/paddock/egress-ca.pem';

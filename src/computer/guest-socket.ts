@@ -134,13 +134,46 @@ export class GuestSocket extends Duplex {
   }
 }
 
-/** The relayed connections of one generation (a channel owner of its computer). */
-class GenerationRelay implements ChannelOwner {
+/**
+ * Relayed connections of one generation by channel, as a channel owner: frames and the guest's
+ * `tcp.closed` go to their socket. Subclasses say which channels are theirs.
+ */
+export abstract class RelayedSockets implements ChannelOwner {
   readonly sockets = new Map<number, GuestSocket>();
-  private next = 0;
   closed = false;
 
-  constructor(readonly computer: Computer) {}
+  abstract owns(channel: number): boolean;
+
+  onData(channel: number, _stream: number, payload: Buffer): void {
+    this.sockets.get(channel)?.receive(payload);
+  }
+
+  onEnd(channel: number): void {
+    this.sockets.get(channel)?.receiveEnd();
+  }
+
+  onWindow(channel: number, _stream: number, bytes: number): void {
+    this.sockets.get(channel)?.receiveCredit(bytes);
+  }
+
+  onEvent(event: ChannelEvent): void {
+    if (event.t === 'tcp.closed') this.sockets.get(event.channel)?.remoteGone(event.error);
+  }
+
+  onClose(reason: string): void {
+    this.closed = true;
+    for (const socket of [...this.sockets.values()]) socket.remoteGone(reason);
+    this.sockets.clear();
+  }
+}
+
+/** The relayed preview connections of one generation (a channel owner of its computer). */
+class GenerationRelay extends RelayedSockets {
+  private next = 0;
+
+  constructor(readonly computer: Computer) {
+    super();
+  }
 
   async open(port: number): Promise<GuestSocket> {
     if (this.closed) throw new PaddockError('NOT_RUNNING', 'The computer was replaced; reload the preview.');
@@ -164,28 +197,6 @@ class GenerationRelay implements ChannelOwner {
 
   owns(channel: number): boolean {
     return channel >= RELAY_CHANNEL_BASE && channel < RELAY_CHANNEL_BASE + CHANNEL_RANGE;
-  }
-
-  onData(channel: number, _stream: number, payload: Buffer): void {
-    this.sockets.get(channel)?.receive(payload);
-  }
-
-  onEnd(channel: number): void {
-    this.sockets.get(channel)?.receiveEnd();
-  }
-
-  onWindow(channel: number, _stream: number, bytes: number): void {
-    this.sockets.get(channel)?.receiveCredit(bytes);
-  }
-
-  onEvent(event: ChannelEvent): void {
-    if (event.t === 'tcp.closed') this.sockets.get(event.channel)?.remoteGone(event.error);
-  }
-
-  onClose(reason: string): void {
-    this.closed = true;
-    for (const socket of [...this.sockets.values()]) socket.remoteGone(reason);
-    this.sockets.clear();
   }
 }
 

@@ -81,7 +81,15 @@ export async function startJobOn(
     );
   }
   const job = await c.startJob(
-    { script: req.script, cwd, env, timeoutMs: req.timeoutMs, argv: req.argv, channel: openChannel },
+    {
+      script: req.script,
+      cwd,
+      env,
+      timeoutMs: req.timeoutMs,
+      argv: req.argv,
+      channel: openChannel,
+      ...(req.channel ? { lineage: req.channel } : {}),
+    },
     retentionBytes,
   );
   await job.waitForExit(req.waitMs, signal);

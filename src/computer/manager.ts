@@ -12,6 +12,7 @@ import type { Logger } from '../shared/logger.js';
 import type { ComputerBackend } from './backend/types.js';
 import { Computer, type Lifecycle, MAX_FINISHED_JOBS } from './computer.js';
 import { parseId } from './cursors.js';
+import type { EgressService } from './egress.js';
 import { IdempotencyCache } from './idempotency.js';
 import type { Job, JobResult } from './job.js';
 import { abortable, type CancelResult, cancelJobOn, type RunRequest, startJobOn } from './job-requests.js';
@@ -42,6 +43,8 @@ export interface ComputerManagerOptions {
   toolChannels?: ToolChannelFactory;
   /** How the web app serves the preview (base path, the token to keep from the guest). */
   preview?: Omit<PreviewServiceOptions, 'portOverride'>;
+  /** Egress through the host proxy for profiles with network mode "proxy" (none: such profiles are unavailable). */
+  egress?: EgressService;
   /** Read-only host directories every computer sees (e.g. the skills of `.paddock/skills` at /skills). */
   sharedMounts?: { source: string; target: string; readOnly: true }[];
 }
@@ -62,7 +65,11 @@ export class ComputerManager {
 
   constructor(private readonly options: ComputerManagerOptions) {
     this.log = new ComputerLog(options.logger.child({ domain: 'computer' }));
-    this.profiles = new ProfileCatalog(options.config.profiles, (name) => options.backend.hasProgram(name));
+    this.profiles = new ProfileCatalog(
+      options.config.profiles,
+      (name) => options.backend.hasProgram(name),
+      options.egress !== undefined,
+    );
     this.launchLinks = options.db ? new LaunchLinkStore(options.db) : null;
     this.computersDir = options.config.workspaceDir ?? join(options.dataDir, 'computers');
     mkdirSync(this.computersDir, { recursive: true, mode: 0o700 });
@@ -154,6 +161,7 @@ export class ComputerManager {
       bootTimeoutMs: this.options.config.bootTimeoutMs,
       probe: PROBE,
       before: teardown,
+      egress: this.options.egress?.forComputer(generation, profile, this.log) ?? null,
     });
     this.current = computer;
     this.log.add(

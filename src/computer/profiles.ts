@@ -57,6 +57,8 @@ export class ProfileCatalog {
   constructor(
     configured: ProfileConfig[],
     private readonly hasProgram: (name: string) => boolean,
+    /** Whether this server runs the egress proxy (profiles with network mode "proxy" need it). */
+    private readonly egress = false,
   ) {
     for (const p of builtInProfiles()) this.profiles.set(p.id, p);
     for (const p of configured) this.profiles.set(p.id, { ...p, limits: limitsSchema.parse(p.limits) });
@@ -83,8 +85,11 @@ export class ProfileCatalog {
         reason: `Missing program${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}.`,
       };
     }
-    if (p.networkMode === 'proxy') {
-      return { available: false, reason: 'networkMode "proxy" is not available yet; use "none".' };
+    if (p.networkMode === 'proxy' && !this.egress) {
+      return {
+        available: false,
+        reason: 'network mode "proxy" needs the egress proxy, which this server does not run; use "none".',
+      };
     }
     return { available: true, reason: null };
   }

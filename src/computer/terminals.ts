@@ -84,6 +84,7 @@ export class TerminalService {
           TERM: 'xterm-256color',
           COLORTERM: 'truecolor',
           LANG: 'C.UTF-8',
+          ...c.egressEnv(id),
           ...shell.env,
         },
         cols: t.cols,

@@ -55,8 +55,26 @@ export const limitsSchema = z
   })
   .strict();
 
-/** One computer profile. */
-export const profileSchema = z
+/** The network of a computer. */
+export const networkSchema = z
+  .object({
+    mode: z
+      .enum(['none', 'proxy'])
+      .default('none')
+      .describe(
+        '"none": loopback only. "proxy": egress through the host proxy, decided by policy.http for every connection.',
+      ),
+    allow: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'Narrows policy.http.allow for this profile (same rule syntax); absent: policy.http alone decides.',
+      ),
+  })
+  .strict();
+
+/** One computer profile (as written; see profileSchema for the parsed form). */
+const profileInputSchema = z
   .object({
     id: z
       .string()
@@ -85,10 +103,10 @@ export const profileSchema = z
       .max(2 * 1024 * 1024)
       .optional()
       .describe('Script run as a job after every boot of this profile.'),
-    networkMode: z
-      .enum(['none', 'proxy'])
-      .default('none')
-      .describe('"none": loopback only. "proxy": egress through the proxy (not available yet).'),
+    networkMode: z.enum(['none', 'proxy']).optional().describe('Short form of network.mode.'),
+    network: networkSchema
+      .optional()
+      .describe('Egress of the computer: none (loopback only, the default) or through the host proxy.'),
     previewPort: z
       .number()
       .int()
@@ -104,6 +122,26 @@ export const profileSchema = z
       .describe('Programs that must exist for the profile to be available.'),
   })
   .strict();
+
+/**
+ * One computer profile. `networkMode` is the short form of `network.mode`; after parsing both
+ * are set and agree (giving both with different values is an error).
+ */
+export const profileSchema = profileInputSchema
+  .superRefine((p, ctx) => {
+    if (p.networkMode && p.network && p.network.mode !== p.networkMode) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['networkMode'],
+        message: `networkMode "${p.networkMode}" contradicts network.mode "${p.network.mode}"; keep only network.mode`,
+      });
+    }
+  })
+  .transform((p) => {
+    const mode = p.network?.mode ?? p.networkMode ?? 'none';
+    const network: NetworkConfig = { mode, ...(p.network?.allow ? { allow: p.network.allow } : {}) };
+    return { ...p, networkMode: mode, network };
+  });
 
 /** The `computer` section of paddock.yaml. */
 export const computerSchema = z
@@ -167,5 +205,6 @@ export const computerSchema = z
   .strict();
 
 export type ComputerConfig = z.infer<typeof computerSchema>;
-export type ProfileConfig = z.infer<typeof profileSchema>;
+export type ProfileConfig = z.output<typeof profileSchema>;
+export type NetworkConfig = z.output<typeof networkSchema>;
 export type LimitsConfig = z.infer<typeof limitsSchema>;

@@ -30,6 +30,20 @@ export const execRuleSchema = z
   })
   .strict();
 
+/** A header the egress proxy attaches to requests for one named domain (TLS terminated for https). */
+export const httpInjectSchema = z
+  .object({
+    domain: z
+      .string()
+      .min(1)
+      .describe('Exactly one host name (no wildcard); requests to it get the headers.'),
+    headers: z
+      .record(z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'must be an HTTP header name'), z.string())
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: documents the ${VAR} syntax
+      .describe('Header name → value; `${VAR}` in a value expands from the server environment at use.'),
+  })
+  .strict();
+
 export const policySchema = z
   .object({
     files: z
@@ -72,15 +86,28 @@ export const policySchema = z
           .default([])
           .describe('Domains (`api.example.com`, `*.example.com` for subdomains), optionally with `:port`.'),
         deny: z.array(z.string()).default([]).describe('Domains always refused, checked before allow.'),
+        hosts: z
+          .record(z.string().min(1), z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]))
+          .default({})
+          .describe(
+            'Static name → address map (like extra_hosts): the name resolves to these addresses, which count as named by a rule.',
+          ),
+        inject: z
+          .array(httpInjectSchema)
+          .default([])
+          .describe(
+            'Headers the egress proxy adds to requests for one domain; values come from the server, never the computer.',
+          ),
       })
       .strict()
-      .default({ allow: [], deny: [] })
-      .describe('Domain whitelist for http_get, http_post and notify.'),
+      .default({ allow: [], deny: [], hosts: {}, inject: [] })
+      .describe('Domain whitelist for http_get, http_post, notify and the egress proxy of computers.'),
   })
   .strict();
 
 export type PolicyConfig = z.infer<typeof policySchema>;
 export type ExecRule = z.infer<typeof execRuleSchema>;
+export type HttpInjectRule = z.infer<typeof httpInjectSchema>;
 
 export const serverSchema = z
   .object({
@@ -113,6 +140,32 @@ export const serverSchema = z
       .describe(
         'Extra Host header names accepted (DNS-rebinding protection); loopback names are always accepted on loopback.',
       ),
+    oauth: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Let MCP clients sign in with OAuth (approved by a person in the dock) besides the token.',
+          ),
+        accessTokenTtlSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(86_400)
+          .default(3_600)
+          .describe('Life of an OAuth access token; clients refresh it with their refresh token.'),
+        registrationsPerMinute: z
+          .number()
+          .int()
+          .min(1)
+          .max(1_000)
+          .default(20)
+          .describe('Dynamic client registrations accepted per minute, all clients together.'),
+      })
+      .strict()
+      .default({ enabled: true, accessTokenTtlSeconds: 3_600, registrationsPerMinute: 20 })
+      .describe('OAuth 2.1 sign-in of MCP clients (only with auth: token).'),
   })
   .strict();
 

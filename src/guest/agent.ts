@@ -14,6 +14,7 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobAccountFrom } from './account.js';
 import { closeInheritedDescriptors } from './descriptors.js';
+import { EgressRelay } from './egress-relay.js';
 import { JobRunner } from './exec.js';
 import { GuestFailure, toGuestError } from './failure.js';
 import { type Frame, FrameKind, PROTOCOL_VERSION } from './frames.js';
@@ -78,6 +79,7 @@ function main(): void {
   ptys = new PtyHost(link, account);
   const terminals = ptys;
   const relay = new TcpRelay(link);
+  const egress = new EgressRelay(link, relay);
   /** Attachments of calls not dispatched yet, by call id. */
   const attachments = new Map<number, Buffer>();
 
@@ -129,6 +131,8 @@ function main(): void {
       case 'tcp.close':
         relay.close((call.args as CallArgs<'tcp.close'>).channel);
         return {};
+      case 'egress.listen':
+        return egress.listen(call.args as CallArgs<'egress.listen'>);
       default:
         throw new GuestFailure(
           'UNSUPPORTED_CAPABILITY',

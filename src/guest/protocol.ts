@@ -29,6 +29,12 @@ export const guestErrorCodeSchema = z.enum([
 export type GuestErrorCode = z.infer<typeof guestErrorCodeSchema>;
 
 const channelId = z.number().int().min(1).max(0xffffffff);
+/** Credit of a relayed connection in each direction. */
+const windowBytes = z
+  .number()
+  .int()
+  .min(1024)
+  .max(16 * 1024 * 1024);
 const guestPath = z.string().min(1).max(4096);
 
 /** Resource limits applied to a job's processes with setrlimit (inherited by descendants). */
@@ -207,17 +213,27 @@ export const callSchemas = {
       .object({
         channel: channelId,
         port: z.number().int().min(1).max(65_535),
-        windowBytes: z
-          .number()
-          .int()
-          .min(1024)
-          .max(16 * 1024 * 1024),
+        windowBytes,
       })
       .strict(),
     result: z.object({}).strict(),
   },
   /** Drop a relayed TCP connection at once. */
   'tcp.close': { args: z.object({ channel: channelId }).strict(), result: z.object({}).strict() },
+  /**
+   * Listen on 127.0.0.1:`port` inside the guest (the egress relay): every connection a program
+   * opens there becomes a channel announced by an `egress.open` event, relayed like `tcp.open`'s
+   * (guest → host stream 1, host → guest stream 0, `windowBytes` of credit each way).
+   */
+  'egress.listen': {
+    args: z
+      .object({
+        port: z.number().int().min(1).max(65_535),
+        windowBytes,
+      })
+      .strict(),
+    result: z.object({}).strict(),
+  },
 } as const;
 
 export type CallOp = keyof typeof callSchemas;
@@ -320,6 +336,8 @@ export const guestEventSchema = z.discriminatedUnion('t', [
       signal: z.string().max(32).nullable(),
     })
     .strict(),
+  /** A program connected to the egress relay; its bytes flow on `channel` (an egress channel). */
+  z.object({ t: z.literal('egress.open'), channel: channelId }).strict(),
   /** A relayed TCP connection is gone (closed by either side, or failed with `error`). */
   z
     .object({ t: z.literal('tcp.closed'), channel: channelId, error: z.string().max(512).nullable() })

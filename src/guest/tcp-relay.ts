@@ -77,6 +77,19 @@ export class TcpRelay {
     });
   }
 
+  /**
+   * Relays a connection the agent accepted (the egress relay) on `channel`, exactly like one it
+   * opened: false when the channel is taken or too many connections are open.
+   */
+  adopt(channel: number, socket: Socket, windowBytes: number): boolean {
+    if (this.relays.has(channel) || this.relays.size + this.opening >= MAX_RELAYED_CONNECTIONS) return false;
+    socket.setNoDelay(true);
+    const relay: Relay = { socket, credit: windowBytes, linkBlocked: false, error: null };
+    this.relays.set(channel, relay);
+    this.wire(channel, relay);
+    return true;
+  }
+
   /** A stream frame from the host: bytes for the server, their end, or credit. */
   onFrame(frame: Frame): void {
     if (frame.kind === FrameKind.Data) this.onData(frame.channel, frame.payload);

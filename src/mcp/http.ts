@@ -4,14 +4,26 @@ import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import { computerNameProblem } from '../shared/computer-name.js';
 import type { Logger } from '../shared/logger.js';
+import type { Tool } from '../tools/tool.js';
 import { MAX_MESSAGE_BYTES } from './line-limit.js';
-import { createMcpServer, type McpServerDeps } from './server.js';
+import { createMcpServer, inToolsets, type McpServerDeps } from './server.js';
 import { McpSessions, sessionCaller, sessionComputer } from './sessions.js';
+
+/** An OAuth grant a request was admitted with: its calls are `mcp:<client>:<session>`. */
+export interface McpGrant {
+  id: string;
+  /** Paddock's id of the client (the audit caller names it). */
+  client: string;
+  /** Tool sets the grant's scopes open. */
+  toolsets: readonly string[];
+}
 
 interface Session {
   transport: NodeStreamableHTTPServerTransport;
   dispose(): void;
   lastSeen: number;
+  /** The grant that opened the session; only requests of that grant may use it. */
+  grantId?: string;
 }
 
 export interface McpHttpOptions {
@@ -25,6 +37,13 @@ export interface McpHttpOptions {
   bodyTimeoutMs?: number;
   /** The server's session list (for `paddock status` and the end-of-session hook). */
   sessions?: McpSessions;
+  /**
+   * Which of these grants were revoked (also by another process, e.g. `paddock clients
+   * revoke`): their sessions are closed within `grantCheckMs`.
+   */
+  revokedGrants?: (grantIds: string[]) => string[];
+  /** How often sessions of OAuth grants are checked against revocations. Default 2 s. */
+  grantCheckMs?: number;
 }
 
 /** Header that attaches an HTTP session to a named computer instead of its private one. */
@@ -43,6 +62,7 @@ export class McpHttpEndpoint {
   private readonly bodyTimeoutMs: number;
   private readonly sweeper: NodeJS.Timeout;
   private readonly registry: McpSessions;
+  private readonly grantChecker: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly deps: McpServerDeps,
@@ -56,16 +76,44 @@ export class McpHttpEndpoint {
     this.registry = options.sessions ?? new McpSessions();
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
+    const revoked = options.revokedGrants;
+    if (revoked) {
+      this.grantChecker = setInterval(() => {
+        const ids = [...new Set([...this.sessions.values()].flatMap((s) => (s.grantId ? [s.grantId] : [])))];
+        if (ids.length > 0) this.closeGrants(revoked(ids));
+      }, options.grantCheckMs ?? 2_000);
+      this.grantChecker.unref();
+    }
+  }
+
+  /** Closes every session opened by one of these grants (they were revoked). */
+  closeGrants(grantIds: readonly string[]): void {
+    if (grantIds.length === 0) return;
+    for (const [id, s] of this.sessions) {
+      if (s.grantId && grantIds.includes(s.grantId)) {
+        this.logger.info('mcp.session_revoked', { session: id, grant: s.grantId });
+        void s.transport.close();
+      }
+    }
   }
 
   get sessionCount(): number {
     return this.sessions.size;
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Serves one request; `grant` when it was admitted with an OAuth access token. */
+  async handle(req: IncomingMessage, res: ServerResponse, grant?: McpGrant): Promise<void> {
     const sessionId = header(req, 'mcp-session-id');
     if (sessionId) {
       const session = this.sessions.get(sessionId);
+      if (session && session.grantId !== grant?.id) {
+        return sendJsonRpcError(
+          res,
+          403,
+          -32000,
+          'This session was opened with other credentials; send initialize to open your own.',
+        );
+      }
       if (!session) {
         return sendJsonRpcError(
           res,
@@ -105,14 +153,32 @@ export class McpHttpEndpoint {
     this.evictIfFull();
     const id = randomUUID();
     const ref = sessionComputer(id, named);
-    const { server, dispose } = createMcpServer(this.deps, () => sessionCaller(id, ref));
+    const scopes = grant?.toolsets;
+    const caller = grant ? `mcp:${grant.client}:${id}` : `mcp:${id}`;
+    const { server, dispose } = createMcpServer(this.deps, () => ({
+      ...sessionCaller(id, ref),
+      caller,
+      ...(scopes
+        ? { allowTool: (_name: string, tool: Tool) => scopes.length > 0 && inToolsets(tool, scopes) }
+        : {}),
+    }));
     let end = () => {};
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: () => {
-        this.sessions.set(id, { transport, dispose, lastSeen: Date.now() });
+        this.sessions.set(id, {
+          transport,
+          dispose,
+          lastSeen: Date.now(),
+          ...(grant ? { grantId: grant.id } : {}),
+        });
         end = this.registry.add(id, 'http', ref);
-        this.logger.info('mcp.session_opened', { session: id, transport: 'http', computer: ref });
+        this.logger.info('mcp.session_opened', {
+          session: id,
+          transport: 'http',
+          computer: ref,
+          ...(grant ? { client: grant.client, grant: grant.id } : {}),
+        });
       },
     });
     server.oninitialized = () => {
@@ -131,6 +197,7 @@ export class McpHttpEndpoint {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    clearInterval(this.grantChecker);
     const all = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.allSettled(all.map((s) => s.transport.close()));

@@ -263,12 +263,14 @@ class PolicyHttpClient implements HttpClient {
     const url = hop.url.href;
     const pinning = new PinningResolver(this.dns);
     let rule: string;
+    let vetted: string[] | undefined;
     try {
       const decision = await raceSignal(
         ctx.policy.enforce({ type: 'http', method: hop.method, url }, { dns: pinning }),
         signal,
       );
       rule = decision.rule;
+      vetted = decision.addresses;
       if (!decision.allow) {
         throw new PaddockError(
           'POLICY_DENIED',
@@ -293,6 +295,8 @@ class PolicyHttpClient implements HttpClient {
     }
     const host = bareHostname(hop.url);
     if (isIP(host)) return [host];
+    // the policy's own answer (the static host map, or what it resolved) is the one to pin
+    if (vetted && vetted.length > 0) return vetted;
     const addresses = (await raceSignal(pinning.lookup(host), signal)).filter((a) => isIP(a) !== 0);
     if (addresses.length === 0) {
       throw new PaddockError(

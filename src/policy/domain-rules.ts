@@ -42,7 +42,7 @@ export interface HostRules {
 }
 
 /** Normalises a host the way a URL's hostname is normalised (lower case, punycode, IPv4 forms). */
-function normaliseHost(host: string): string | null {
+export function normaliseHost(host: string): string | null {
   try {
     const name = new URL(`http://${host}/`).hostname;
     return name.endsWith('.') ? name.slice(0, -1) : name;

@@ -9,6 +9,7 @@ import {
   namesHost,
 } from './domain-rules.js';
 import { inspectAddress } from './ip.js';
+import type { StaticHosts } from './static-hosts.js';
 import type { HostResolver, PolicyDecision } from './types.js';
 
 /** A lexical http decision and, when it allows, the rule that did. */
@@ -56,13 +57,15 @@ export function decideHttp(rules: HostRules, target: HttpTarget): HttpDecided {
  * (loopback, private, link-local, CGNAT, metadata, unspecified, multicast …) passes only
  * when the name was allowed by a `localhost` rule and the address is loopback, or when an
  * allow rule names that exact address (and port). An `http.deny` rule naming an address
- * refuses it. A `localhost` rule accepts loopback addresses only.
+ * refuses it. A `localhost` rule accepts loopback addresses only. `mapped` are the addresses
+ * `policy.http.hosts` gives for the name: they count as named by a rule.
  */
 export function vetAddresses(
   rules: HostRules,
   rule: HostRule,
   target: HttpTarget,
   found: string[],
+  mapped: readonly string[] = [],
 ): PolicyDecision {
   const addresses: string[] = [];
   const denyIps = rules.deny.filter((r) => r.kind === 'ip');
@@ -81,7 +84,7 @@ export function vetAddresses(
           `localhost resolves to ${info.address}, which is not loopback`,
         );
       }
-    } else if (info.forbidden) {
+    } else if (info.forbidden && !mapped.includes(info.address)) {
       const named = rules.allow.some(
         (r) =>
           r.kind === 'ip' && r.host === info.address && coversPort(r, target.port, target.defaultPort, false),
@@ -101,7 +104,7 @@ export function vetAddresses(
 }
 
 /**
- * Resolves a name through `dns` and vets the answer. A failed lookup is not a policy
+ * Resolves a name through `dns` (or `hosts`, the static map, first) and vets the answer. A failed lookup is not a policy
  * decision: it throws PaddockError `UPSTREAM_ERROR` naming the host (a PaddockError from
  * the resolver, e.g. `TIMEOUT`, passes through).
  */
@@ -110,7 +113,10 @@ export async function resolveAndVet(
   rule: HostRule,
   target: HttpTarget,
   dns: HostResolver,
+  hosts: StaticHosts = new Map(),
 ): Promise<PolicyDecision> {
+  const mapped = hosts.get(target.host);
+  if (mapped) return vetAddresses(rules, rule, target, [...mapped], mapped);
   let found: string[];
   try {
     found = await dns.lookup(target.host);

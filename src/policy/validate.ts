@@ -3,6 +3,7 @@ import type { PaddockError } from '../shared/errors.js';
 import { compileHostRules } from './domain-rules.js';
 import { compileExecRules } from './exec-rules.js';
 import { compileRoots } from './path-rules.js';
+import { compileStaticHosts } from './static-hosts.js';
 
 /**
  * Every problem with the rules of a `policy` config section, as `path: message` lines
@@ -17,5 +18,6 @@ export function listPolicyProblems(config: PolicyConfig): string[] {
   const writeRoots = compileRoots('files.write', config.files.write, problems);
   compileExecRules(config.exec, writeRoots, problems);
   compileHostRules(config.http, problems);
+  compileStaticHosts(config.http.hosts ?? {}, problems);
   return problems.map((e) => `${String(e.details.path)}: ${String(e.details.problem)}`);
 }

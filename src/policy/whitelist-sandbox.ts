@@ -12,6 +12,7 @@ import { checkExec, checkResolvedExec, compileExecRules, type ExecRules } from '
 import { decideHttp, resolveAndVet } from './http-decide.js';
 import { resolveGuestPath } from './path-resolve.js';
 import { compileRoots, decidePath, type FileRules, parseGuestPath } from './path-rules.js';
+import { compileStaticHosts, type StaticHosts } from './static-hosts.js';
 import type {
   EnforceOptions,
   ExecResolver,
@@ -39,7 +40,13 @@ interface Compiled {
   files: FileRules;
   exec: ExecRules;
   http: HostRules;
+  hosts: StaticHosts;
 }
+
+/** Used when a name is in `http.hosts`: the static map answers, no resolver is asked. */
+const NO_DNS: HostResolver = {
+  lookup: (host) => Promise.reject(new Error(`no resolver for ${host}`)),
+};
 
 type Decided = { decision: PolicyDecision; http?: HttpTarget; hostRule?: HostRule };
 
@@ -67,7 +74,8 @@ function decideCwd(files: FileRules, cwd: unknown): PolicyDecision | null {
  *   `cwd`, if given, must be a readable path. With an ExecResolver, a bare name is resolved
  *   against `exec.path` and re-checked.
  * - `http`: scheme, userinfo, IP literals, host and port rules. With a HostResolver, the
- *   resolved addresses are vetted and returned in `addresses` for the caller to pin.
+ *   resolved addresses are vetted and returned in `addresses` for the caller to pin. A name in
+ *   `http.hosts` resolves to its listed addresses (no resolver asked), which pass the guard.
  *   Redirects are not followed here: the caller must call `enforce` again for every hop.
  */
 export function createWhitelistSandbox(
@@ -83,6 +91,7 @@ export function createWhitelistSandbox(
     files,
     exec: compileExecRules(config.exec, files.write),
     http: compileHostRules(config.http),
+    hosts: compileStaticHosts(config.http.hosts ?? {}),
   };
 
   const decide = (action: PolicyAction): Decided => {
@@ -152,8 +161,9 @@ export function createWhitelistSandbox(
       }
       case 'http': {
         const dns = given.dns ?? defaults.dns;
-        if (!dns || !http || http.ip || !hostRule) return decision;
-        return resolveAndVet(rules.http, hostRule, http, dns);
+        if (!http || http.ip || !hostRule) return decision;
+        if (!dns && !rules.hosts.has(http.host)) return decision;
+        return resolveAndVet(rules.http, hostRule, http, dns ?? NO_DNS, rules.hosts);
       }
     }
   };

@@ -32,8 +32,9 @@ export interface GatewayDeps {
 }
 
 /**
- * The outcome of one call. `protocol` errors (unknown tool, invalid arguments) are
- * JSON-RPC errors for MCP clients; the others are tool errors (`isError: true`).
+ * The outcome of one call. A `protocol` error (an unknown tool) is a JSON-RPC error for MCP
+ * clients; the others, invalid arguments included, are tool errors (`isError: true`) that a
+ * model reads and corrects.
  */
 export type CallOutcome =
   | { ok: true; invocationId: string; result: ToolResult }
@@ -192,7 +193,7 @@ export class Gateway {
     try {
       this.deps.validator.validate(tool.inputSchema, input ?? {}, name);
     } catch (e) {
-      return finish({ ok: false, invocationId, protocol: true, error: toPaddockError(e) });
+      return finish({ ok: false, invocationId, protocol: false, error: toPaddockError(e) });
     }
     // the row exists before the first effect, so a crash mid-call leaves it `running`
     try {

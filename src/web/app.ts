@@ -7,10 +7,10 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { McpHttpEndpoint } from '../mcp/http.js';
+import type { McpGrant, McpHttpEndpoint } from '../mcp/http.js';
 import { sendJsonRpcError } from '../mcp/http.js';
 import type { Logger } from '../shared/logger.js';
-import { hostnameOf, readCookie, tokenMatches } from './auth.js';
+import { bearerToken, hostnameOf, readCookie, tokenMatches } from './auth.js';
 
 export const SESSION_COOKIE = 'paddock_session';
 
@@ -25,6 +25,11 @@ export interface WebRoute {
    * session needed, and `Origin: null` (a sandboxed frame) is accepted.
    */
   capability?: boolean;
+  /**
+   * Any Origin may call it (Host is still checked): endpoints that use no ambient credential,
+   * such as OAuth metadata, registration and token requests from browser-based clients.
+   */
+  crossOrigin?: boolean;
 }
 
 /**
@@ -63,6 +68,17 @@ export interface WebAppOptions {
    * (MCP clients always send the bearer token).
    */
   sessions?: SessionValidator;
+  /**
+   * OAuth sign-in of MCP clients: admits `/mcp` requests that carry an access token it
+   * issued, and names the resource metadata in every 401 from `/mcp`.
+   */
+  oauth?: {
+    verify(
+      token: string,
+      req: IncomingMessage,
+    ): { ok: true; grant: McpGrant } | { ok: false; description: string };
+    challenge(req: IncomingMessage, error?: { code: string; description: string }): string;
+  };
   /** Answers an unauthenticated request outside `/mcp` (the dock's sign-in page). */
   unauthorized?: (req: IncomingMessage, res: ServerResponse, url: URL) => void;
 }
@@ -122,6 +138,7 @@ export class WebApp {
   checkOrigin(
     req: IncomingMessage,
     opaqueOk = false,
+    anyOrigin = false,
   ): { ok: true } | { ok: false; status: number; message: string } {
     const host = req.headers.host;
     if (!host || !this.allowedHosts.has(hostnameOf(host))) {
@@ -132,7 +149,7 @@ export class WebApp {
       };
     }
     const origin = req.headers.origin;
-    if (origin !== undefined && !(opaqueOk && origin === 'null')) {
+    if (origin !== undefined && !anyOrigin && !(opaqueOk && origin === 'null')) {
       let originHost: string;
       try {
         const u = new URL(origin);
@@ -157,8 +174,7 @@ export class WebApp {
    */
   authenticated(req: IncomingMessage, url?: URL): boolean {
     if (this.options.auth === 'none') return true;
-    const auth = req.headers.authorization;
-    if (auth?.startsWith('Bearer ') && tokenMatches(auth.slice(7).trim(), this.options.token)) return true;
+    if (tokenMatches(bearerToken(req.headers.authorization), this.options.token)) return true;
     const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
     const path = url?.pathname ?? new URL(req.url ?? '/', 'http://localhost').pathname;
     return cookie !== undefined && path !== '/mcp' && this.options.sessions?.valid(cookie) === true;
@@ -199,7 +215,7 @@ export class WebApp {
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = this.options.routes?.find((r) => r.match(req, url));
-    const check = this.checkOrigin(req, route?.capability === true);
+    const check = this.checkOrigin(req, route?.capability === true, route?.crossOrigin === true);
     if (!check.ok) {
       if (url.pathname === '/mcp') return sendJsonRpcError(res, check.status, -32000, check.message);
       res.writeHead(check.status, { 'content-type': 'text/plain' });
@@ -212,16 +228,8 @@ export class WebApp {
       return;
     }
     if (route?.public || route?.capability) return route.handle(req, res, url);
+    if (url.pathname === '/mcp') return this.routeMcp(req, res);
     if (!this.authenticated(req, url)) {
-      if (url.pathname === '/mcp') {
-        res.setHeader('www-authenticate', 'Bearer realm="paddock"');
-        return sendJsonRpcError(
-          res,
-          401,
-          -32000,
-          'Missing or wrong bearer token: send "Authorization: Bearer <token>" (the token is in the data directory).',
-        );
-      }
       if (this.options.unauthorized) return this.options.unauthorized(req, res, url);
       res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8' });
       res.end(
@@ -229,10 +237,40 @@ export class WebApp {
       );
       return;
     }
-    if (url.pathname === '/mcp') return this.options.mcp.handle(req, res);
     if (route) return route.handle(req, res, url);
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('Not found.');
+  }
+
+  /** `/mcp`: the server token, or an access token of an OAuth grant; else a 401 that says how. */
+  private async routeMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const token = bearerToken(req.headers.authorization);
+    if (this.options.auth === 'none' || tokenMatches(token, this.options.token)) {
+      return this.options.mcp.handle(req, res);
+    }
+    const oauth = this.options.oauth;
+    let refusal: string | undefined;
+    if (token !== undefined && oauth) {
+      const check = oauth.verify(token, req);
+      if (check.ok) return this.options.mcp.handle(req, res, check.grant);
+      refusal = check.description;
+    }
+    res.setHeader(
+      'www-authenticate',
+      oauth
+        ? oauth.challenge(
+            req,
+            refusal === undefined ? undefined : { code: 'invalid_token', description: refusal },
+          )
+        : 'Bearer realm="paddock"',
+    );
+    return sendJsonRpcError(
+      res,
+      401,
+      -32000,
+      refusal ??
+        'Missing or wrong bearer token: send "Authorization: Bearer <token>" (the token is in the data directory), or sign in with OAuth.',
+    );
   }
 
   async close(): Promise<void> {

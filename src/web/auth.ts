@@ -24,6 +24,15 @@ export function tokenMatches(presented: string | undefined, token: string): bool
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/**
+ * The credential of an `Authorization: Bearer <token>` header. The scheme is matched in any
+ * case (RFC 7235: `bearer`, `BEARER` are the same scheme); anything else gives undefined.
+ */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = header === undefined ? null : /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  return match?.[1];
+}
+
 /** Reads one cookie from a Cookie header. */
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;

@@ -39,6 +39,22 @@ describe('computer files (bwrap)', { concurrency: false }, () => {
     }
   });
 
+  it('refuses read_file, list_files and write_file on a path no rule allows without booting a computer', async () => {
+    await withComputer({}, async ({ manager, ctx }) => {
+      const call = toolCaller(manager, ctx);
+      assert.equal(await codeOf(call('read_file', { path: '/etc/shadow' })), 'POLICY_DENIED');
+      assert.equal(await codeOf(call('list_files', { path: '/root' })), 'POLICY_DENIED');
+      assert.equal(
+        await codeOf(call('write_file', { path: '/etc/x', content: 'x', overwrite: true })),
+        'POLICY_DENIED',
+      );
+      assert.equal(manager.computer, null, 'no computer was booted for a refusal');
+      const read = await call('read_file', { path: '/workspace/none.txt' }).catch((e: unknown) => e);
+      assert.ok(isPaddockError(read) && read.code === 'NOT_FOUND', String(read));
+      assert.ok(manager.computer, 'an allowed path does boot the default profile (autoLaunch is on)');
+    });
+  });
+
   it('denies a write through a symlink that leaves the allowed roots, and logs the denial', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
       const call = toolCaller(manager, ctx);

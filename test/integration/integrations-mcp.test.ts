@@ -116,10 +116,11 @@ describe('upstream MCP servers and plugins through paddock mcp (end to end)', ()
 
   it('rejects schema-invalid arguments before they reach the upstream server', async () => {
     await toolNames();
-    await assert.rejects(
-      client.callTool({ name: 'everything_echo', arguments: { nope: 1 } }),
-      /message|nope/,
-    );
+    const r = await client.callTool({ name: 'everything_echo', arguments: { nope: 1 } });
+    assert.equal(r.isError, true);
+    const body = JSON.parse(text(r));
+    assert.equal(body.code, 'INVALID_ARGUMENT');
+    assert.match(body.message, /message|nope/);
   });
 
   it('refuses a denied upstream tool with POLICY_DENIED', async () => {

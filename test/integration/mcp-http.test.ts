@@ -11,11 +11,11 @@ import {
   tempProject,
 } from '../helpers/paddock-process.js';
 
-async function connect(url: string, token: string): Promise<Client> {
+async function connect(url: string, token: string, scheme = 'Bearer'): Promise<Client> {
   const client = new Client({ name: 'paddock-test', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
+      requestInit: { headers: { authorization: `${scheme} ${token}` } },
     }),
   );
   return client;
@@ -91,12 +91,20 @@ describe('MCP over Streamable HTTP against a real paddock serve', () => {
     assert.ok(r.structuredContent);
   });
 
-  it('rejects schema-invalid arguments and unknown tools as JSON-RPC errors', async () => {
-    await assert.rejects(
-      client.callTool({ name: 'recall_memory', arguments: { query: 'x', limit: 100000 } }),
-      /limit/,
+  it('answers schema-invalid arguments as a tool error and an unknown tool as a JSON-RPC error', async () => {
+    const r = await client.callTool({ name: 'recall_memory', arguments: { query: 'x', limit: 100000 } });
+    assert.equal(r.isError, true);
+    const body = JSON.parse((r.content as { text: string }[])[0]!.text);
+    assert.equal(body.code, 'INVALID_ARGUMENT');
+    assert.match(body.message, /limit/);
+    assert.ok(
+      (body.problems as string[]).some((p) => p.startsWith('limit: ')),
+      JSON.stringify(body.problems),
     );
-    await assert.rejects(client.callTool({ name: 'nope', arguments: {} }), /Unknown tool/);
+    await assert.rejects(
+      client.callTool({ name: 'nope', arguments: {} }),
+      (e: Error & { code?: number }) => e.code === -32602 && /Unknown tool/.test(e.message),
+    );
   });
 
   it('refuses a request without the token', async () => {
@@ -106,6 +114,33 @@ describe('MCP over Streamable HTTP against a real paddock serve', () => {
       body: INIT,
     });
     assert.equal(res.status, 401);
+  });
+
+  it('accepts the bearer scheme in any case, and refuses another scheme with the right token', async () => {
+    for (const scheme of ['bearer', 'BEARER']) {
+      const c = await connect(serve.url, serve.token, scheme);
+      try {
+        const { tools } = await c.listTools();
+        assert.ok(
+          tools.some((t) => t.name === 'save_memory'),
+          scheme,
+        );
+      } finally {
+        await c.close();
+      }
+    }
+    for (const authorization of [`Basic ${serve.token}`, `Bearer${serve.token}`, `Bearer ${serve.token} x`]) {
+      const res = await fetch(`${serve.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization,
+        },
+        body: INIT,
+      });
+      assert.equal(res.status, 401, authorization);
+    }
   });
 
   it('refuses a request with a wrong token', async () => {

@@ -67,15 +67,13 @@ describe('MCP over stdio (paddock mcp) with the official client', () => {
     assert.equal(JSON.parse((r.content as { text: string }[])[0]!.text).code, 'POLICY_DENIED');
   });
 
-  it('rejects schema-invalid arguments with a JSON-RPC error naming the problem', async () => {
-    await assert.rejects(
-      client.callTool({ name: 'save_memory', arguments: { content: 'x', bogus: 1 } }),
-      (e: Error & { code?: number }) => {
-        assert.equal(e.code, -32602);
-        assert.match(e.message, /bogus/);
-        return true;
-      },
-    );
+  it('answers schema-invalid arguments with a tool error the model can read, naming the problem', async () => {
+    const r = await client.callTool({ name: 'save_memory', arguments: { content: 'x', bogus: 1 } });
+    assert.equal(r.isError, true);
+    const body = JSON.parse((r.content as { text: string }[])[0]!.text);
+    assert.equal(body.code, 'INVALID_ARGUMENT');
+    assert.match(body.message, /bogus/);
+    assert.deepEqual(body.problems, ['(arguments): unknown property "bogus"']);
   });
 
   it('reports progress while a long call runs, when the client asks for it', async () => {

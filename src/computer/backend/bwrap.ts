@@ -107,12 +107,6 @@ export class BwrapBackend implements ComputerBackend {
   }
 
   async launch(spec: SandboxSpec): Promise<SandboxInstance> {
-    if (spec.networkMode === 'proxy') {
-      throw new PaddockError(
-        'UNSUPPORTED_CAPABILITY',
-        'This profile asks for networkMode "proxy", but egress through the proxy is not available yet; set networkMode to "none" in the profile and launch again.',
-      );
-    }
     if (!existsSync(join(this.guestDir, 'agent.js'))) {
       throw new PaddockError(
         'INTERNAL',
@@ -121,7 +115,8 @@ export class BwrapBackend implements ComputerBackend {
     }
     const workspace = this.workspaceFor(spec);
     const shell = canExecute('/bin/bash') ? '/bin/bash' : '/bin/sh';
-    const files = Object.entries(generatedEtc(spec.generation, shell));
+    // the network namespace keeps only lo either way; "proxy" adds the relay port (guest agent)
+    const files = Object.entries({ ...generatedEtc(spec.generation, shell), ...spec.files });
     // Generated files reach bwrap through pipes (fd 4, 5, …): no host path to expose or traverse.
     const generated: Record<string, number> = {};
     files.forEach(([target], i) => {

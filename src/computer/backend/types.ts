@@ -41,6 +41,8 @@ export interface SandboxSpec {
   networkMode: 'none' | 'proxy';
   /** Program names whose presence the agent reports in its hello. */
   probe: string[];
+  /** Extra read-only files by guest path (e.g. the trust bundle of the egress proxy). */
+  files?: Record<string, string>;
 }
 
 /** How the root of a job and all its descendants are tracked. */

@@ -26,6 +26,19 @@ const encodingProperty = {
   description: 'utf8 (default) for text; base64 for exact bytes of binary files.',
 };
 
+/**
+ * Throws POLICY_DENIED when the path alone decides the refusal (no rule allows it, or a deny rule
+ * matches), so a refused call never boots a computer. Symlinks can only narrow that answer.
+ */
+async function refuseWithoutComputer(
+  ctx: ToolContext,
+  type: 'file.read' | 'file.write',
+  path: string,
+): Promise<void> {
+  // enforce without resolvers answers a lexical denial at once, with the policy's own error
+  if (!ctx.policy.check({ type, path }).allow) await ctx.policy.enforce({ type, path });
+}
+
 /** Enforces the policy for a file action with the guest's resolver; returns the path to use. */
 export async function allowPath(
   manager: ComputerManager,
@@ -33,7 +46,7 @@ export async function allowPath(
   type: 'file.read' | 'file.write',
   path: string,
 ): Promise<string> {
-  checkGuestPath(path);
+  await refuseWithoutComputer(ctx, type, checkGuestPath(path));
   const c = await manager.requireRunning(ctx.signal);
   const decision: PolicyDecision = await ctx.policy.enforce(
     { type, path },
@@ -123,6 +136,7 @@ export function fileTools(manager: ComputerManager): Tool[] {
         const encoding = (optString(input, 'encoding') ?? 'utf8') as FileEncoding;
         const offset = intOr(input, 'offset', 0);
         const byteLimit = intOr(input, 'byteLimit', 4096);
+        await refuseWithoutComputer(ctx, 'file.read', requested);
         const c = await manager.requireRunning(ctx.signal);
         // The read runs while the policy resolves the path. Its bytes are released only if the
         // file it actually opened (named by its descriptor) is the one the policy allowed.

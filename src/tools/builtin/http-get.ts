@@ -16,12 +16,19 @@ export function httpRequestProperties(limits: HttpLimits): Record<string, JsonSc
         'Absolute http:// or https:// URL. Its host must be allowed by the domain policy; a URL with a user name or password, or a bare IP address, is refused unless a rule names it.',
     },
     headers: {
-      type: 'object',
+      type: 'array',
       description:
-        'Extra request headers, e.g. {"accept": "application/json"}. Host, Content-Length, Connection and similar framing headers are set by Paddock and refused here.',
-      propertyNames: { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", maxLength: 128 },
-      additionalProperties: { type: 'string', maxLength: 8192 },
-      maxProperties: 32,
+        'Extra request headers as name/value pairs, e.g. [{"name": "accept", "value": "application/json"}]; a name given twice is sent once with the values joined by ", ". Host, Content-Length, Connection and similar framing headers are set by Paddock and refused here.',
+      items: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", maxLength: 128 },
+          value: { type: 'string', maxLength: 8192 },
+        },
+        required: ['name', 'value'],
+        additionalProperties: false,
+      },
+      maxItems: 32,
     },
     timeoutMs: {
       type: 'integer',
@@ -91,12 +98,24 @@ export async function runHttpRequest(
   return { structured: { ...response } };
 }
 
+type HeaderPair = { name: string; value: string };
+
+/** Header pairs as one record with lower-case names; repeated names have their values joined. */
+function headerRecord(pairs: readonly HeaderPair[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const { name, value } of pairs) {
+    const key = name.toLowerCase();
+    headers[key] = headers[key] === undefined ? value : `${headers[key]}, ${value}`;
+  }
+  return headers;
+}
+
 /** Copies the optional request fields shared by both tools from a validated input. */
 export function commonRequestFields(
   input: Record<string, unknown>,
 ): Omit<HttpRequest, 'url' | 'method' | 'body'> {
   const fields: Omit<HttpRequest, 'url' | 'method' | 'body'> = {};
-  if (input.headers !== undefined) fields.headers = input.headers as Record<string, string>;
+  if (input.headers !== undefined) fields.headers = headerRecord(input.headers as HeaderPair[]);
   if (input.timeoutMs !== undefined) fields.timeoutMs = input.timeoutMs as number;
   if (input.maxBytes !== undefined) fields.maxBytes = input.maxBytes as number;
   return fields;

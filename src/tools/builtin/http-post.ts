@@ -8,6 +8,7 @@ import {
   httpRequestProperties,
   runHttpRequest,
 } from './http-get.js';
+import { parseJsonText } from './json-text.js';
 
 /** http_post: send a body to a URL the domain policy allows. */
 export function createHttpPostTool(client: HttpClient): Tool {
@@ -17,7 +18,7 @@ export function createHttpPostTool(client: HttpClient): Tool {
     title: 'HTTP POST',
     description:
       'Send an HTTP POST to a URL the domain policy allows and return the response: submit a form, call a JSON API, trigger a webhook. ' +
-      'Give either json (an object or array, sent as application/json) or body (a string, sent as text/plain unless contentType says otherwise), not both; with neither, the body is empty. ' +
+      'Give either json (JSON text, sent as application/json) or body (a string, sent as text/plain unless contentType says otherwise), not both; with neither, the body is empty. ' +
       `The body may be at most ${maxBodyBytes} bytes. A 301/302/303 redirect is followed as a GET without the body, as browsers do; 307/308 repeat the POST. ` +
       HTTP_RESULT_NOTES,
     inputSchema: {
@@ -30,8 +31,10 @@ export function createHttpPostTool(client: HttpClient): Tool {
           description: 'Raw request body (UTF-8 text). Use contentType to label it.',
         },
         json: {
-          type: ['object', 'array'],
-          description: 'A JSON value to send as the body with Content-Type application/json.',
+          type: 'string',
+          maxLength: maxBodyBytes,
+          description:
+            'The body as JSON text, a string such as \'{"title": "Hello"}\', sent as is with Content-Type application/json. It must parse as JSON.',
         },
         contentType: {
           type: 'string',
@@ -41,7 +44,6 @@ export function createHttpPostTool(client: HttpClient): Tool {
         },
       },
       required: ['url'],
-      not: { required: ['body', 'json'] },
       additionalProperties: false,
     },
     outputSchema: HTTP_OUTPUT_SCHEMA,
@@ -53,11 +55,11 @@ export function createHttpPostTool(client: HttpClient): Tool {
         throw new PaddockError('INVALID_ARGUMENT', 'Give either body or json, not both; drop one of them.');
       }
       const fields = commonRequestFields(input);
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(fields.headers ?? {})) headers[name.toLowerCase()] = value;
+      const headers: Record<string, string> = { ...fields.headers };
       let body: string | undefined;
       if (input.json !== undefined) {
-        body = JSON.stringify(input.json);
+        body = input.json as string;
+        parseJsonText(body, 'json');
         headers['content-type'] =
           (input.contentType as string | undefined) ?? headers['content-type'] ?? 'application/json';
       } else if (input.body !== undefined) {

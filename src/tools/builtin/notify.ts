@@ -1,5 +1,22 @@
 import { MAX_NOTIFY_MESSAGE_BYTES, type Notifier, type NotifyPayload } from '../../net/notifier.js';
+import { PaddockError } from '../../shared/errors.js';
 import type { JsonSchema, Tool } from '../tool.js';
+import { parseJsonText } from './json-text.js';
+
+/** The data argument as the object it must be. */
+function dataObject(text: string): Record<string, unknown> {
+  const data = parseJsonText(text, 'data');
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      'data must be the JSON text of an object, a string such as \'{"build": 42}\'; send the details that way.',
+      {
+        problems: ['data: must be a JSON object'],
+      },
+    );
+  }
+  return data as Record<string, unknown>;
+}
 
 /** notify: push a message to one of the configured channels. */
 export function createNotifyTool(notifier: Notifier): Tool {
@@ -33,7 +50,12 @@ export function createNotifyTool(notifier: Notifier): Tool {
           description: `The message text, at most ${MAX_NOTIFY_MESSAGE_BYTES} bytes.`,
         },
         title: { type: 'string', maxLength: 200, description: 'A short headline.' },
-        data: { type: 'object', description: 'Optional structured details (sent as JSON; at most 64 KiB).' },
+        data: {
+          type: 'string',
+          maxLength: 65_536,
+          description:
+            'Optional structured details: the JSON text of an object, a string such as \'{"build": 42}\' (at most 64 KiB).',
+        },
       },
       required: ['channel', 'message'],
       additionalProperties: false,
@@ -50,7 +72,7 @@ export function createNotifyTool(notifier: Notifier): Tool {
     async execute(input, ctx) {
       const payload: NotifyPayload = { message: input.message as string };
       if (input.title !== undefined) payload.title = input.title as string;
-      if (input.data !== undefined) payload.data = input.data as Record<string, unknown>;
+      if (input.data !== undefined) payload.data = dataObject(input.data as string);
       const rules: string[] = [];
       const receipt = await notifier.send(input.channel as string, payload, {
         policy: ctx.policy,

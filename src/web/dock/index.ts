@@ -55,6 +55,8 @@ export interface Dock {
   upgrades: WebUpgradeRoute[];
   /** Validates the session cookie (pass as WebAppOptions.sessions). */
   sessions: SessionValidator;
+  /** The sign-in sessions themselves (the OAuth consent page binds its answers to them). */
+  login: DockLogin;
   /** The sign-in page for unauthenticated requests (pass as WebAppOptions.unauthorized). */
   unauthorized(req: IncomingMessage, res: ServerResponse, url: URL): void;
   /** A new single-use login link `<base>/login?code=…` (valid ten minutes); `<base>/` without auth. */
@@ -125,6 +127,7 @@ export function createDock(options: DockOptions): Dock {
       },
     ],
     sessions: login,
+    login,
     unauthorized: (req, res) => sendSignIn(req, res),
     loginLink: (base) => (options.auth === 'none' ? `${base.replace(/\/+$/, '')}/` : issue(base).url),
     hub,

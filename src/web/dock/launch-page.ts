@@ -120,14 +120,20 @@ ${replaces}
 export async function readForm(req: IncomingMessage): Promise<URLSearchParams | null> {
   const type = req.headers['content-type'] ?? '';
   if (!type.startsWith('application/x-www-form-urlencoded')) return null;
+  const body = await readSmallBody(req, MAX_FORM_BYTES);
+  return body === null ? null : new URLSearchParams(body.toString('utf8'));
+}
+
+/** Reads a request body of at most `maxBytes`; null when it is larger. */
+export async function readSmallBody(req: IncomingMessage, maxBytes: number): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_FORM_BYTES) return null;
+    if (size > maxBytes) return null;
     chunks.push(chunk as Buffer);
   }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  return Buffer.concat(chunks);
 }
 
 /**

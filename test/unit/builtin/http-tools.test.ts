@@ -15,9 +15,14 @@ describe('http_get and http_post through the gateway', () => {
       if (req.url === '/missing')
         return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not here');
       if (req.url === '/away') return void res.writeHead(302, { location: 'http://evil.test/' }).end();
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ method: req.method, type: req.headers['content-type'] ?? null, body }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          method: req.method,
+          type: req.headers['content-type'] ?? null,
+          body,
+          ...(req.headers['x-tag'] === undefined ? {} : { tag: req.headers['x-tag'] }),
+        }),
+      );
     });
     const client = createHttpClient({
       dns: staticResolver({
@@ -85,13 +90,40 @@ describe('http_get and http_post through the gateway', () => {
   it('posts JSON with an application/json content type', async () => {
     const { outcome } = await h.call('http_post', {
       url: `http://localhost:${server.port}/`,
-      json: { a: [1, 2] },
+      json: '{"a": [1, 2]}',
     });
     assert.deepEqual(JSON.parse(String(structured(outcome).body)), {
       method: 'POST',
       type: 'application/json',
-      body: '{"a":[1,2]}',
+      body: '{"a": [1, 2]}',
     });
+  });
+
+  it('refuses json text that does not parse, naming the field, before any request', async () => {
+    const seen = server.seen.length;
+    const { outcome, row } = await h.call('http_post', {
+      url: `http://localhost:${server.port}/`,
+      json: '{a:1}',
+    });
+    assert.equal(errorCode(outcome), 'INVALID_ARGUMENT');
+    assert.match(outcome.ok ? '' : outcome.error.message, /json is not valid JSON/);
+    assert.equal(row.success, false);
+    assert.equal(server.seen.length, seen);
+  });
+
+  it('sends header pairs, joining the values of a repeated name', async () => {
+    const { outcome } = await h.call('http_post', {
+      url: `http://localhost:${server.port}/`,
+      body: 'x',
+      headers: [
+        { name: 'Content-Type', value: 'text/csv' },
+        { name: 'x-tag', value: 'a' },
+        { name: 'X-Tag', value: 'b' },
+      ],
+    });
+    const echoed = JSON.parse(String(structured(outcome).body));
+    assert.equal(echoed.type, 'text/csv');
+    assert.equal(echoed.tag, 'a, b');
   });
 
   it('posts a raw body with the given content type', async () => {
@@ -115,12 +147,14 @@ describe('http_get and http_post through the gateway', () => {
       { url, maxBytes: 10 * 1024 * 1024 + 1 },
       { url, timeoutMs: 10 },
       { url: 'ftp://localhost/' },
+      { url, headers: { accept: 'text/plain' } },
+      { url, headers: [{ name: 'bad name', value: 'x' }] },
     ]) {
       const { outcome, row } = await h.call('http_get', input);
       assert.equal(errorCode(outcome), 'INVALID_ARGUMENT', JSON.stringify(input));
       assert.equal(row.success, false);
     }
-    const both = await h.call('http_post', { url, body: 'x', json: {} });
+    const both = await h.call('http_post', { url, body: 'x', json: '{}' });
     assert.equal(errorCode(both.outcome), 'INVALID_ARGUMENT');
     assert.equal(server.seen.length, seen);
   });

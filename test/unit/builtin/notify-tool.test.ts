@@ -58,11 +58,30 @@ describe('notify through the gateway (and the builtin factory)', () => {
   });
 
   it('appends to a JSONL file channel', async () => {
-    const { outcome } = await h.call('notify', { channel: 'audit', message: 'line one', data: { k: 'v' } });
+    const { outcome } = await h.call('notify', { channel: 'audit', message: 'line one', data: '{"k":"v"}' });
     assert.equal(structured(outcome).type, 'file');
     const line = JSON.parse((await readFile(join(h.dir, 'notify.jsonl'), 'utf8')).trim());
     assert.equal(line.message, 'line one');
     assert.deepEqual(line.data, { k: 'v' });
+  });
+
+  it('refuses data that is not the JSON text of an object, naming the problem, and delivers nothing', async () => {
+    for (const data of ['{"k":', '[1,2]', 'null']) {
+      const before = hook.seen.length;
+      const { outcome, row } = await h.call('notify', { channel: 'team', message: 'x', data });
+      assert.equal(errorCode(outcome), 'INVALID_ARGUMENT', data);
+      assert.match(outcome.ok ? '' : outcome.error.message, /data/);
+      assert.equal(row.success, false);
+      assert.equal(hook.seen.length, before, 'no delivery');
+    }
+  });
+
+  it('declares every builtin schema so that strict function calling accepts it: closed objects, one type each', () => {
+    const problems: string[] = [];
+    for (const tool of h.gateway.listTools({ caller: 'cli', via: 'direct', attended: true })) {
+      strictProblems(tool.inputSchema, tool.name, problems);
+    }
+    assert.deepEqual(problems, []);
   });
 
   it('denies a webhook on a domain the policy does not allow, with an audit row success=0', async () => {
@@ -78,3 +97,23 @@ describe('notify through the gateway (and the builtin factory)', () => {
     assert.equal(row.success, false);
   });
 });
+
+/**
+ * What OpenAI's strict mode (and the Inspector's portability check) refuse: an object that is not
+ * closed (no properties, or additionalProperties other than false), a type union, `not`.
+ */
+function strictProblems(schema: unknown, path: string, out: string[]): void {
+  if (schema === null || typeof schema !== 'object') return;
+  const s = schema as Record<string, unknown>;
+  if (Array.isArray(s.type)) out.push(`${path}: type union ${JSON.stringify(s.type)}`);
+  if (s.not !== undefined) out.push(`${path}: uses not`);
+  if (s.type === 'object') {
+    if (s.properties === undefined) out.push(`${path}: object without properties`);
+    if (s.additionalProperties !== false) out.push(`${path}: open object`);
+  }
+  for (const [key, sub] of Object.entries((s.properties as Record<string, unknown>) ?? {})) {
+    strictProblems(sub, `${path}.${key}`, out);
+  }
+  if (s.items !== undefined) strictProblems(s.items, `${path}[]`, out);
+  for (const sub of (s.anyOf as unknown[] | undefined) ?? []) strictProblems(sub, `${path}|`, out);
+}

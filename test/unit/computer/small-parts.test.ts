@@ -132,6 +132,7 @@ describe('profile catalogue', () => {
           env: {},
           limits: {} as never,
           networkMode: 'none',
+          network: { mode: 'none' },
           requires: ['cargo'],
         },
       ],

@@ -106,14 +106,18 @@ describe('gateway pipeline', () => {
     assert.equal(row.tool, 'echo');
   });
 
-  it('rejects additionalProperties, maxLength, enum and minimum/maximum before execution', async () => {
+  it('rejects additionalProperties, maxLength, enum and minimum/maximum before execution, as tool errors with the problems listed', async () => {
     for (const input of [{ extra: 1 }, { text: 'toolong' }, { mode: 'c' }, { n: 0 }, { n: 4 }, { n: 1.5 }]) {
       const outcome = await gateway.call('echo', input, attended);
       assert.equal(outcome.ok, false, JSON.stringify(input));
       if (!outcome.ok) {
-        assert.equal(outcome.protocol, true);
+        assert.equal(outcome.protocol, false, 'a tool error the model can read, not a JSON-RPC error');
         assert.equal(outcome.error.code, 'INVALID_ARGUMENT');
-        assert.equal(audit.get(outcome.invocationId)?.success, false);
+        const problems = outcome.error.toJSON().problems as string[];
+        assert.ok(problems.length > 0 && problems.every((p) => /: /.test(p)), JSON.stringify(problems));
+        const row = audit.get(outcome.invocationId);
+        assert.equal(row?.success, false);
+        assert.equal(row?.errorCode, 'INVALID_ARGUMENT');
       }
     }
   });

@@ -23,6 +23,8 @@ import { InputValidator } from '../../../src/tools/validation.js';
 import { WebApp } from '../../../src/web/app.js';
 import { createDock, type Dock, type DockOptions } from '../../../src/web/dock/index.js';
 import { type ServerMessage, serverMessageSchema } from '../../../src/web/dock/protocol.js';
+import type { MetadataFetcher } from '../../../src/web/oauth/client-metadata.js';
+import { createOAuth } from '../../../src/web/oauth/index.js';
 
 export interface DockServer {
   base: string;
@@ -43,6 +45,8 @@ export interface DockServer {
 export type DockServerOptions = Partial<Omit<DockOptions, 'audit' | 'logger' | 'version'>> & {
   /** Use this data dir (and its database) instead of a fresh temp dir. */
   dir?: string;
+  /** Serve OAuth sign-in too, fetching client metadata documents with this. */
+  oauthMetadata?: MetadataFetcher;
 };
 
 export async function startDockServer(options: DockServerOptions = {}): Promise<DockServer> {
@@ -66,7 +70,7 @@ export async function startDockServer(options: DockServerOptions = {}): Promise<
     logger,
   });
   const token = randomBytes(32).toString('base64url');
-  const { dir: _dir, ...dockOptions } = options;
+  const { dir: _dir, oauthMetadata, ...dockOptions } = options;
   const dock = createDock({
     audit,
     logger,
@@ -77,6 +81,9 @@ export async function startDockServer(options: DockServerOptions = {}): Promise<
     ...dockOptions,
   });
   const mcp = new McpHttpEndpoint({ gateway, registry, version: 'test' }, logger);
+  const oauth = oauthMetadata
+    ? createOAuth({ db, logger, sessions: dock.login, fetchMetadata: oauthMetadata })
+    : undefined;
   const app = new WebApp({
     host: '127.0.0.1',
     port: 0,
@@ -85,10 +92,11 @@ export async function startDockServer(options: DockServerOptions = {}): Promise<
     allowedHosts: [],
     mcp,
     logger,
-    routes: dock.routes,
+    routes: [...(oauth?.routes ?? []), ...dock.routes],
     upgrades: dock.upgrades,
     sessions: dock.sessions,
     unauthorized: dock.unauthorized,
+    ...(oauth ? { oauth } : {}),
   });
   const { port } = await app.listen();
   const host = `127.0.0.1:${port}`;

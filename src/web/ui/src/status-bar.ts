@@ -52,6 +52,16 @@ export class StatusBar {
       h('div', { class: 'status' }, this.pill, this.details),
       h('div', { class: 'spacer' }),
       launch,
+      h(
+        'a',
+        {
+          class: 'muted',
+          href: '/clients',
+          title: 'MCP clients signed in with OAuth',
+          'data-testid': 'clients-link',
+        },
+        'Clients',
+      ),
       this.conn,
     );
     this.launchButton.addEventListener('click', () => void this.onLaunch());

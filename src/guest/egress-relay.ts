@@ -1,0 +1,57 @@
+/**
+ * The egress relay inside the guest: a listener on 127.0.0.1:<port> of the sandbox's only
+ * interface (lo), the port every job's HTTP_PROXY / HTTPS_PROXY / ALL_PROXY names. Each
+ * connection a program opens there is handed to the host over the agent's link (an
+ * `egress.open` event and a channel of the TCP relay); the host's proxy decides it. Nothing here
+ * looks at the bytes: the guest is not trusted with the decision.
+ */
+import { createServer, type Server } from 'node:net';
+import { GuestFailure } from './failure.js';
+import type { GuestLink } from './link.js';
+import type { CallArgs } from './protocol.js';
+import type { TcpRelay } from './tcp-relay.js';
+
+/** Channels of egress connections: the top quarter of the channel space (the guest picks them). */
+export const EGRESS_CHANNEL_BASE = 0xc000_0000;
+const EGRESS_CHANNEL_RANGE = 0x3fff_ffff;
+
+export class EgressRelay {
+  private server: Server | null = null;
+  private next = 0;
+
+  constructor(
+    private readonly link: GuestLink,
+    private readonly relay: TcpRelay,
+  ) {}
+
+  /** Starts listening; resolves once the port is bound. */
+  listen(args: CallArgs<'egress.listen'>): Promise<Record<string, never>> {
+    if (this.server) {
+      return Promise.reject(new GuestFailure('INVALID_ARGUMENT', 'The egress relay already listens.'));
+    }
+    const server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, (socket) => {
+      this.next = (this.next + 1) % EGRESS_CHANNEL_RANGE;
+      const channel = EGRESS_CHANNEL_BASE + this.next;
+      if (!this.relay.adopt(channel, socket, args.windowBytes)) {
+        socket.destroy();
+        return;
+      }
+      this.link.send({ t: 'egress.open', channel });
+      socket.resume();
+    });
+    this.server = server;
+    return new Promise((resolve, reject) => {
+      server.once('error', (e) => {
+        this.server = null;
+        reject(
+          new GuestFailure('INTERNAL', `The egress relay cannot listen on port ${args.port}: ${e.message}`),
+        );
+      });
+      server.listen({ host: '127.0.0.1', port: args.port }, () => resolve({}));
+    });
+  }
+
+  close(): void {
+    this.server?.close();
+  }
+}

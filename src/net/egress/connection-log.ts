@@ -1,0 +1,76 @@
+/**
+ * One audit row per egress connection (a CONNECT tunnel, a SOCKS connection, a plain-HTTP
+ * request): caller, parent run_command, job, host, port, rule, bytes each way, duration, and
+ * allowed or refused with the reason. Rows go in `tool_invocations` with tool `egress` and
+ * source `computer`, the table every other action of a computer lands in, so `paddock audit
+ * --tool egress` and the dock's audit view list them beside the job that made them.
+ */
+import { randomId } from '../../shared/ids.js';
+import type { EgressPrincipal, EgressSession } from './types.js';
+
+/** The audit tool name of egress rows. */
+export const EGRESS_TOOL = 'egress';
+
+export type EgressKind = 'connect' | 'socks' | 'http' | 'https-terminated';
+
+/** What a finished connection reports. */
+export interface EgressOutcome {
+  success: boolean;
+  rule: string | null;
+  errorCode?: string;
+  errorMessage?: string;
+}
+
+/** Counts bytes of one connection and writes its row once, when it ends. */
+export class ConnectionRecord {
+  readonly id = randomId('inv');
+  private readonly startedAt = Date.now();
+  private readonly t0 = performance.now();
+  /** Bytes from the program to the upstream. */
+  bytesSent = 0;
+  /** Bytes from the upstream to the program. */
+  bytesReceived = 0;
+  private written = false;
+  /** Extra fields of the row's input (method, path, addresses). */
+  readonly details: Record<string, unknown> = {};
+
+  constructor(
+    private readonly session: EgressSession,
+    readonly kind: EgressKind,
+    public principal: EgressPrincipal | null,
+    public host: string,
+    public port: number,
+  ) {}
+
+  /** Writes the row (once; later calls do nothing). */
+  finish(outcome: EgressOutcome): void {
+    if (this.written) return;
+    this.written = true;
+    const p = this.principal;
+    this.session.audit.record({
+      id: this.id,
+      startedAt: this.startedAt,
+      durationMs: Math.round(performance.now() - this.t0),
+      tool: EGRESS_TOOL,
+      source: 'computer',
+      caller: p?.caller ?? 'computer',
+      via: p?.via ?? 'direct',
+      parentId: p?.parentId ?? null,
+      generation: p?.generation ?? null,
+      jobId: p?.jobId ?? null,
+      input: {
+        kind: this.kind,
+        host: this.host,
+        port: this.port,
+        ...this.details,
+        bytesSent: this.bytesSent,
+        bytesReceived: this.bytesReceived,
+      },
+      outputBytes: this.bytesReceived,
+      success: outcome.success,
+      errorCode: outcome.errorCode ?? null,
+      errorMessage: outcome.errorMessage ?? null,
+      policyRule: outcome.rule,
+    });
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * OAuth sign-in for MCP clients: Paddock's `/mcp` is a protected resource and Paddock its own
+ * authorization server; the person approves each client in the dock. `createOAuth` builds the
+ * routes and the access-token check that `paddock serve` hands to the WebApp.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Database } from '../../audit/database.js';
+import type { McpGrant } from '../../mcp/http.js';
+import type { Logger } from '../../shared/logger.js';
+import type { WebRoute } from '../app.js';
+import { LaunchNonces } from '../dock/launch-page.js';
+import { authorizeRoute, type ConsentSessions } from './authorize.js';
+import { ClientResolver, type MetadataFetcher } from './client-metadata.js';
+import { clientsRoute } from './clients-page.js';
+import { challenge, toolsetsOf } from './protocol.js';
+import { type AccessCheck, type OAuthLimits, OAuthServer } from './server.js';
+import { OAuthStore } from './store.js';
+
+export { CLIENTS_PATH } from './clients-page.js';
+export { SCOPES, toolsetsOf } from './protocol.js';
+export type { OAuthLimits } from './server.js';
+export { type OAuthGrant, OAuthStore } from './store.js';
+
+export interface OAuthOptions {
+  db: Database;
+  logger: Logger;
+  /** The dock's sign-in sessions: only a signed-in person can approve a client. */
+  sessions: ConsentSessions;
+  publicUrl?: string;
+  limits?: Partial<OAuthLimits>;
+  /** How client ID metadata documents are fetched (default: https to public addresses only). */
+  fetchMetadata?: MetadataFetcher;
+  now?: () => number;
+}
+
+/** What the WebApp needs to admit an MCP client that signed in with OAuth. */
+export interface McpOAuth {
+  verify(
+    token: string,
+    req: IncomingMessage,
+  ): { ok: true; grant: McpGrant } | Extract<AccessCheck, { ok: false }>;
+  /** The WWW-Authenticate value of a 401 (pointing at the resource metadata). */
+  challenge(req: IncomingMessage, error?: { code: string; description: string }): string;
+}
+
+export interface OAuth extends McpOAuth {
+  store: OAuthStore;
+  routes: WebRoute[];
+  /** Subscribes to revocations made in the dock (their MCP sessions must end). */
+  onRevoked(listener: (grantIds: readonly string[]) => void): void;
+}
+
+export function createOAuth(options: OAuthOptions): OAuth {
+  const logger = options.logger.child({ domain: 'oauth' });
+  const store = new OAuthStore(options.db, options.now);
+  const server = new OAuthServer({
+    store,
+    logger,
+    ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+  const listeners: ((ids: readonly string[]) => void)[] = [];
+  const routes = [
+    ...server.routes(),
+    authorizeRoute({
+      server,
+      clients: new ClientResolver(store, options.fetchMetadata),
+      sessions: options.sessions,
+      logger,
+      ...(options.now === undefined ? {} : { now: options.now }),
+    }),
+    clientsRoute({
+      store,
+      sessions: options.sessions,
+      nonces: new LaunchNonces(),
+      logger,
+      onRevoked: (ids) => {
+        for (const l of listeners) l(ids);
+      },
+    }),
+  ];
+  return {
+    store,
+    routes,
+    verify: (token, req) => {
+      const check = server.verifyAccess(token, req);
+      return check.ok ? { ok: true, grant: mcpGrantOf(check.grant) } : check;
+    },
+    challenge: (req, error) => challenge(server.issuer(req), error),
+    onRevoked: (listener) => {
+      listeners.push(listener);
+    },
+  };
+}
+
+/** The MCP endpoint's view of a grant: who (for the audit caller) and which tool sets. */
+export function mcpGrantOf(grant: { id: string; client: { id: string }; scopes: string[] }): McpGrant {
+  return { id: grant.id, client: grant.client.id, toolsets: toolsetsOf(grant.scopes) };
+}

@@ -1,0 +1,289 @@
+/**
+ * OAuth clients, the grants a person approved and the secrets (codes, access and refresh
+ * tokens) issued for them, in Paddock's SQLite database. A secret is stored only as its
+ * SHA-256 digest; "used" is one atomic UPDATE, so a code or refresh token works exactly once
+ * even when two requests race.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Database } from '../../audit/database.js';
+import { randomId } from '../../shared/ids.js';
+
+/** A registered client. `metadataUrl` is set for clients known by their metadata document. */
+export interface OAuthClient {
+  id: string;
+  clientId: string;
+  name: string;
+  redirectUris: string[];
+  metadataUrl: string | null;
+  registeredAt: number;
+}
+
+/** What a person approved for one client. */
+export interface OAuthGrant {
+  id: string;
+  client: OAuthClient;
+  scopes: string[];
+  resource: string;
+  grantedAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+export type SecretKind = 'code' | 'access' | 'refresh';
+
+/** A stored secret with its grant. */
+export interface StoredSecret {
+  digest: string;
+  kind: SecretKind;
+  grant: OAuthGrant;
+  expiresAt: number;
+  usedAt: number | null;
+  redirectUri: string | null;
+  codeChallenge: string | null;
+}
+
+interface ClientRow {
+  id: string;
+  client_id: string;
+  name: string;
+  redirect_uris: string;
+  metadata_url: string | null;
+  registered_at: number;
+}
+
+interface GrantRow extends ClientRow {
+  grant_id: string;
+  scopes: string;
+  resource: string;
+  granted_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+const GRANT_SELECT = `SELECT g.id AS grant_id, g.scopes, g.resource, g.granted_at, g.last_used_at, g.revoked_at,
+  c.id, c.client_id, c.name, c.redirect_uris, c.metadata_url, c.registered_at
+  FROM oauth_grants g JOIN oauth_clients c ON c.id = g.client`;
+
+/** The digest a secret is stored and looked up by. */
+export function secretDigest(secret: string): string {
+  return createHash('sha256').update(secret).digest('base64url');
+}
+
+function toClient(r: ClientRow): OAuthClient {
+  return {
+    id: r.id,
+    clientId: r.client_id,
+    name: r.name,
+    redirectUris: JSON.parse(r.redirect_uris) as string[],
+    metadataUrl: r.metadata_url,
+    registeredAt: r.registered_at,
+  };
+}
+
+function toGrant(r: GrantRow): OAuthGrant {
+  return {
+    id: r.grant_id,
+    client: toClient(r),
+    scopes: r.scopes.split(' ').filter(Boolean),
+    resource: r.resource,
+    grantedAt: r.granted_at,
+    lastUsedAt: r.last_used_at,
+    revokedAt: r.revoked_at,
+  };
+}
+
+/** Clients, grants and secrets over one database connection. */
+export class OAuthStore {
+  constructor(
+    private readonly db: Database,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Registers a client, or (for a metadata document URL already known) refreshes its name and
+   * redirect URIs. Dynamically registered clients get a fresh random client_id.
+   */
+  saveClient(input: { name: string; redirectUris: string[]; metadataUrl?: string }): OAuthClient {
+    const clientId = input.metadataUrl ?? randomId('pdk', 18);
+    const existing = this.clientByClientId(clientId);
+    const id = existing?.id ?? randomId('cl', 6);
+    this.db
+      .prepare(
+        `INSERT INTO oauth_clients (id, client_id, name, redirect_uris, metadata_url, registered_at)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (client_id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris`,
+      )
+      .run(
+        id,
+        clientId,
+        input.name,
+        JSON.stringify(input.redirectUris),
+        input.metadataUrl ?? null,
+        this.now(),
+      );
+    return this.clientByClientId(clientId)!;
+  }
+
+  clientByClientId(clientId: string): OAuthClient | null {
+    const row = this.db.prepare('SELECT * FROM oauth_clients WHERE client_id = ?').get(clientId) as
+      | ClientRow
+      | undefined;
+    return row ? toClient(row) : null;
+  }
+
+  /**
+   * Keeps at most `max` registered clients that never got a grant, dropping the oldest, so a
+   * flood of registrations cannot grow the database without bound. Returns how many went.
+   */
+  pruneUnusedClients(max: number): number {
+    return this.db
+      .prepare(
+        `DELETE FROM oauth_clients WHERE id IN (
+           SELECT id FROM oauth_clients c WHERE NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client = c.id)
+           ORDER BY registered_at DESC, rowid DESC LIMIT -1 OFFSET ?)`,
+      )
+      .run(max).changes;
+  }
+
+  createGrant(client: OAuthClient, scopes: readonly string[], resource: string): OAuthGrant {
+    const id = randomId('gr', 9);
+    this.db
+      .prepare('INSERT INTO oauth_grants (id, client, scopes, resource, granted_at) VALUES (?, ?, ?, ?, ?)')
+      .run(id, client.id, scopes.join(' '), resource, this.now());
+    return this.grant(id)!;
+  }
+
+  grant(id: string): OAuthGrant | null {
+    const row = this.db.prepare(`${GRANT_SELECT} WHERE g.id = ?`).get(id) as GrantRow | undefined;
+    return row ? toGrant(row) : null;
+  }
+
+  /** Issues a new secret of `kind` for a grant; returns it (the only time it exists in clear). */
+  issue(
+    grantId: string,
+    kind: SecretKind,
+    ttlMs: number,
+    code?: { redirectUri: string; codeChallenge: string },
+  ): { secret: string; expiresAt: number } {
+    const secret = randomBytes(32).toString('base64url');
+    const expiresAt = this.now() + ttlMs;
+    this.db
+      .prepare(
+        `INSERT INTO oauth_secrets (digest, grant_id, kind, expires_at, redirect_uri, code_challenge)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        secretDigest(secret),
+        grantId,
+        kind,
+        expiresAt,
+        code?.redirectUri ?? null,
+        code?.codeChallenge ?? null,
+      );
+    return { secret, expiresAt };
+  }
+
+  /** The stored secret of `kind` with this value, whatever its state; null when unknown. */
+  find(secret: string, kind: SecretKind): StoredSecret | null {
+    if (secret.length === 0 || secret.length > 512) return null;
+    const row = this.db
+      .prepare('SELECT * FROM oauth_secrets WHERE digest = ? AND kind = ?')
+      .get(secretDigest(secret), kind) as
+      | {
+          digest: string;
+          grant_id: string;
+          expires_at: number;
+          used_at: number | null;
+          redirect_uri: string | null;
+          code_challenge: string | null;
+        }
+      | undefined;
+    if (!row) return null;
+    const grant = this.grant(row.grant_id);
+    if (!grant) return null;
+    return {
+      digest: row.digest,
+      kind,
+      grant,
+      expiresAt: row.expires_at,
+      usedAt: row.used_at,
+      redirectUri: row.redirect_uri,
+      codeChallenge: row.code_challenge,
+    };
+  }
+
+  /** Marks a secret used (or revoked); true only for the one caller that changed it. */
+  consume(digest: string): boolean {
+    return (
+      this.db
+        .prepare('UPDATE oauth_secrets SET used_at = ? WHERE digest = ? AND used_at IS NULL')
+        .run(this.now(), digest).changes === 1
+    );
+  }
+
+  /**
+   * Drops secrets expired for a day. A used code or rotated-out refresh token is kept until
+   * then, so its reuse is recognised (and ends the grant) while it could still be honoured, and
+   * an expired access token is answered as expired rather than unknown.
+   */
+  pruneExpired(): number {
+    return this.db.prepare('DELETE FROM oauth_secrets WHERE expires_at < ?').run(this.now() - 86_400_000)
+      .changes;
+  }
+
+  touch(grantId: string): void {
+    this.db.prepare('UPDATE oauth_grants SET last_used_at = ? WHERE id = ?').run(this.now(), grantId);
+  }
+
+  /** Revokes one grant and every secret of it; false when it was not live. */
+  revokeGrant(grantId: string): boolean {
+    const now = this.now();
+    return this.db.transaction(() => {
+      const changed = this.db
+        .prepare('UPDATE oauth_grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
+        .run(now, grantId).changes;
+      this.db
+        .prepare('UPDATE oauth_secrets SET used_at = ? WHERE grant_id = ? AND used_at IS NULL')
+        .run(now, grantId);
+      return changed === 1;
+    })();
+  }
+
+  /** Revokes every live grant of a client (by Paddock's id or its client_id); the grant ids. */
+  revokeClient(idOrClientId: string): string[] {
+    const ids = (
+      this.db
+        .prepare(
+          `SELECT g.id FROM oauth_grants g JOIN oauth_clients c ON c.id = g.client
+           WHERE (c.id = ? OR c.client_id = ?) AND g.revoked_at IS NULL`,
+        )
+        .all(idOrClientId, idOrClientId) as { id: string }[]
+    ).map((r) => r.id);
+    for (const id of ids) this.revokeGrant(id);
+    return ids;
+  }
+
+  /** Live grants, newest first. */
+  liveGrants(): OAuthGrant[] {
+    return (
+      this.db
+        .prepare(`${GRANT_SELECT} WHERE g.revoked_at IS NULL ORDER BY g.granted_at DESC, g.rowid DESC`)
+        .all() as GrantRow[]
+    ).map(toGrant);
+  }
+
+  /** Which of these grants are revoked (or gone). */
+  revokedAmong(grantIds: readonly string[]): string[] {
+    if (grantIds.length === 0) return [];
+    const live = new Set(
+      (
+        this.db
+          .prepare(
+            `SELECT id FROM oauth_grants WHERE revoked_at IS NULL AND id IN (${grantIds.map(() => '?').join(',')})`,
+          )
+          .all(...grantIds) as { id: string }[]
+      ).map((r) => r.id),
+    );
+    return grantIds.filter((id) => !live.has(id));
+  }
+}
