@@ -35,6 +35,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['integrations', './integrations.js', 'benchIntegrations'],
     ['channel', './channel.js', 'benchChannel'],
     ['terminals', './terminals.js', 'benchTerminals'],
+    ['bridge', './bridge.js', 'benchBridge'],
     ['egress', './egress.js', 'benchEgress'],
   ];
   for (const [name, path, fn] of optional) {

@@ -1,13 +1,15 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
-import { type AgentsService, createAgentNamespaceOf, createAgents } from './agents/index.js';
+import { AgentRunStore, type AgentsService, createAgentNamespaceOf, createAgents } from './agents/index.js';
 import { openDatabase } from './audit/database.js';
 import { SqliteAuditStore } from './audit/sqlite-audit-store.js';
 import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
 import type { AuditStore, MemoryStore } from './audit/types.js';
 import { ChannelSession } from './channel/session.js';
 import { BwrapBackend } from './computer/backend/bwrap.js';
+import { withPidFiles } from './computer/backend/sandbox-pids.js';
+import type { ComputerBackend } from './computer/backend/types.js';
 import { EgressService } from './computer/egress.js';
 import { ComputerManager } from './computer/manager.js';
 import { createComputerTools } from './computer/tools/index.js';
@@ -15,6 +17,11 @@ import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadMcpServers } from './integrations/load-config.js';
 import { loadPlugins } from './integrations/plugins.js';
 import { IntegrationsService } from './integrations/service.js';
+import { McpHttpEndpoint } from './mcp/http.js';
+import { AlreadyRunningError, ensureRunDir, instancePaths, readServerInfo } from './mcp/instance.js';
+import { acquireLock } from './mcp/instance-lock.js';
+import { type EndedSession, McpSessions } from './mcp/sessions.js';
+import { McpSocketServer } from './mcp/socket.js';
 import { compileInjectRules } from './net/egress/inject.js';
 import { loadTerminatingCa } from './net/egress/tls-ca.js';
 import { DEFAULT_EGRESS_LIMITS } from './net/egress/types.js';
@@ -30,8 +37,33 @@ import { PermissionPolicy, type PermissionRule } from './tools/permissions.js';
 import { ToolRegistry } from './tools/registry.js';
 import type { Tool } from './tools/tool.js';
 import { InputValidator } from './tools/validation.js';
+import { WebApp } from './web/app.js';
+import { loadOrCreateToken } from './web/auth.js';
+import { createDock, dockAgentsFromService, dockComputerFromManager } from './web/dock/index.js';
+import { listenOrFallBack } from './web/listen.js';
+import { createOAuth } from './web/oauth/index.js';
+import { newPreviewBasePath, previewRoutes } from './web/preview-routes.js';
 
 export { compilePolicy } from './policy/compile.js';
+
+type Closer = () => Promise<void> | void;
+
+/** Runs closers last-first; one that fails is logged and the others still run. */
+async function closeInReverse(closers: Closer[], logger: Logger): Promise<void> {
+  for (const close of closers.splice(0).reverse()) {
+    try {
+      await close();
+    } catch (e) {
+      logger.warn('paddock.close_failed', { error: (e as Error).message });
+    }
+  }
+}
+
+/** The bwrap backend; without cgroups, its sandboxes are tracked by pid file for the next start's sweep. */
+function sandboxBackend(sandboxUid: number, dataDir: string, logger: Logger): ComputerBackend {
+  const bwrap = new BwrapBackend({ logger, sandboxUid });
+  return bwrap.cgroupSupport ? bwrap : withPidFiles(bwrap, join(dataDir, 'run', 'sandboxes'), logger);
+}
 
 /**
  * The egress proxy of computers: the same policy as http_get, the inject rules and, when there
@@ -106,7 +138,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
   const logger = options.logger;
   const env = options.env ?? process.env;
   const db = openDatabase(join(dataDir, 'paddock.db'));
-  const closers: (() => Promise<void> | void)[] = [
+  const closers: Closer[] = [
     () => {
       db.close();
     },
@@ -167,7 +199,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     });
     const skillsDir = join(loaded.projectDir, '.paddock', 'skills');
     const computer = new ComputerManager({
-      backend: new BwrapBackend({ logger, sandboxUid: config.computer.sandboxUid }),
+      backend: sandboxBackend(config.computer.sandboxUid, dataDir, logger),
       config: config.computer,
       dataDir,
       dockUrl:
@@ -187,9 +219,12 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     });
     closers.push(() => computer.close());
     // memories of an agent's runs (and of their commands' tool calls) live under agent:<name>
-    const namespaceOf = createAgentNamespaceOf(db);
-    const { notifier } = createBuiltinServices({ memory, notify: config.notify, logger });
-    registry.register(createBuiltinTools({ memory, notify: config.notify, logger, notifier, namespaceOf }));
+    const runs = new AgentRunStore(db, audit);
+    const namespaceOf = createAgentNamespaceOf(runs);
+    const { http, notifier } = createBuiltinServices({ memory, notify: config.notify, logger });
+    registry.register(
+      createBuiltinTools({ memory, notify: config.notify, logger, notifier, httpClient: http, namespaceOf }),
+    );
     registry.register(createComputerTools(computer));
     registry.register(createComputerBuiltins(computer));
     const syncSources = (tools: readonly Tool[], sources: Iterable<string>) => {
@@ -222,6 +257,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       logger,
       env,
       config: config.agents,
+      store: runs,
       ...(existsSync(skillsDir) ? { skillsGuestRoot: SKILLS_GUEST_ROOT } : {}),
     });
     closers.push(() => agents.close());
@@ -240,18 +276,172 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       integrations,
       computer,
       agents,
-      async close() {
-        for (const close of closers.reverse()) {
-          try {
-            await close();
-          } catch (e) {
-            logger.warn('paddock.close_failed', { error: (e as Error).message });
-          }
-        }
-      },
+      close: () => closeInReverse(closers, logger),
     };
   } catch (e) {
-    for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => {});
+    await closeInReverse(closers, logger);
     throw e;
   }
+}
+
+/** How `paddock serve` listens. */
+export interface ServerOptions {
+  logger: Logger;
+  host: string;
+  port: number;
+  /**
+   * Started by a bridge: waits briefly for a server that is stopping to let go of the lock, and
+   * listens on a free port when the configured one is taken.
+   */
+  background?: boolean;
+}
+
+/** A listening server: the one process of its data directory. */
+export interface RunningServer {
+  paddock: Paddock;
+  /** Base URL of the dock and `/mcp`. */
+  url: string;
+  /** The server token and whether it was just created. */
+  token: { token: string; created: boolean; file: string };
+  /** A fresh single-use login link to the dock (the base URL when auth is `none`). */
+  loginLink(): string;
+  /** Resolves when a client asked the server to stop over the socket. */
+  stopRequested: Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Wires and starts `paddock serve`, the one server of a data directory: takes the serve lock
+ * (refusing when another server holds it), builds the services, then listens on HTTP (the dock,
+ * `/mcp`) and on the unix socket of the run directory (the stdio bridge and the CLI).
+ */
+export async function startServer(loaded: LoadedConfig, options: ServerOptions): Promise<RunningServer> {
+  const { logger } = options;
+  const server = loaded.config.server;
+  const paths = instancePaths(loaded.dataDir);
+  ensureRunDir(paths);
+  const lock = acquireLock(paths.serveLock, options.background ? 10_000 : 0);
+  if (!lock) throw new AlreadyRunningError(loaded.dataDir, readServerInfo(paths));
+  const closers: Closer[] = [() => lock.release()];
+  const closeAll = () => closeInReverse(closers, logger);
+  try {
+    const token = loadOrCreateToken(loaded.dataDir);
+    const previewBase = newPreviewBasePath();
+    const paddock = await createPaddock(loaded, {
+      logger,
+      preview: { basePath: previewBase, serverToken: token.token },
+    });
+    closers.push(() => paddock.close());
+    const sessions = new McpSessions((ended) => releaseSessionComputer(paddock, ended));
+    const mcpDeps = {
+      gateway: paddock.gateway,
+      registry: paddock.registry,
+      version: VERSION,
+      toolsets: loaded.config.mcp.toolsets,
+    };
+    const preview = previewRoutes(previewBase, paddock.computer.preview);
+    const dock = createDock({
+      audit: paddock.audit,
+      logger,
+      version: VERSION,
+      auth: server.auth,
+      gateway: paddock.gateway,
+      computer: dockComputerFromManager(paddock.computer, {
+        logger,
+        terminals: paddock.computer.terminals,
+        preview: paddock.computer.preview,
+      }),
+      agents: dockAgentsFromService(paddock.agents),
+      secureCookie: server.publicUrl?.startsWith('https://') ?? false,
+    });
+    closers.push(() => dock.close());
+    const oauth =
+      server.auth === 'token' && server.oauth.enabled
+        ? createOAuth({
+            db: paddock.db,
+            logger,
+            sessions: dock.login,
+            ...(server.publicUrl === undefined ? {} : { publicUrl: server.publicUrl }),
+            limits: {
+              accessTokenTtlMs: server.oauth.accessTokenTtlSeconds * 1000,
+              registrationsPerMinute: server.oauth.registrationsPerMinute,
+            },
+          })
+        : undefined;
+    const mcp = new McpHttpEndpoint(mcpDeps, logger, {
+      sessions,
+      ...(oauth ? { revokedGrants: (ids: string[]) => oauth.store.revokedAmong(ids) } : {}),
+    });
+    oauth?.onRevoked((ids) => mcp.closeGrants(ids));
+    const app = new WebApp({
+      host: options.host,
+      port: options.port,
+      auth: server.auth,
+      token: token.token,
+      allowedHosts: server.allowedHosts,
+      mcp,
+      logger,
+      routes: [preview.route, ...(oauth?.routes ?? []), ...dock.routes],
+      upgrades: [preview.upgrade, ...dock.upgrades],
+      sessions: dock.sessions,
+      unauthorized: dock.unauthorized,
+      ...(oauth ? { oauth } : {}),
+    });
+    const address = await listenOrFallBack(app, { ...options, fallback: options.background === true });
+    closers.push(() => app.close());
+    const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
+    const url = server.publicUrl ?? `http://${shownHost}:${address.port}`;
+    paddock.computer.setDockUrl(url);
+
+    let requestStop = () => {};
+    const stopRequested = new Promise<void>((resolve) => {
+      requestStop = resolve;
+    });
+    const identity = { file: loaded.file ?? null, projectDir: loaded.projectDir };
+    const socket = new McpSocketServer({
+      paths,
+      identity,
+      mcp: mcpDeps,
+      sessions,
+      logger,
+      control: {
+        status: () => ({
+          pid: process.pid,
+          version: VERSION,
+          url,
+          dataDir: loaded.dataDir,
+          config: identity,
+          sessions: sessions.list(),
+          computers: [paddock.computer.status()],
+        }),
+        openLink: () => dock.loginLink(url),
+        stop: () => requestStop(),
+      },
+    });
+    const { replacedStale } = await socket.listen({ version: VERSION, url });
+    closers.push(() => socket.close());
+    paddock.agents.scheduler.start();
+    closers.push(() => paddock.agents.scheduler.stop());
+    logger.info('server.started', { url, dataDir: loaded.dataDir, socket: paths.socket, replacedStale });
+    return {
+      paddock,
+      url,
+      token,
+      loginLink: () => dock.loginLink(url),
+      stopRequested,
+      close: closeAll,
+    };
+  } catch (e) {
+    await closeAll();
+    throw e;
+  }
+}
+
+/**
+ * The end of an MCP session. Per-session computers release a session's private computer here
+ * (after their grace period); until the computer service keys computers by session, there is
+ * nothing of the session's own to release.
+ */
+function releaseSessionComputer(paddock: Paddock, ended: EndedSession): void {
+  paddock.logger.debug('mcp.session_released', { caller: ended.caller, computer: ended.computer });
 }

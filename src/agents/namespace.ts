@@ -22,7 +22,10 @@ export function agentNamespaceOf(
 }
 
 /** {@link agentNamespaceOf} over the `agent_runs` table of Paddock's database. */
-export function createAgentNamespaceOf(db: BetterSqlite3.Database, fallback?: NamespaceOf): NamespaceOf {
-  const store = new AgentRunStore(db);
+export function createAgentNamespaceOf(
+  source: BetterSqlite3.Database | AgentRunStore,
+  fallback?: NamespaceOf,
+): NamespaceOf {
+  const store = source instanceof AgentRunStore ? source : new AgentRunStore(source);
   return agentNamespaceOf((runId) => store.agentOf(runId), fallback);
 }

@@ -41,6 +41,8 @@ export interface AgentsDeps {
   env: NodeJS.ProcessEnv;
   /** paddock.yaml `agents`; its defaults when absent. */
   config?: AgentsConfig;
+  /** The run store; one over `db` and `audit` when absent (main shares one with the memory namespaces). */
+  store?: AgentRunStore;
   /** Guest directory where the computer mounts skill directories read-only (mentioned to the model when set). */
   skillsGuestRoot?: string;
 }
@@ -99,7 +101,7 @@ export function createAgents(deps: AgentsDeps): AgentsService {
   const config = deps.config ?? agentsConfigSchema.parse({});
   const providers = providerConfigs(config);
   const logger = deps.logger.child({ domain: 'agents' });
-  const store = new AgentRunStore(deps.db, deps.audit);
+  const store = deps.store ?? new AgentRunStore(deps.db, deps.audit);
   const events = new RunEvents(logger);
   const active = new Map<string, { agent: string; controller: AbortController; done: Promise<AgentRun> }>();
   for (const run of store.reconcile())

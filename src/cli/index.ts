@@ -13,8 +13,20 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     summary: 'run the server: the dock and /mcp on localhost',
   },
   mcp: {
-    load: async () => (await import('./mcp.js')).mcpCommand,
-    summary: 'serve MCP over stdio (for Claude Desktop, Cursor, …)',
+    load: async () => (await import('./mcp.js')).mcpMain,
+    summary: 'stdio MCP for Claude Desktop, Cursor, …: a bridge to the server (started on demand)',
+  },
+  status: {
+    load: async () => (await import('./server-control.js')).statusCommand,
+    summary: 'is the server running: where, its sessions and computers',
+  },
+  stop: {
+    load: async () => (await import('./server-control.js')).stopCommand,
+    summary: 'stop the server of the data directory',
+  },
+  open: {
+    load: async () => (await import('./server-control.js')).openCommand,
+    summary: 'open the dock of the running server (a new single-use login link)',
   },
   tools: {
     load: async () => (await import('./tools.js')).toolsCommand,

@@ -1,19 +1,19 @@
 import { isLoopbackHost } from '../config/load.js';
-import { createPaddock, VERSION } from '../main.js';
-import { McpHttpEndpoint } from '../mcp/http.js';
-import { WebApp } from '../web/app.js';
-import { loadOrCreateToken } from '../web/auth.js';
-import { createDock, dockAgentsFromService, dockComputerFromManager } from '../web/dock/index.js';
-import { createOAuth } from '../web/oauth/index.js';
-import { newPreviewBasePath, previewRoutes } from '../web/preview-routes.js';
+import { startServer, VERSION } from '../main.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
 import { CONFIG_OPTION, loadFor, loggerFor } from './context.js';
 
 const HELP = `Usage: paddock serve [--host H] [--port N] [--config FILE]
 
-Runs Paddock: the dock at http://127.0.0.1:7420/ and MCP (Streamable HTTP) at /mcp.
+Runs Paddock, the one server of its data directory: the dock at http://127.0.0.1:7420/,
+MCP (Streamable HTTP) at /mcp, and a unix socket in <data dir>/run/ where \`paddock mcp\`
+(the stdio bridge for desktop clients) and \`paddock status | stop | open\` reach it.
+A second server for the same data directory refuses to start.
 The server token is created in the data directory on first start and printed once;
-clients send it as "Authorization: Bearer <token>". Stop with Ctrl-C.`;
+clients send it as "Authorization: Bearer <token>". Stop with Ctrl-C or \`paddock stop\`.
+
+  --background   as started by \`paddock mcp\`: wait briefly for a stopping server, and take a
+                 free port when the configured one is busy`;
 
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseCommandArgs(
@@ -23,6 +23,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       ...CONFIG_OPTION,
       host: { type: 'string' },
       port: { type: 'string' },
+      background: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     false,
@@ -43,95 +44,26 @@ export async function serveCommand(args: string[]): Promise<number> {
     );
   }
   const logger = loggerFor(loaded);
-  const { token, created, file } = loadOrCreateToken(loaded.dataDir);
-  const previewBase = newPreviewBasePath();
-  const paddock = await createPaddock(loaded, {
-    logger,
-    preview: { basePath: previewBase, serverToken: token },
-  });
-  const preview = previewRoutes(previewBase, paddock.computer.preview);
-  const dock = createDock({
-    audit: paddock.audit,
-    logger,
-    version: VERSION,
-    auth: server.auth,
-    gateway: paddock.gateway,
-    computer: dockComputerFromManager(paddock.computer, {
-      logger,
-      terminals: paddock.computer.terminals,
-      preview: paddock.computer.preview,
-    }),
-    agents: dockAgentsFromService(paddock.agents),
-    secureCookie: server.publicUrl?.startsWith('https://') ?? false,
-  });
-  const oauth =
-    server.auth === 'token' && server.oauth.enabled
-      ? createOAuth({
-          db: paddock.db,
-          logger,
-          sessions: dock.login,
-          ...(server.publicUrl === undefined ? {} : { publicUrl: server.publicUrl }),
-          limits: {
-            accessTokenTtlMs: server.oauth.accessTokenTtlSeconds * 1000,
-            registrationsPerMinute: server.oauth.registrationsPerMinute,
-          },
-        })
-      : undefined;
-  const mcp = new McpHttpEndpoint(
-    {
-      gateway: paddock.gateway,
-      registry: paddock.registry,
-      version: VERSION,
-      toolsets: loaded.config.mcp.toolsets,
-    },
-    logger,
-    oauth ? { revokedGrants: (ids) => oauth.store.revokedAmong(ids) } : {},
-  );
-  oauth?.onRevoked((ids) => mcp.closeGrants(ids));
-  const app = new WebApp({
-    host,
-    port,
-    auth: server.auth,
-    token,
-    allowedHosts: server.allowedHosts,
-    mcp,
-    logger,
-    routes: [preview.route, ...(oauth?.routes ?? []), ...dock.routes],
-    upgrades: [preview.upgrade, ...dock.upgrades],
-    sessions: dock.sessions,
-    unauthorized: dock.unauthorized,
-    ...(oauth ? { oauth } : {}),
-  });
-  let address: { port: number };
-  try {
-    address = await app.listen();
-  } catch (e) {
-    await dock.close();
-    await paddock.close();
-    throw new UsageError(`cannot listen on ${host}:${port} (${(e as Error).message}); pick another --port.`);
-  }
-  const shownHost = host.includes(':') ? `[${host}]` : host;
-  const base = server.publicUrl ?? `http://${shownHost}:${address.port}`;
-  paddock.computer.setDockUrl(base);
-  out(`Paddock ${VERSION} is running.`);
-  out(`  MCP endpoint: ${base}/mcp`);
-  out(`  Dock:         ${base}/`);
+  const running = await startServer(loaded, { logger, host, port, background: values.background === true });
+  const { url, token } = running;
+  out(`Paddock ${VERSION} is running (pid ${process.pid}, data ${loaded.dataDir}).`);
+  out(`  MCP endpoint: ${url}/mcp`);
+  out(`  Dock:         ${url}/`);
   if (server.auth === 'token')
-    out(`  Login link:   ${dock.loginLink(base)}   (opens the dock; single use, valid 10 minutes)`);
+    out(`  Login link:   ${running.loginLink()}   (opens the dock; single use, valid 10 minutes)`);
   if (server.auth === 'token') {
-    if (created) out(`  Token:        ${token}   (new; stored in ${file}; shown once)`);
-    else out(`  Token:        stored in ${file}`);
+    if (token.created) out(`  Token:        ${token.token}   (new; stored in ${token.file}; shown once)`);
+    else out(`  Token:        stored in ${token.file}`);
   } else out('  Auth:         none (loopback only)');
-  logger.info('server.started', { url: base, dataDir: loaded.dataDir });
-  paddock.agents.scheduler.start();
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  out('  Clients:      `paddock mcp` (stdio), `paddock open` (a new login link), `paddock stop`');
+  await Promise.race([
+    running.stopRequested,
+    new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    }),
+  ]);
   logger.info('server.stopping');
-  paddock.agents.scheduler.stop();
-  await dock.close();
-  await app.close();
-  await paddock.close();
+  await running.close();
   return 0;
 }

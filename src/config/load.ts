@@ -1,9 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { PaddockError } from '../shared/errors.js';
+import { type LocateOptions, locateConfig } from './locate.js';
 import { type PaddockConfig, paddockConfigSchema } from './paddock-config.js';
 
 /** A configuration problem: one `path: message` line per problem; the CLI exits with 2. */
@@ -28,12 +27,7 @@ export interface LoadedConfig {
   dataDir: string;
 }
 
-export interface LoadOptions {
-  /** `--config` from the command line. */
-  configPath?: string;
-  cwd?: string;
-  env?: NodeJS.ProcessEnv;
-}
+export type LoadOptions = LocateOptions;
 
 /**
  * Finds and validates paddock.yaml: `--config`, then `PADDOCK_CONFIG`, then
@@ -41,23 +35,9 @@ export interface LoadOptions {
  * named file that is missing, or any invalid file, is an error — never a silent fallback.
  */
 export function loadConfig(options: LoadOptions = {}): LoadedConfig {
-  const env = options.env ?? process.env;
-  const cwd = options.cwd ?? process.cwd();
-  const named = options.configPath ?? env.PADDOCK_CONFIG;
-  let file: string | undefined;
-  if (named) {
-    file = resolve(cwd, named);
-    if (!existsSync(file)) {
-      throw new ConfigError(file, [`(file): not found; create it with \`paddock init\` or fix the path`]);
-    }
-  } else {
-    for (const name of ['paddock.yaml', 'paddock.yml']) {
-      const candidate = join(cwd, name);
-      if (existsSync(candidate)) {
-        file = candidate;
-        break;
-      }
-    }
+  const { file, missing, projectDir, dataDir } = locateConfig(options);
+  if (missing) {
+    throw new ConfigError(missing, [`(file): not found; create it with \`paddock init\` or fix the path`]);
   }
   const raw = file ? parseYaml(file, readFileSync(file, 'utf8')) : {};
   const config = validate(paddockConfigSchema, raw ?? {}, file ?? '(defaults)');
@@ -66,8 +46,6 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
       `server.auth: "none" is only allowed when server.host is a loopback address (got "${config.server.host}")`,
     ]);
   }
-  const projectDir = file ? dirname(file) : cwd;
-  const dataDir = resolve(cwd, env.PADDOCK_DATA ?? join(homedir(), '.local', 'share', 'paddock'));
   return { config, ...(file ? { file } : {}), projectDir, dataDir };
 }
 

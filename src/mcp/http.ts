@@ -2,9 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
+import { computerNameProblem } from '../shared/computer-name.js';
 import type { Logger } from '../shared/logger.js';
-import type { CallerContext, Tool } from '../tools/tool.js';
+import type { Tool } from '../tools/tool.js';
+import { MAX_MESSAGE_BYTES } from './line-limit.js';
 import { createMcpServer, inToolsets, type McpServerDeps } from './server.js';
+import { McpSessions, sessionCaller, sessionComputer } from './sessions.js';
 
 /** An OAuth grant a request was admitted with: its calls are `mcp:<client>:<session>`. */
 export interface McpGrant {
@@ -32,6 +35,8 @@ export interface McpHttpOptions {
   maxBodyBytes?: number;
   /** How long the whole body of one POST may take to arrive (a body that never ends is cut). */
   bodyTimeoutMs?: number;
+  /** The server's session list (for `paddock status` and the end-of-session hook). */
+  sessions?: McpSessions;
   /**
    * Which of these grants were revoked (also by another process, e.g. `paddock clients
    * revoke`): their sessions are closed within `grantCheckMs`.
@@ -40,6 +45,9 @@ export interface McpHttpOptions {
   /** How often sessions of OAuth grants are checked against revocations. Default 2 s. */
   grantCheckMs?: number;
 }
+
+/** Header that attaches an HTTP session to a named computer instead of its private one. */
+export const COMPUTER_HEADER = 'paddock-computer';
 
 /**
  * Streamable HTTP endpoint (`/mcp`) with sessions: one MCP server instance per session,
@@ -53,6 +61,7 @@ export class McpHttpEndpoint {
   private readonly maxBodyBytes: number;
   private readonly bodyTimeoutMs: number;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly registry: McpSessions;
   private readonly grantChecker: NodeJS.Timeout | undefined;
 
   constructor(
@@ -62,8 +71,9 @@ export class McpHttpEndpoint {
   ) {
     this.maxSessions = options.maxSessions ?? 256;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 30 * 60_000;
-    this.maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
+    this.maxBodyBytes = options.maxBodyBytes ?? MAX_MESSAGE_BYTES;
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
+    this.registry = options.sessions ?? new McpSessions();
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
     const revoked = options.revokedGrants;
@@ -137,40 +147,48 @@ export class McpHttpEndpoint {
         'No session: the first request must be initialize (then send Mcp-Session-Id).',
       );
     }
+    const named = header(req, COMPUTER_HEADER);
+    const problem = named === undefined ? null : computerNameProblem(named);
+    if (problem) return sendJsonRpcError(res, 400, -32602, `${problem} (header Paddock-Computer)`);
     this.evictIfFull();
-    let caller = 'mcp:pending';
+    const id = randomUUID();
+    const ref = sessionComputer(id, named);
     const scopes = grant?.toolsets;
-    const { server, dispose } = createMcpServer(
-      this.deps,
-      (): CallerContext => ({
-        caller,
-        via: 'direct',
-        attended: true,
-        ...(scopes
-          ? { allowTool: (_name: string, tool: Tool) => scopes.length > 0 && inToolsets(tool, scopes) }
-          : {}),
-      }),
-    );
+    const caller = grant ? `mcp:${grant.client}:${id}` : `mcp:${id}`;
+    const { server, dispose } = createMcpServer(this.deps, () => ({
+      ...sessionCaller(id, ref),
+      caller,
+      ...(scopes
+        ? { allowTool: (_name: string, tool: Tool) => scopes.length > 0 && inToolsets(tool, scopes) }
+        : {}),
+    }));
+    let end = () => {};
     const transport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id: string) => {
-        caller = grant ? `mcp:${grant.client}:${id}` : `mcp:${id}`;
+      sessionIdGenerator: () => id,
+      onsessioninitialized: () => {
         this.sessions.set(id, {
           transport,
           dispose,
           lastSeen: Date.now(),
           ...(grant ? { grantId: grant.id } : {}),
         });
+        end = this.registry.add(id, 'http', ref);
         this.logger.info('mcp.session_opened', {
           session: id,
           transport: 'http',
+          computer: ref,
           ...(grant ? { client: grant.client, grant: grant.id } : {}),
         });
       },
     });
+    server.oninitialized = () => {
+      const client = server.getClientVersion();
+      if (client) this.registry.setClient(id, `${client.name} ${client.version}`);
+    };
     transport.onclose = () => {
-      const id = transport.sessionId;
-      if (id && this.sessions.delete(id)) this.logger.info('mcp.session_closed', { session: id });
+      if (this.sessions.delete(id))
+        this.logger.info('mcp.session_closed', { session: id, transport: 'http' });
+      end();
       dispose();
     };
     await server.connect(transport);

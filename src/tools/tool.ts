@@ -33,6 +33,9 @@ export interface Progress {
  * Who is calling and under which bounds. Built by the entry point (MCP session, dock,
  * agent runner, tool channel, CLI) and carried through the pipeline unchanged.
  */
+/** Which computer a caller acts on: a named one that sessions share, or a private one of its owner. */
+export type ComputerRef = { kind: 'named'; name: string } | { kind: 'private'; owner: string };
+
 export interface CallerContext {
   /** `mcp:<session>`, `dock:<user>`, `agent:<run>`, `channel:<job>`, `cli`. */
   caller: string;
@@ -57,6 +60,8 @@ export interface CallerContext {
   policy?: Sandbox;
   /** Receives progress of long operations. */
   onProgress?: (progress: Progress) => void;
+  /** The computer this call acts on; absent: the caller's own private computer. */
+  computer?: ComputerRef;
 }
 
 /** What a tool receives besides its input. */

@@ -119,10 +119,11 @@ export class WebApp {
     });
   }
 
-  async listen(): Promise<AddressInfo> {
+  /** Listens on the configured port, or on `port` when given (0: any free one). */
+  async listen(port = this.options.port): Promise<AddressInfo> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen(this.options.port, this.options.host, () => {
+      this.server.listen(port, this.options.host, () => {
         this.server.off('error', reject);
         resolve();
       });

@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +22,13 @@ export function tempProject(configYaml?: string): TempProject {
   if (configYaml !== undefined) writeFileSync(join(dir, 'paddock.yaml'), configYaml);
   const env: NodeJS.ProcessEnv = { ...process.env, PADDOCK_DATA: dataDir };
   delete env.PADDOCK_CONFIG;
-  return { dir, dataDir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const cleanup = () => {
+    // a server that `paddock mcp` started in the background outlives its bridges: stop it
+    if (existsSync(join(dataDir, 'run', 'server.json')))
+      spawnSync(process.execPath, [PADDOCK_BIN, 'stop'], { cwd: dir, env, stdio: 'ignore', timeout: 60_000 });
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { dir, dataDir, env, cleanup };
 }
 
 /** A running `paddock serve` child. */

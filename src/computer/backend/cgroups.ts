@@ -273,7 +273,7 @@ export class CgroupRoot {
     const dirs = new Map<Kind, string>();
     for (const h of hierarchies) {
       if (dirs.has(h.kind)) continue;
-      sweepStale(h.own, logger);
+      sweepStale(h.own, h.kind, logger);
       const dir = join(h.own, name);
       try {
         mkdirSync(dir);
@@ -320,8 +320,12 @@ export class CgroupRoot {
   }
 }
 
-/** Removes empty groups left by Paddock servers that are no longer running. */
-function sweepStale(own: string, logger: Logger): void {
+/**
+ * Ends what Paddock servers that are no longer running left behind: every process still in one
+ * of their groups is killed (a server killed with SIGKILL cannot clean up), then the groups are
+ * removed. Runs at start-up, before this server creates its own groups.
+ */
+function sweepStale(own: string, kind: Kind, logger: Logger): void {
   let names: string[] = [];
   try {
     names = readdirSync(own);
@@ -331,9 +335,44 @@ function sweepStale(own: string, logger: Logger): void {
   for (const name of names) {
     const m = /^paddock-(\d+)-[0-9a-f]+$/.exec(name);
     if (!m || Number(m[1]) === process.pid || isAlive(Number(m[1]))) continue;
-    removeTree(join(own, name));
-    logger.debug('computer.cgroup_swept', { dir: join(own, name) });
+    const dir = join(own, name);
+    const killed = killStale(dir, kind);
+    removeTree(dir);
+    logger.info('computer.cgroup_swept', { dir, killed });
   }
+}
+
+/** Kills every process of a stale group and its children, waiting (bounded) until they are gone. */
+function killStale(dir: string, kind: Kind): number {
+  const node = new CgroupNode(new Map([[kind, dir]]), null);
+  const pids = node.pids();
+  if (pids.length === 0) return 0;
+  const freezer = kind === 'freezer' ? join(dir, 'freezer.state') : null;
+  if (!(kind === 'unified' && tryWrite(join(dir, 'cgroup.kill'), '1'))) {
+    // v1: freeze first so nothing forks while it is being killed
+    if (freezer) tryWrite(freezer, 'FROZEN');
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    if (freezer) tryWrite(freezer, 'THAWED');
+  }
+  const deadline = Date.now() + 2000;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (node.pids().length > 0 && Date.now() < deadline) {
+    for (const pid of node.pids()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    Atomics.wait(pause, 0, 0, 10);
+  }
+  return pids.length;
 }
 
 function removeTree(dir: string): void {

@@ -37,6 +37,8 @@ export interface BuiltinToolDeps {
   namespaceOf?: MemoryToolDeps['namespaceOf'];
   /** Share a notifier with the agent runner; built from `notify` when absent. */
   notifier?: Notifier;
+  /** Share an HTTP client with the notifier and the agent runner; built from `http` when absent. */
+  httpClient?: HttpClient;
   /** Logger of the notifier's `log` channel outside tool calls (tool calls use their own). */
   logger?: Logger;
 }
@@ -48,7 +50,8 @@ export function createMemoryTools(deps: MemoryToolDeps): Tool[] {
 
 /** An HTTP client and notifier as the built-ins would build them (for the agent runner). */
 export function createBuiltinServices(deps: BuiltinToolDeps): { http: HttpClient; notifier: Notifier } {
-  const http = createHttpClient({ ...deps.http, dns: deps.dns ?? createSystemHostResolver() });
+  const http =
+    deps.httpClient ?? createHttpClient({ ...deps.http, dns: deps.dns ?? createSystemHostResolver() });
   const notifier =
     deps.notifier ??
     createNotifier({

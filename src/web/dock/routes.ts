@@ -47,7 +47,7 @@ export function sendSignIn(req: IncomingMessage, res: ServerResponse, note?: str
     sendText(
       res,
       401,
-      `${note ? `${note} ` : ''}Sign in with the login link that \`paddock serve\` printed, or send "Authorization: Bearer <token>".`,
+      `${note ? `${note} ` : ''}Sign in with a login link: run \`paddock open\` on the server's machine (or use the one \`paddock serve\` printed), or send "Authorization: Bearer <token>".`,
     );
     return;
   }
@@ -58,8 +58,8 @@ export function sendSignIn(req: IncomingMessage, res: ServerResponse, note?: str
     'Sign in',
     `<h1>Sign in to the dock</h1>
 ${note ? `<p class="err">${escapeHtml(note)}</p>` : ''}
-<p>Open the login link that <code>paddock serve</code> printed when it started (it looks like <code>${base}/login?code=…</code>). Each link works once and for ten minutes.</p>
-<p class="note">Need a new one? Restart <code>paddock serve</code>, or ask the running server with its token:<br>
+<p>Run <code>paddock open</code> on the machine where Paddock runs: it asks the running server for a fresh login link (it looks like <code>${base}/login?code=…</code>) and opens it in your browser. Each link works once and for ten minutes; <code>paddock serve</code> also prints one when it starts.</p>
+<p class="note">From another machine, ask the running server with its token:<br>
 <code>curl -X POST -H "Authorization: Bearer $(cat &lt;data dir&gt;/token)" ${base}/login/link</code></p>`,
   );
 }

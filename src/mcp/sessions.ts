@@ -1,0 +1,65 @@
+import type { CallerContext, ComputerRef } from '../tools/tool.js';
+import type { SessionSummary } from './socket-protocol.js';
+
+/** An MCP session as the rest of the server sees it when it ends. */
+export interface EndedSession {
+  /** `mcp:<session id>`. */
+  caller: string;
+  computer: ComputerRef;
+}
+
+/**
+ * The open MCP sessions of the server, whatever their transport (unix socket or Streamable
+ * HTTP): what `paddock status` lists, and the one place that tells the computer service when a
+ * session ends (its private computer can then be released).
+ */
+export class McpSessions {
+  private readonly open = new Map<string, SessionSummary & { ref: ComputerRef }>();
+
+  constructor(private readonly onEnd: (session: EndedSession) => void = () => {}) {}
+
+  /** Registers an opened session; the returned function ends it (idempotent). */
+  add(id: string, transport: SessionSummary['transport'], ref: ComputerRef, client?: string): () => void {
+    this.open.set(id, {
+      id,
+      transport,
+      computer: ref.kind === 'named' ? ref.name : 'private',
+      openedAt: new Date().toISOString(),
+      ...(client ? { client } : {}),
+      ref,
+    });
+    return () => {
+      const session = this.open.get(id);
+      if (!session) return;
+      this.open.delete(id);
+      this.onEnd({ caller: `mcp:${id}`, computer: session.ref });
+    };
+  }
+
+  /** Records the client's name once its initialize arrived. */
+  setClient(id: string, client: string): void {
+    const session = this.open.get(id);
+    if (session) session.client = client;
+  }
+
+  list(): SessionSummary[] {
+    return [...this.open.values()].map(({ ref: _ref, ...summary }) => summary);
+  }
+
+  get size(): number {
+    return this.open.size;
+  }
+}
+
+/**
+ * The computer a session acts on: the named one it asked for, else a private one owned by
+ * the session (`mcp:<id>`).
+ */
+export function sessionComputer(id: string, name?: string): ComputerRef {
+  return name ? { kind: 'named', name } : { kind: 'private', owner: `mcp:${id}` };
+}
+
+/** The caller context of every call in one MCP session. */
+export function sessionCaller(id: string, computer: ComputerRef): CallerContext {
+  return { caller: `mcp:${id}`, via: 'direct', attended: true, computer };
+}
