@@ -166,10 +166,12 @@ PY`,
   it("Node's fetch uses the proxy where Node honours NODE_USE_ENV_PROXY, and fails at once (no hang) on Node 20", async () => {
     await withEgressComputer({ policy: policy() }, async ({ run }) => {
       const r = await run(
-        `node -e "fetch('http://stub.test:${stub.port}/fetch').then(r => r.text()).then(t => console.log('fetched=' + t), e => console.log('failed=' + (e.cause?.code ?? e.message)))"`,
+        `node -p 'process.versions.node'; node -e "fetch('http://stub.test:${stub.port}/fetch').then(r => r.text()).then(t => console.log('fetched=' + t), e => console.log('failed=' + (e.cause?.code ?? e.message)))"`,
       );
       assert.equal(r.exitCode, 0, r.stderr);
-      const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+      // the computer's node (the host's /usr/bin/node), not the one running this test
+      const guestVersion = r.stdout.split('\n')[0] ?? '';
+      const [major, minor] = guestVersion.split('.').map(Number) as [number, number];
       const honours = major >= 24 || (major === 22 && minor >= 21);
       if (honours) assert.match(r.stdout, /fetched=stub says hi to \/fetch/);
       else assert.match(r.stdout, /failed=(ENOTFOUND|EAI_AGAIN)/);

@@ -181,7 +181,8 @@ describe('upstream MCP servers and plugins through paddock mcp (end to end)', ()
     assert.equal(r.code, 1);
     const error = JSON.parse(r.stderr.trim().split('\n').at(-1)!) as { code: string; message: string };
     assert.equal(error.code, 'UPSTREAM_ERROR');
-    assert.match(error.message, /cancellation/);
+    // The CLI starts the server itself: on a slow machine the deadline passes while it starts.
+    assert.match(error.message, /cancellation|did not become ready before the call's deadline/);
     const audit = await runCli(project, [
       'audit',
       '--json',
