@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { dirname } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { locateConfig } from '../config/locate.js';
 import { computerNameProblem } from '../shared/computer-name.js';
@@ -145,11 +146,13 @@ export function relay(
       socket.end();
     });
     socket.on('error', () => {});
-    socket.once('close', () => {
+    socket.once('close', async () => {
       if (clientEnded) return finish(0);
+      // A killed process closes its sockets before it is reaped: give it a moment to be gone.
+      const alive = await stillAliveAfter(serverPid, 2000);
       process.stderr.write(
         `paddock mcp: the connection to the Paddock server (pid ${serverPid}) of ${paths.dataDir} was lost: it ${
-          processAlive(serverPid) ? 'closed this session' : 'stopped or crashed'
+          alive ? 'closed this session' : 'stopped or crashed'
         }. Restart this MCP server in your client; a new Paddock server starts when none runs (its log: ${paths.log}).\n`,
       );
       finish(1);
@@ -161,6 +164,16 @@ export function relay(
     }
     for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, stop);
   });
+}
+
+/** Whether `pid` still runs after up to `ms`: a dying process is seen as gone as soon as it is. */
+async function stillAliveAfter(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (processAlive(pid)) {
+    if (Date.now() >= deadline) return true;
+    await delay(50);
+  }
+  return false;
 }
 
 interface StartOptions {
