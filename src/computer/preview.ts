@@ -10,7 +10,7 @@
 import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Disposable } from '../audit/types.js';
+import type { Disposable } from '../shared/disposable.js';
 import { isPaddockError, PaddockError } from '../shared/errors.js';
 import type { Computer } from './computer.js';
 import { GuestConnector, type GuestSocket } from './guest-socket.js';

@@ -7,7 +7,7 @@
  * The service has the shape of the dock's TerminalSource (list, write, resize, activate,
  * subscribe, onChange) and adds what the tools need (create, read, input by key).
  */
-import type { Disposable } from '../audit/types.js';
+import type { Disposable } from '../shared/disposable.js';
 import { PaddockError } from '../shared/errors.js';
 import { CHANNEL_RANGE, type ChannelEvent, type ChannelOwner, TERMINAL_CHANNEL_BASE } from './channels.js';
 import type { Computer } from './computer.js';
