@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BwrapBackend } from '../src/computer/backend/bwrap.js';
 import { ComputerManager } from '../src/computer/manager.js';
-import { encodeTerminalCursor } from '../src/computer/terminal.js';
+import { encodeTerminalCursor } from '../src/computer/terminals/terminal.js';
 import { createComputerTools } from '../src/computer/tools/index.js';
 import { computerSchema } from '../src/config/computer-schema.js';
 import { silentLogger } from '../src/shared/logger.js';

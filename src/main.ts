@@ -42,7 +42,7 @@ import { loadOrCreateToken } from './web/auth.js';
 import { createDock, dockAgentsFromService, dockComputerFromManager } from './web/dock/index.js';
 import { listenOrFallBack } from './web/listen.js';
 import { createOAuth } from './web/oauth/index.js';
-import { newPreviewBasePath, previewRoutes } from './web/preview-routes.js';
+import { newPreviewBasePath, previewRoutes } from './web/preview/routes.js';
 
 export { compilePolicy } from './policy/compile.js';
 

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import WebSocket from 'ws';
 import type { ComputerManager } from '../../src/computer/manager.js';
-import { PREVIEW_SANDBOX_CSP } from '../../src/computer/preview-http.js';
 import type { PreviewSource } from '../../src/web/dock/sources.js';
+import { PREVIEW_SANDBOX_CSP } from '../../src/web/preview/http.js';
 import { codeOf, launchRunning, pollUntil, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 /** A host HTTP server that mounts the preview relay under /preview, as the web app does. */

@@ -4,7 +4,7 @@
  * file and shell group of the nine built-ins.
  */
 
-import { GUEST_WORKSPACE } from '../../computer/guest-layout.js';
+import { GUEST_WORKSPACE } from '../../computer/link/guest-layout.js';
 import type { ComputerManager } from '../../computer/manager.js';
 import { checkGuestPath } from '../../computer/paths.js';
 import {

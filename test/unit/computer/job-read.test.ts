@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeJobCursor, encodeJobCursor, parseId } from '../../../src/computer/cursors.js';
-import { Job } from '../../../src/computer/job.js';
+import { Job } from '../../../src/computer/jobs/job.js';
 import { isPaddockError } from '../../../src/shared/errors.js';
 import { utf8SafeLength } from '../../../src/shared/text.js';
 

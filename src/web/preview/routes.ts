@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { WebRoute, WebUpgradeRoute } from './app.js';
+import type { WebRoute, WebUpgradeRoute } from '../app.js';
 
 /** What the preview routes need from the computer's preview service. */
 export interface PreviewHandler {

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { ChannelGrant } from '../channel/session.js';
-import { TOOL_CHANNEL_ROOT } from '../guest/account.js';
-import type { ChannelFrame } from '../guest/protocol.js';
+import type { ChannelGrant } from '../../channel/session.js';
+import { TOOL_CHANNEL_ROOT } from '../../guest/account.js';
+import type { ChannelFrame } from '../../guest/protocol.js';
 
 /** The host side of one job's tool channel (implemented in src/channel/, wired by main.ts). */
 export interface ToolChannel {

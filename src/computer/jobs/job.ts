@@ -2,11 +2,11 @@
  * One command job on the host side: retained output per stream, the observed exit, and the
  * one result shape every job tool returns.
  */
-import { PaddockError } from '../shared/errors.js';
-import { utf8SafeLength } from '../shared/text.js';
-import type { JobFamily } from './backend/types.js';
-import { decodeJobCursor, encodeJobCursor } from './cursors.js';
-import { OutputBuffer } from './output-buffer.js';
+import { PaddockError } from '../../shared/errors.js';
+import { utf8SafeLength } from '../../shared/text.js';
+import type { JobFamily } from '../backend/types.js';
+import { decodeJobCursor, encodeJobCursor } from '../cursors.js';
+import { OutputBuffer } from '../output-buffer.js';
 import type { ToolChannel } from './tool-channel.js';
 
 /** The result shape of run_command, read_job and shell. */

@@ -10,11 +10,8 @@
 import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Disposable } from '../shared/disposable.js';
-import { isPaddockError, PaddockError } from '../shared/errors.js';
-import type { Computer } from './computer.js';
-import { GuestConnector, type GuestSocket } from './guest-socket.js';
-import type { ComputerLog } from './logs.js';
+import type { Disposable } from '../../shared/disposable.js';
+import { isPaddockError, PaddockError } from '../../shared/errors.js';
 import {
   guestRequestHeaders,
   type ProxyTarget,
@@ -22,8 +19,11 @@ import {
   refuseUpgrade,
   sendPreviewPage,
   upgradeHead,
-} from './preview-http.js';
-import { isTopLevelOpen, sendPreviewWrapper } from './preview-wrapper.js';
+} from '../../web/preview/http.js';
+import { isTopLevelOpen, sendPreviewWrapper } from '../../web/preview/wrapper.js';
+import type { Computer } from '../computer.js';
+import { GuestConnector, type GuestSocket } from '../link/guest-socket.js';
+import type { ComputerLog } from '../logs.js';
 
 /** Port previewed when neither the configuration nor the profile names one. */
 export const DEFAULT_PREVIEW_PORT = 8000;

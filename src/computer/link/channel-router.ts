@@ -5,8 +5,8 @@
  * generation ends, every owner hears it once.
  */
 
-import type { GuestEvent } from '../guest/protocol.js';
-import type { Disposable } from '../shared/disposable.js';
+import type { GuestEvent } from '../../guest/protocol.js';
+import type { Disposable } from '../../shared/disposable.js';
 
 export type { Disposable };
 

@@ -3,10 +3,10 @@
  * opaque cursors, reads for read_terminal_output and live delivery to the dock. Output is
  * kept as bytes; text handed out never ends inside a UTF-8 sequence.
  */
-import type { Disposable } from '../shared/disposable.js';
-import { PaddockError } from '../shared/errors.js';
-import { incompleteUtf8Tail, leadingContinuationBytes, utf8SafeLength } from '../shared/text.js';
-import { OutputBuffer } from './output-buffer.js';
+import type { Disposable } from '../../shared/disposable.js';
+import { PaddockError } from '../../shared/errors.js';
+import { incompleteUtf8Tail, leadingContinuationBytes, utf8SafeLength } from '../../shared/text.js';
+import { OutputBuffer } from '../output-buffer.js';
 
 /** A piece of live or replayed output (the dock's TerminalChunk). */
 export interface TerminalChunk {
