@@ -142,6 +142,8 @@ async function loop(
     signal: controller.signal,
     allowTool: agent.allowTool,
     policy: agent.sandbox,
+    // a run acts on the agent's named computer, else on a private one of its own (agent:<run>)
+    ...(agent.computer ? { computer: { kind: 'named' as const, name: agent.computer } } : {}),
   };
   if (agent.mcpServers.length > 0 && deps.awaitServers)
     await deps.awaitServers(agent.mcpServers, controller.signal);

@@ -30,6 +30,8 @@ const FIRST_DATA_FD = 4;
 export const DEFAULT_SANDBOX_UID = 64_000;
 /** Drops the launching shell to the sandbox uid (util-linux, present wherever bwrap is). */
 const SETPRIV = '/usr/bin/setpriv';
+/** Gives the launch a mount namespace of its own (to bind a kept workspace as root). */
+const UNSHARE = '/usr/bin/unshare';
 const HOST_PATH = ['/usr/local/bin', '/usr/bin', '/bin'];
 
 /** Options of the bwrap backend. */
@@ -113,7 +115,7 @@ export class BwrapBackend implements ComputerBackend {
         `The compiled guest agent is missing at ${this.guestDir}; run "npm run build" and launch again.`,
       );
     }
-    const workspace = this.workspaceFor(spec);
+    const { workspace, kept, removeOnDestroy } = this.workspaceFor(spec);
     const shell = canExecute('/bin/bash') ? '/bin/bash' : '/bin/sh';
     // the network namespace keeps only lo either way; "proxy" adds the relay port (guest agent)
     const files = Object.entries({ ...generatedEtc(spec.generation, shell), ...spec.files });
@@ -158,6 +160,7 @@ export class BwrapBackend implements ComputerBackend {
       node?.procsFiles() ?? [],
       [...files.map(([, content]) => Buffer.from(content)), ...(filter ? [filter] : [])],
       this.runAs ? 2 : 0,
+      kept && this.runAs ? { source: kept, target: workspace } : null,
     );
     const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve) => {
       child.once('exit', (exitCode, signal) => resolve({ exitCode, signal }));
@@ -190,7 +193,15 @@ export class BwrapBackend implements ComputerBackend {
               `The computer could not start: ${(e as Error).message}. Launch again.`,
             );
       });
-    return new BwrapInstance(child, exited, node ?? null, spec, this.logger, workspace, this.runAs !== null);
+    return new BwrapInstance(
+      child,
+      exited,
+      node ?? null,
+      spec,
+      this.logger,
+      kept ?? workspace,
+      removeOnDestroy,
+    );
   }
 
   async dispose(): Promise<void> {
@@ -202,18 +213,35 @@ export class BwrapBackend implements ComputerBackend {
    * The host directory that becomes /workspace. As a dedicated uid the sandbox cannot reach the
    * data directory, so workspaces then live in a traversable root of their own.
    */
-  private workspaceFor(spec: SandboxSpec): string {
+  private workspaceFor(spec: SandboxSpec): {
+    workspace: string;
+    kept: string | null;
+    removeOnDestroy: string | null;
+  } {
+    const kept = spec.keptWorkspace ?? null;
+    if (kept) {
+      if (!existsSync(kept)) {
+        throw new PaddockError(
+          'NOT_FOUND',
+          `The kept workspace ${kept} is gone; relaunch to start with an empty one, or restore the directory first.`,
+        );
+      }
+      if (this.runAs) chownSync(kept, this.runAs.jobHostId, this.runAs.jobHostId);
+    }
     if (!this.runAs) {
+      if (kept) return { workspace: kept, kept, removeOnDestroy: null };
       const dir = join(spec.hostDir, 'workspace');
       mkdirSync(dir, { recursive: true, mode: 0o755 });
-      return dir;
+      return { workspace: dir, kept: null, removeOnDestroy: null };
     }
+    // The sandbox uid cannot reach the data directory: a kept workspace is bound (in a mount
+    // namespace of the launch only) onto an empty directory of this generation that it can reach.
     const generationDir = join(this.ensureSandboxRoot(), `g${spec.generation}`);
     mkdirSync(generationDir, { mode: 0o711 });
     const dir = join(generationDir, 'workspace');
     mkdirSync(dir, { mode: 0o755 });
     chownSync(dir, this.runAs.jobHostId, this.runAs.jobHostId);
-    return dir;
+    return { workspace: dir, kept, removeOnDestroy: generationDir };
   }
 
   /** The server's own traversable directory for workspaces and staged runtime files. */
@@ -230,6 +258,7 @@ export class BwrapBackend implements ComputerBackend {
     procsFiles: string[],
     dataFiles: Buffer[],
     extraPipes: number,
+    bindWorkspace: { source: string; target: string } | null,
   ): ChildProcess {
     // Options travel through fd 3 (kept out of the guest's /proc/1/cmdline); bwrap reads the
     // command itself only from its real argv.
@@ -251,6 +280,22 @@ export class BwrapBackend implements ComputerBackend {
           '--',
         ]
       : [];
+    // as root, in a mount namespace of its own: the host's mount table never changes
+    const bind = bindWorkspace
+      ? [
+          UNSHARE,
+          '--mount',
+          '--propagation',
+          'private',
+          '--',
+          '/bin/sh',
+          '-c',
+          'mount --bind "$1" "$2" || exit 124; shift 2; exec "$@"',
+          'paddock-workspace',
+          bindWorkspace.source,
+          bindWorkspace.target,
+        ]
+      : [];
     const child = spawn(
       '/bin/sh',
       [
@@ -259,6 +304,7 @@ export class BwrapBackend implements ComputerBackend {
         'paddock-launch',
         String(procsFiles.length),
         ...procsFiles,
+        ...bind,
         ...drop,
         this.bwrapPath,
         '--args',
@@ -308,7 +354,8 @@ class BwrapInstance implements SandboxInstance {
     private readonly spec: SandboxSpec,
     private readonly logger: Logger,
     readonly hostWorkspace: string,
-    private readonly ownWorkspace: boolean,
+    /** This generation's own directory, removed with it (never a kept workspace). */
+    private readonly removeOnDestroy: string | null,
   ) {
     this.fromGuest = child.stdout!;
     this.toGuest = child.stdin!;
@@ -377,6 +424,6 @@ class BwrapInstance implements SandboxInstance {
         pids: this.node.pids(),
       });
     }
-    if (this.ownWorkspace) rmSync(dirname(this.hostWorkspace), { recursive: true, force: true });
+    if (this.removeOnDestroy) rmSync(this.removeOnDestroy, { recursive: true, force: true });
   }
 }

@@ -4,7 +4,7 @@
  */
 import { isPaddockError, PaddockError } from '../../shared/errors.js';
 import type { JsonSchema, Tool, ToolAnnotations, ToolContext, ToolResult } from '../../tools/tool.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 
 /** The reference's kinds: answer (reads), act (changes), transact (destroys or interrupts). */
 export type ToolKind = 'answer' | 'act' | 'transact';
@@ -68,7 +68,7 @@ export interface ToolSpec {
  * Builds the Tool: failures keep their code and message for the caller, and each rejection is an
  * entry in the computer log (policy denials as `policy.denied`).
  */
-export function defineTool(manager: ComputerManager, spec: ToolSpec): Tool {
+export function defineTool(computers: ComputerSource, spec: ToolSpec): Tool {
   return {
     name: spec.name,
     title: spec.title,
@@ -87,6 +87,7 @@ export function defineTool(manager: ComputerManager, spec: ToolSpec): Tool {
               'INTERNAL',
               `${spec.name} failed unexpectedly; retry, and check the server logs if it persists.`,
             );
+        const manager = computers.for(ctx.caller);
         const generation = manager.computer?.generation;
         const fields = generation === undefined ? {} : { generation };
         if (err.code === 'POLICY_DENIED')

@@ -13,7 +13,7 @@ import {
   renderRead,
   writeGuestFile,
 } from '../files.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerManager, ComputerSource } from '../manager.js';
 import { checkGuestPath } from '../paths.js';
 import { defineTool, guestPathProperty, intOr, objectSchema, optString, structured } from './common.js';
 
@@ -59,12 +59,12 @@ export async function allowPath(
 
 /** list_files (and, with another name, the `list_dir` built-in). */
 export function listFilesTool(
-  manager: ComputerManager,
+  computers: ComputerSource,
   name = 'list_files',
   toolsets = ['computer'],
   source: Tool['source'] = 'computer',
 ): Tool {
-  return defineTool(manager, {
+  return defineTool(computers, {
     name,
     title: 'List a directory',
     kind: 'answer',
@@ -92,6 +92,7 @@ export function listFilesTool(
       ['path'],
     ),
     async execute(input, ctx) {
+      const manager = computers.for(ctx.caller);
       const path = await allowPath(manager, ctx, 'file.read', String(input.path));
       const c = await manager.requireRunning(ctx.signal);
       const page = await listDirectory(c, path, intOr(input, 'offset', 0), intOr(input, 'limit', 100));
@@ -100,10 +101,10 @@ export function listFilesTool(
   });
 }
 
-export function fileTools(manager: ComputerManager): Tool[] {
+export function fileTools(computers: ComputerSource): Tool[] {
   return [
-    listFilesTool(manager),
-    defineTool(manager, {
+    listFilesTool(computers),
+    defineTool(computers, {
       name: 'read_file',
       title: 'Read a file',
       kind: 'answer',
@@ -132,6 +133,7 @@ export function fileTools(manager: ComputerManager): Tool[] {
         ['path'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const requested = checkGuestPath(String(input.path));
         const encoding = (optString(input, 'encoding') ?? 'utf8') as FileEncoding;
         const offset = intOr(input, 'offset', 0);
@@ -158,7 +160,7 @@ export function fileTools(manager: ComputerManager): Tool[] {
         return structured(renderRead(requested, encoding, offset, raw));
       },
     }),
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'write_file',
       title: 'Write a file',
       kind: 'act',
@@ -185,6 +187,7 @@ export function fileTools(manager: ComputerManager): Tool[] {
         ['path', 'content', 'overwrite'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const requested = String(input.path);
         const encoding = (optString(input, 'encoding') ?? 'utf8') as FileEncoding;
         const bytes = decodeContent(String(input.content), encoding);

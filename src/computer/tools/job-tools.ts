@@ -2,7 +2,7 @@
  * run_command, read_job, cancel_job.
  */
 import type { Tool } from '../../tools/tool.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 import {
   defineTool,
   generationOf,
@@ -26,9 +26,9 @@ const jobIdProperty = {
   maxLength: 160,
 };
 
-export function jobTools(manager: ComputerManager): Tool[] {
+export function jobTools(computers: ComputerSource): Tool[] {
   return [
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'run_command',
       title: 'Run a command',
       kind: 'act',
@@ -76,6 +76,7 @@ export function jobTools(manager: ComputerManager): Tool[] {
         ['script'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const result = await manager.idempotency.run(
           'run_command',
           optString(input, 'requestId'),
@@ -99,7 +100,7 @@ export function jobTools(manager: ComputerManager): Tool[] {
         return structured(result);
       },
     }),
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'read_job',
       title: 'Read job output',
       kind: 'answer',
@@ -127,6 +128,7 @@ export function jobTools(manager: ComputerManager): Tool[] {
         ['jobId'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const jobId = String(input.jobId);
         const result = manager.readJob(
           jobId,
@@ -137,7 +139,7 @@ export function jobTools(manager: ComputerManager): Tool[] {
         return structured(result);
       },
     }),
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'cancel_job',
       title: 'Cancel a job',
       kind: 'transact',
@@ -147,6 +149,7 @@ export function jobTools(manager: ComputerManager): Tool[] {
         'When get_computer_status reports processFamilies "session" (a server without cgroups), only the job\'s own process group can be reached.',
       inputSchema: objectSchema({ jobId: jobIdProperty }, ['jobId']),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const jobId = String(input.jobId);
         const result = await manager.cancelJob(jobId);
         ctx.noteComputer({ generation: generationOf(jobId), jobId });

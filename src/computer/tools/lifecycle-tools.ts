@@ -2,12 +2,12 @@
  * list_profiles, launch_computer, get_computer_status.
  */
 import type { Tool } from '../../tools/tool.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 import { defineTool, objectSchema, optString, requestIdProperty, structured } from './common.js';
 
-export function lifecycleTools(manager: ComputerManager): Tool[] {
+export function lifecycleTools(computers: ComputerSource): Tool[] {
   return [
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'list_profiles',
       title: 'List computer profiles',
       kind: 'answer',
@@ -22,12 +22,13 @@ export function lifecycleTools(manager: ComputerManager): Tool[] {
           maxLength: 256,
         },
       }),
-      async execute(input) {
-        const profiles = manager.listProfiles(optString(input, 'search'));
+      async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
+        const profiles = computers.listProfiles(optString(input, 'search'));
         return structured({ profiles, defaultProfile: manager.status().profileId ?? null });
       },
     }),
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'launch_computer',
       title: 'Launch the computer',
       kind: 'act',
@@ -48,6 +49,7 @@ export function lifecycleTools(manager: ComputerManager): Tool[] {
         ['profileId'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const profileId = String(input.profileId);
         const result = await manager.idempotency.run(
           'launch_computer',
@@ -59,7 +61,7 @@ export function lifecycleTools(manager: ComputerManager): Tool[] {
         return structured(result);
       },
     }),
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'get_computer_status',
       title: 'Computer status',
       kind: 'answer',
@@ -69,6 +71,7 @@ export function lifecycleTools(manager: ComputerManager): Tool[] {
         'Use list_profiles to discover other environments. A person may be using the same computer through the dock.',
       inputSchema: objectSchema({}),
       async execute(_input, ctx) {
+        const manager = computers.for(ctx.caller);
         const status = manager.status();
         if (status.generation !== null) ctx.noteComputer({ generation: status.generation });
         return structured(status);

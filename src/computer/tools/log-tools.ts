@@ -3,12 +3,12 @@
  */
 import type { Tool } from '../../tools/tool.js';
 import { type ComputerLogLevel, LOG_LEVELS } from '../logs.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 import { defineTool, intOr, objectSchema, optString, structured } from './common.js';
 
-export function logTools(manager: ComputerManager): Tool[] {
+export function logTools(computers: ComputerSource): Tool[] {
   return [
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'read_logs',
       title: 'Read system logs',
       kind: 'answer',
@@ -29,7 +29,8 @@ export function logTools(manager: ComputerManager): Tool[] {
         },
         level: { type: 'string', enum: [...LOG_LEVELS], description: 'Only entries of exactly this level.' },
       }),
-      async execute(input) {
+      async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const page = manager.readLogs({
           cursor: optString(input, 'cursor'),
           limit: intOr(input, 'limit', 50),
@@ -38,7 +39,7 @@ export function logTools(manager: ComputerManager): Tool[] {
         return structured({ ...page });
       },
     }),
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'create_launch_link',
       title: 'Create a launch link',
       kind: 'act',
@@ -58,7 +59,8 @@ export function logTools(manager: ComputerManager): Tool[] {
           maxLength: 2097152,
         },
       }),
-      async execute(input) {
+      async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const link = manager.createLaunchLink(
           optString(input, 'profileId'),
           optString(input, 'startupScript') ?? '',

@@ -2,13 +2,12 @@
  * navigate_preview.
  */
 import type { Tool } from '../../tools/tool.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 import { defineTool, objectSchema, structured } from './common.js';
 
-export function previewTools(manager: ComputerManager): Tool[] {
-  const preview = manager.preview;
+export function previewTools(computers: ComputerSource): Tool[] {
   return [
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'navigate_preview',
       title: 'Navigate the preview',
       kind: 'act',
@@ -28,8 +27,9 @@ export function previewTools(manager: ComputerManager): Tool[] {
         ['path'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const path = String(input.path);
-        const { state, observed, generation } = await preview.navigateAndObserve(path, ctx.signal);
+        const { state, observed, generation } = await manager.preview.navigateAndObserve(path, ctx.signal);
         ctx.noteComputer({ generation });
         return structured({
           requested: { path, url: state.url, port: observed.port, navigation: state.navigation },

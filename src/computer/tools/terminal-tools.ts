@@ -3,7 +3,7 @@
  */
 import { PaddockError } from '../../shared/errors.js';
 import type { JsonSchema, Tool } from '../../tools/tool.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 import {
   defineTool,
   generationOf,
@@ -75,10 +75,9 @@ export function terminalInputBytes(text: unknown, key: unknown): { data: string;
   return { data: text.replace(/\r?\n/g, '\r'), key: null };
 }
 
-export function terminalTools(manager: ComputerManager): Tool[] {
-  const terminals = manager.terminals;
+export function terminalTools(computers: ComputerSource): Tool[] {
   return [
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'list_terminals',
       title: 'List terminals',
       kind: 'answer',
@@ -88,6 +87,8 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         'Use terminals for interactive programs (REPLs, prompts, long sessions); for one-off commands whose exit code matters, run_command is simpler.',
       inputSchema: objectSchema({}),
       async execute(_input, ctx) {
+        const manager = computers.for(ctx.caller);
+        const terminals = manager.terminals;
         const c = manager.computer;
         if (c) ctx.noteComputer({ generation: c.generation });
         const list = terminals.list();
@@ -99,7 +100,7 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         });
       },
     }),
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'create_terminal',
       title: 'Create a terminal',
       kind: 'act',
@@ -116,6 +117,8 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         requestId: requestIdProperty,
       }),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
+        const terminals = manager.terminals;
         const info = await manager.idempotency.run(
           'create_terminal',
           optString(input, 'requestId'),
@@ -126,7 +129,7 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         return structured({ terminalId: info.id, ...info });
       },
     }),
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'switch_terminal',
       title: 'Switch terminal',
       kind: 'act',
@@ -134,6 +137,8 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         'Makes an existing terminal the active one and shows it to the person in the dock. Its shell, working directory and running programs stay exactly as they are, and nothing is typed into it; use send_terminal_input for that.',
       inputSchema: objectSchema({ terminalId: terminalIdProperty }, ['terminalId']),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
+        const terminals = manager.terminals;
         const terminalId = String(input.terminalId);
         terminals.resolve(terminalId);
         const previous = terminals.active()?.id ?? null;
@@ -142,7 +147,7 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         return structured({ terminalId, active: true, previousTerminalId: previous });
       },
     }),
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'send_terminal_input',
       title: 'Type into a terminal',
       kind: 'transact',
@@ -168,6 +173,8 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         ['terminalId'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
+        const terminals = manager.terminals;
         const terminalId = String(input.terminalId);
         const { data, key } = terminalInputBytes(input.text, input.key);
         await terminals.write(terminalId, data);
@@ -175,7 +182,7 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         return structured({ terminalId, delivered: true, bytes: Buffer.byteLength(data), key });
       },
     }),
-    defineTool(manager, {
+    defineTool(computers, {
       name: 'read_terminal_output',
       title: 'Read terminal output',
       kind: 'answer',
@@ -202,6 +209,8 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         ['terminalId'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
+        const terminals = manager.terminals;
         const terminalId = String(input.terminalId);
         const byteLimit = intOr(input, 'byteLimit', TERMINAL_READ_DEFAULT_BYTES);
         if (byteLimit < 1 || byteLimit > TERMINAL_READ_MAX_BYTES) {

@@ -5,7 +5,7 @@
  */
 
 import { GUEST_WORKSPACE } from '../../computer/link/guest-layout.js';
-import type { ComputerManager } from '../../computer/manager.js';
+import type { ComputerSource } from '../../computer/manager.js';
 import { checkGuestPath } from '../../computer/paths.js';
 import {
   defineTool,
@@ -25,8 +25,8 @@ export const SHELL_MAX_TIMEOUT_MS = 300_000;
 export const SHELL_OUTPUT_BYTES = 65_536;
 
 /** list_dir and shell over the current computer. */
-export function createComputerBuiltins(manager: ComputerManager): Tool[] {
-  const shell = defineTool(manager, {
+export function createComputerBuiltins(computers: ComputerSource): Tool[] {
+  const shell = defineTool(computers, {
     name: 'shell',
     title: 'Run a program',
     kind: 'act',
@@ -62,6 +62,7 @@ export function createComputerBuiltins(manager: ComputerManager): Tool[] {
       ['argv'],
     ),
     async execute(input, ctx) {
+      const manager = computers.for(ctx.caller);
       const argv = (input.argv as unknown[]).map(String);
       const cwd = checkGuestPath(optString(input, 'cwd') ?? GUEST_WORKSPACE, 'cwd');
       const timeoutMs = Math.min(intOr(input, 'timeoutMs', SHELL_DEFAULT_TIMEOUT_MS), SHELL_MAX_TIMEOUT_MS);
@@ -94,5 +95,5 @@ export function createComputerBuiltins(manager: ComputerManager): Tool[] {
       return structured(result);
     },
   });
-  return [listFilesTool(manager, 'list_dir', ['builtin', 'computer'], 'builtin'), shell];
+  return [listFilesTool(computers, 'list_dir', ['builtin', 'computer'], 'builtin'), shell];
 }
