@@ -7,12 +7,13 @@ import type { ExecResolver, PathResolver } from '../policy/types.js';
 import { raceAbort } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import type { CallerContext } from '../tools/tool.js';
-import { Computer } from './computer.js';
-import { parseId } from './cursors.js';
+import type { Computer } from './computer.js';
+import { afterBootScripts, startGeneration } from './generation.js';
+import { guestExecResolver, guestPathResolver } from './guest-resolvers.js';
 import { IdempotencyCache } from './idempotency.js';
 import type { Job, JobResult } from './jobs/job.js';
-import { MAX_FINISHED_JOBS } from './jobs/job-table.js';
 import type { CancelResult, RunRequest } from './jobs/requests.js';
+import { resolveJobId } from './jobs/resolve.js';
 import { bootLaunchLink, createLaunchLink, type LaunchLink, type LaunchLinkBoot } from './launch-links.js';
 import { ComputerLog } from './logs.js';
 import { PreviewService } from './preview/preview-service.js';
@@ -24,7 +25,6 @@ import { TerminalService } from './terminals/terminal-service.js';
 export type { CancelResult, RunRequest } from './jobs/requests.js';
 export type { ComputerStatus, LaunchResult } from './status.js';
 
-const PROBE = ['bash', 'sh', 'python3', 'node', 'npm', 'git', 'curl'];
 const STARTUP_TIMEOUT_MS = 300_000;
 
 /** Where tools find the computer of a caller: a ComputerService, or one ComputerManager for all. */
@@ -104,109 +104,26 @@ export class ComputerManager implements ComputerSource {
    * one boots in place. A launch while the current one is still booting is refused.
    */
   launch(profileId: string, afterBoot?: (c: Computer) => Promise<void>): LaunchResult {
-    const ctx = this.context;
-    ctx.assertOpen();
-    const profile = ctx.profiles.get(profileId);
-    const { available, reason } = ctx.profiles.availability(profile);
-    if (!available) {
-      this.log.add('warn', 'computer.launch_refused', `Profile ${profile.id} cannot launch: ${reason}`);
-      throw new PaddockError(
-        'UNSUPPORTED_CAPABILITY',
-        `Profile "${profile.id}" is not available on this server (${reason}) Pick an available profile from list_profiles.`,
-      );
-    }
-    const previous = this.current;
-    if (previous?.lifecycle === 'booting') {
-      this.log.add(
-        'warn',
-        'computer.launch_refused',
-        `Launch of ${profile.id} refused: generation ${previous.generation} is still booting.`,
-        { generation: previous.generation },
-      );
-      throw new PaddockError(
-        'NOT_RUNNING',
-        `Generation ${previous.generation} is still booting; poll get_computer_status until it is running or in error before launching again.`,
-        { generation: previous.generation },
-      );
-    }
-    if (!this.active) ctx.assertCapacity(this.name);
-    const generation = ctx.nextGeneration(this.name);
-    const teardown = previous
-      ? previous.destroy(
-          new PaddockError(
-            'STALE_GENERATION',
-            `Generation ${previous.generation} was replaced by generation ${generation}; use the current computer.`,
-          ),
-        )
-      : Promise.resolve();
-    if (previous) {
-      this.log.add(
-        'info',
-        'computer.replace',
-        `Generation ${previous.generation} is being replaced; all its processes are killed.`,
-        { generation: previous.generation },
-      );
-    }
-    const keptWorkspace = ctx.keptWorkspace(this.name, profile);
-    const computer = new Computer({
+    const computer = startGeneration(this.context, {
       name: this.name,
-      generation,
-      profile: { ...profile, mounts: [...profile.mounts, ...ctx.sharedMounts] },
-      backend: ctx.backend,
+      profileId,
       log: this.log,
-      hostDir: ctx.generationDir(generation),
-      ...(keptWorkspace ? { keptWorkspace } : {}),
-      retentionBytes: profile.limits.outputBytes ?? ctx.config.retentionBytes,
-      bootTimeoutMs: ctx.config.bootTimeoutMs,
-      probe: PROBE,
-      before: teardown,
-      egress: ctx.egress?.forComputer(generation, profile, this.log) ?? null,
-      emit: (event) => ctx.events.emit(event),
+      previous: this.current,
+      active: this.active,
     });
     this.current = computer;
-    this.log.add(
-      'info',
-      'computer.launch',
-      `Launching generation ${generation} with profile ${profile.id}${keptWorkspace ? ' (workspace kept)' : ''}.`,
-      { generation },
-    );
-    ctx.launched(this.name, generation);
+    this.context.launched(this.name, computer.generation);
     computer.emitLifecycle();
-    void computer.booted.then(() => this.afterBoot(computer, afterBoot));
+    void computer.booted.then(() =>
+      afterBootScripts(computer, this.log, (script) => this.startScript(computer, script), afterBoot),
+    );
     return {
-      generation,
-      profileId: profile.id,
+      generation: computer.generation,
+      profileId: computer.profile.id,
       lifecycle: computer.lifecycle,
       url: this.dockUrl,
       message: 'The computer is booting; poll get_computer_status until lifecycle is running or error.',
     };
-  }
-
-  private async afterBoot(c: Computer, extra?: (c: Computer) => Promise<void>): Promise<void> {
-    if (c.lifecycle !== 'running') return;
-    const script = c.profile.startupScript;
-    if (script) {
-      await this.startScript(c, script).catch((e: unknown) => {
-        this.log.add(
-          'err',
-          'computer.startup_failed',
-          `The profile's startup script did not start: ${(e as Error).message}`,
-          {
-            generation: c.generation,
-          },
-        );
-      });
-    }
-    await extra?.(c).catch((e: unknown) => {
-      this.log.add(
-        'err',
-        'computer.startup_failed',
-        `The launch link's startup script did not start: ${(e as Error).message}`,
-        {
-          generation: c.generation,
-        },
-      );
-    });
   }
 
   status(): ComputerStatus {
@@ -277,27 +194,7 @@ export class ComputerManager implements ComputerSource {
 
   /** The job behind an id: STALE_GENERATION, NOT_FOUND or INVALID_ARGUMENT otherwise. */
   resolveJob(jobId: string): { computer: Computer; job: Job } {
-    const { generation, n } = parseId(jobId, 'job');
-    const c = this.current;
-    if (c && generation < c.generation && this.launchedHere(generation)) {
-      throw new PaddockError(
-        'STALE_GENERATION',
-        `${jobId} belongs to generation ${generation}, which was replaced by generation ${c.generation}; its processes are gone. Run the command again.`,
-      );
-    }
-    const job = c && generation === c.generation ? c.jobs.get(n) : undefined;
-    if (c && !job && generation === c.generation && c.jobs.had(n)) {
-      throw new PaddockError(
-        'NOT_FOUND',
-        `${jobId} finished a while ago and its output was dropped (only the newest ${MAX_FINISHED_JOBS} finished jobs are kept); run the command again if you need its output.`,
-      );
-    }
-    if (!c || !job)
-      throw new PaddockError(
-        'NOT_FOUND',
-        `No job ${jobId} in the current computer; use a jobId that run_command returned.`,
-      );
-    return { computer: c, job };
+    return resolveJobId(jobId, this.current, (generation) => this.launchedHere(generation));
   }
 
   readJob(jobId: string, cursor: string | undefined, byteLimit: number): JobResult {
@@ -312,22 +209,12 @@ export class ComputerManager implements ComputerSource {
 
   /** A PathResolver that resolves inside this computer (for policy checks). */
   guestPathResolver(signal?: AbortSignal): PathResolver {
-    return {
-      realpath: async (path: string) =>
-        (await (await this.requireRunning(signal)).call('fs.realpath', { path }, { signal })).path,
-      readlink: async (path: string) =>
-        (await (await this.requireRunning(signal)).call('fs.readlink', { path }, { signal })).target,
-    };
+    return guestPathResolver(() => this.requireRunning(signal), signal);
   }
 
   /** An ExecResolver that looks executables up inside this computer (for policy checks). */
   guestExecResolver(signal?: AbortSignal): ExecResolver {
-    return {
-      which: async (name: string, searchPath: readonly string[]) => {
-        const c = await this.requireRunning(signal);
-        return (await c.call('which', { name, searchPath: [...searchPath] }, { signal })).path;
-      },
-    };
+    return guestExecResolver(() => this.requireRunning(signal), signal);
   }
 
   readLogs(options: Parameters<ComputerLog['read']>[0]) {

@@ -6,7 +6,7 @@
  * session, and a kill reaches the job's process group only (reported as `session`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,7 @@ import { RuntimeStage, reachableByAnyone } from './runtime-files.js';
 import { createSandboxRoot, sweepSandboxRoots } from './sandbox-root.js';
 import { seccompFilter } from './seccomp.js';
 import type { ComputerBackend, JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
+import { prepareWorkspace, workspaceBindPrefix } from './workspace.js';
 
 const MIB = 1024 * 1024;
 /** The first file descriptor of the generated files handed to bwrap (0–2 stdio, 3 its options). */
@@ -30,8 +31,6 @@ const FIRST_DATA_FD = 4;
 export const DEFAULT_SANDBOX_UID = 64_000;
 /** Drops the launching shell to the sandbox uid (util-linux, present wherever bwrap is). */
 const SETPRIV = '/usr/bin/setpriv';
-/** Gives the launch a mount namespace of its own (to bind a kept workspace as root). */
-const UNSHARE = '/usr/bin/unshare';
 const HOST_PATH = ['/usr/local/bin', '/usr/bin', '/bin'];
 
 /** Options of the bwrap backend. */
@@ -115,7 +114,9 @@ export class BwrapBackend implements ComputerBackend {
         `The compiled guest agent is missing at ${this.guestDir}; run "npm run build" and launch again.`,
       );
     }
-    const { workspace, kept, removeOnDestroy } = this.workspaceFor(spec);
+    const { workspace, kept, removeOnDestroy } = prepareWorkspace(spec, this.runAs, () =>
+      this.ensureSandboxRoot(),
+    );
     const shell = canExecute('/bin/bash') ? '/bin/bash' : '/bin/sh';
     // the network namespace keeps only lo either way; "proxy" adds the relay port (guest agent)
     const files = Object.entries({ ...generatedEtc(spec.generation, shell), ...spec.files });
@@ -209,41 +210,6 @@ export class BwrapBackend implements ComputerBackend {
     if (this.sandboxRoot) rmSync(this.sandboxRoot, { recursive: true, force: true });
   }
 
-  /**
-   * The host directory that becomes /workspace. As a dedicated uid the sandbox cannot reach the
-   * data directory, so workspaces then live in a traversable root of their own.
-   */
-  private workspaceFor(spec: SandboxSpec): {
-    workspace: string;
-    kept: string | null;
-    removeOnDestroy: string | null;
-  } {
-    const kept = spec.keptWorkspace ?? null;
-    if (kept) {
-      if (!existsSync(kept)) {
-        throw new PaddockError(
-          'NOT_FOUND',
-          `The kept workspace ${kept} is gone; relaunch to start with an empty one, or restore the directory first.`,
-        );
-      }
-      if (this.runAs) chownSync(kept, this.runAs.jobHostId, this.runAs.jobHostId);
-    }
-    if (!this.runAs) {
-      if (kept) return { workspace: kept, kept, removeOnDestroy: null };
-      const dir = join(spec.hostDir, 'workspace');
-      mkdirSync(dir, { recursive: true, mode: 0o755 });
-      return { workspace: dir, kept: null, removeOnDestroy: null };
-    }
-    // The sandbox uid cannot reach the data directory: a kept workspace is bound (in a mount
-    // namespace of the launch only) onto an empty directory of this generation that it can reach.
-    const generationDir = join(this.ensureSandboxRoot(), `g${spec.generation}`);
-    mkdirSync(generationDir, { mode: 0o711 });
-    const dir = join(generationDir, 'workspace');
-    mkdirSync(dir, { mode: 0o755 });
-    chownSync(dir, this.runAs.jobHostId, this.runAs.jobHostId);
-    return { workspace: dir, kept, removeOnDestroy: generationDir };
-  }
-
   /** The server's own traversable directory for workspaces and staged runtime files. */
   private ensureSandboxRoot(): string {
     if (!this.sandboxRoot) {
@@ -280,22 +246,7 @@ export class BwrapBackend implements ComputerBackend {
           '--',
         ]
       : [];
-    // as root, in a mount namespace of its own: the host's mount table never changes
-    const bind = bindWorkspace
-      ? [
-          UNSHARE,
-          '--mount',
-          '--propagation',
-          'private',
-          '--',
-          '/bin/sh',
-          '-c',
-          'mount --bind "$1" "$2" || exit 124; shift 2; exec "$@"',
-          'paddock-workspace',
-          bindWorkspace.source,
-          bindWorkspace.target,
-        ]
-      : [];
+    const bind = bindWorkspace ? workspaceBindPrefix(bindWorkspace) : [];
     const child = spawn(
       '/bin/sh',
       [
