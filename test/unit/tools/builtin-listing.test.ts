@@ -15,12 +15,12 @@ import { openDatabase } from '../../../src/audit/database.js';
 import { SqliteMemoryStore } from '../../../src/audit/sqlite-memory-store.js';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
 import { ComputerManager } from '../../../src/computer/manager.js';
+import { createComputerBuiltins } from '../../../src/computer/tools/computer-builtins.js';
 import { createComputerTools } from '../../../src/computer/tools/index.js';
 import { computerSchema } from '../../../src/config/computer-schema.js';
 import { notifySchema } from '../../../src/config/notify-schema.js';
 import { describeTool } from '../../../src/mcp/server.js';
 import { silentLogger } from '../../../src/shared/logger.js';
-import { createComputerBuiltins } from '../../../src/tools/builtin/computer-builtins.js';
 import { createBuiltinTools } from '../../../src/tools/builtin/index.js';
 import type { Tool } from '../../../src/tools/tool.js';
 
