@@ -12,6 +12,7 @@ import { withPidFiles } from './computer/backend/sandbox-pids.js';
 import type { ComputerBackend } from './computer/backend/types.js';
 import { EgressService } from './computer/egress.js';
 import { ComputerManager } from './computer/manager.js';
+import { createComputerBuiltins } from './computer/tools/computer-builtins.js';
 import { createComputerTools } from './computer/tools/index.js';
 import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadMcpServers } from './integrations/load-config.js';
@@ -30,7 +31,6 @@ import { createSystemHostResolver } from './policy/index.js';
 import type { Sandbox } from './policy/types.js';
 import { isPaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
-import { createComputerBuiltins } from './tools/builtin/computer-builtins.js';
 import { createBuiltinServices, createBuiltinTools } from './tools/builtin/index.js';
 import { Gateway } from './tools/gateway.js';
 import { PermissionPolicy, type PermissionRule } from './tools/permissions.js';
@@ -149,8 +149,8 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     if (interrupted > 0) logger.warn('audit.interrupted', { calls: interrupted });
     const memory = new SqliteMemoryStore(db);
     const policy = compilePolicy(loaded);
-    const registry = new ToolRegistry();
     const validator = new InputValidator();
+    const registry = new ToolRegistry(validator);
     const servers = loadMcpServers(join(loaded.projectDir, '.paddock'), env);
     for (const warning of servers.warnings) logger.warn('integrations.config_warning', { warning });
     const pluginDir = join(loaded.projectDir, '.paddock', 'plugins');
@@ -194,9 +194,6 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       },
     });
 
-    registry.onChange(() => {
-      for (const tool of registry.list()) validator.compile(tool.inputSchema, tool.name);
-    });
     const skillsDir = join(loaded.projectDir, '.paddock', 'skills');
     const computer = new ComputerManager({
       backend: sandboxBackend(config.computer.sandboxUid, dataDir, logger),
@@ -235,6 +232,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
             tools.filter((t) => t.source === source),
           );
         } catch (e) {
+          // a name taken by another source, or an input schema that does not compile
           logger.error('integrations.collision', { source, error: (e as Error).message });
         }
       }

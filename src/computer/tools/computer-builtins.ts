@@ -4,19 +4,12 @@
  * file and shell group of the nine built-ins.
  */
 
-import { GUEST_WORKSPACE } from '../../computer/guest-layout.js';
-import type { ComputerManager } from '../../computer/manager.js';
-import { checkGuestPath } from '../../computer/paths.js';
-import {
-  defineTool,
-  generationOf,
-  intOr,
-  objectSchema,
-  optString,
-  structured,
-} from '../../computer/tools/common.js';
-import { listFilesTool } from '../../computer/tools/file-tools.js';
-import type { Tool } from '../tool.js';
+import type { Tool } from '../../tools/tool.js';
+import { GUEST_WORKSPACE } from '../guest-layout.js';
+import type { ComputerManager } from '../manager.js';
+import { checkGuestPath } from '../paths.js';
+import { defineTool, generationOf, intOr, objectSchema, optString, structured } from './common.js';
+import { listFilesTool } from './file-tools.js';
 
 /** Default and largest timeout of `shell`. */
 export const SHELL_DEFAULT_TIMEOUT_MS = 60_000;
