@@ -42,7 +42,8 @@ import { loadOrCreateToken } from './web/auth.js';
 import { createDock, dockAgentsFromService, dockComputerFromManager } from './web/dock/index.js';
 import { listenOrFallBack } from './web/listen.js';
 import { createOAuth } from './web/oauth/index.js';
-import { newPreviewBasePath, previewRoutes } from './web/preview-routes.js';
+import { PreviewRelay } from './web/preview/relay.js';
+import { newPreviewBasePath, previewRoutes } from './web/preview/routes.js';
 
 export { compilePolicy } from './policy/compile.js';
 
@@ -123,8 +124,8 @@ export interface CreateOptions {
   logger: Logger;
   /** Base URL of the dock (what launch_computer answers); `serve` sets the real one once listening. */
   dockUrl?: string;
-  /** How `serve` mounts the preview (its base path and the token to keep from the guest). */
-  preview?: { basePath: string; serverToken?: string };
+  /** Where `serve` mounts the preview (the dock's preview pane URLs start with it). */
+  preview?: { basePath: string };
   /** Environment for `${VAR}` in mcp_servers.yaml and provider keys; the process's by default. */
   env?: NodeJS.ProcessEnv;
 }
@@ -327,7 +328,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     const previewBase = newPreviewBasePath();
     const paddock = await createPaddock(loaded, {
       logger,
-      preview: { basePath: previewBase, serverToken: token.token },
+      preview: { basePath: previewBase },
     });
     closers.push(() => paddock.close());
     const sessions = new McpSessions((ended) => releaseSessionComputer(paddock, ended));
@@ -337,7 +338,10 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       version: VERSION,
       toolsets: loaded.config.mcp.toolsets,
     };
-    const preview = previewRoutes(previewBase, paddock.computer.preview);
+    const preview = previewRoutes(
+      previewBase,
+      new PreviewRelay(paddock.computer.preview, { basePath: previewBase, serverToken: token.token }),
+    );
     const dock = createDock({
       audit: paddock.audit,
       logger,

@@ -1,6 +1,6 @@
-import type { Via } from '../audit/types.js';
 import type { Sandbox } from '../policy/types.js';
 import type { Logger } from '../shared/logger.js';
+import type { Via } from '../shared/via.js';
 
 export type { Via };
 

@@ -5,7 +5,7 @@
  */
 
 import type { Tool } from '../../tools/tool.js';
-import { GUEST_WORKSPACE } from '../guest-layout.js';
+import { GUEST_WORKSPACE } from '../link/guest-layout.js';
 import type { ComputerManager } from '../manager.js';
 import { checkGuestPath } from '../paths.js';
 import { defineTool, generationOf, intOr, objectSchema, optString, structured } from './common.js';

@@ -3,7 +3,7 @@
  * them (see manager-adapter.ts for the ComputerManager; terminals and preview come from the
  * guest's PTYs and preview relay). Every subscription returns a Disposable.
  */
-import type { Disposable } from '../../audit/types.js';
+import type { Disposable } from '../../shared/disposable.js';
 import type {
   DockAgent,
   DockAgentCall,

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeRequest, encodeRequest } from '../../../src/channel/wire.js';
-import { ChannelScanner, type ScannedFrame } from '../../../src/guest/channel-scanner.js';
+import { ChannelScanner } from '../../../src/guest/channel-scanner.js';
 import {
   encodeFrame,
   FRAME_HEADER_BYTES,
@@ -14,6 +14,7 @@ import {
   FrameKind,
   MAX_FRAME_PAYLOAD_BYTES,
 } from '../../../src/guest/frames.js';
+import type { ChannelFrame } from '../../../src/guest/protocol.js';
 import { PaddockError } from '../../../src/shared/errors.js';
 import { mutate, random } from '../../helpers/fuzz.js';
 
@@ -76,7 +77,7 @@ describe('fuzzing the wire formats', () => {
         args: { content: `note ${i}` },
       });
       const frame = Buffer.from(`text before\x1b_paddock;${nonce};c${i};${payload}\x1b\\text after`);
-      const found: ScannedFrame[] = [];
+      const found: ChannelFrame[] = [];
       const scanner = new ChannelScanner(nonce, (f) => found.push(f), 4096);
       const input = mutate(frame, rnd);
       let passed = 0;
