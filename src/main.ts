@@ -18,6 +18,7 @@ import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadMcpServers } from './integrations/load-config.js';
 import { loadPlugins } from './integrations/plugins.js';
 import { IntegrationsService } from './integrations/service.js';
+import { dockToolsFromGateway } from './mcp/dock-tools.js';
 import { McpHttpEndpoint } from './mcp/http.js';
 import { AlreadyRunningError, ensureRunDir, instancePaths, readServerInfo } from './mcp/instance.js';
 import { acquireLock } from './mcp/instance-lock.js';
@@ -39,7 +40,7 @@ import type { Tool } from './tools/tool.js';
 import { InputValidator } from './tools/validation.js';
 import { WebApp } from './web/app.js';
 import { loadOrCreateToken } from './web/auth.js';
-import { createDock, dockAgentsFromService, dockComputerFromManager } from './web/dock/index.js';
+import { createDock, DOCK_CALLER, dockAgentsFromService, dockComputerFromManager } from './web/dock/index.js';
 import { listenOrFallBack } from './web/listen.js';
 import { createOAuth } from './web/oauth/index.js';
 import { PreviewRelay } from './web/preview/relay.js';
@@ -348,6 +349,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       version: VERSION,
       auth: server.auth,
       gateway: paddock.gateway,
+      tools: dockToolsFromGateway(paddock.gateway, DOCK_CALLER),
       computer: dockComputerFromManager(paddock.computer, {
         logger,
         terminals: paddock.computer.terminals,
