@@ -1,3 +1,4 @@
+import { HEADER_NAME_PATTERN } from '../../config/fragments.js';
 import type { HttpClient, HttpLimits, HttpRequest } from '../../net/http-client.js';
 import { defineTool } from '../define.js';
 import { type Infer, s } from '../schema.js';
@@ -21,7 +22,7 @@ export function httpRequestProperties(limits: HttpLimits) {
         'Extra request headers as name/value pairs, e.g. [{"name": "accept", "value": "application/json"}]; a name given twice is sent once with the values joined by ", ". Host, Content-Length, Connection and similar framing headers are set by Paddock and refused here.',
       items: s.object(
         {
-          name: s.string({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", maxLength: 128 }),
+          name: s.string({ pattern: HEADER_NAME_PATTERN, maxLength: 128 }),
           value: s.string({ maxLength: 8192 }),
         },
         { required: ['name', 'value'], additionalProperties: false },
