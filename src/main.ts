@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { AgentRunStore, type AgentsService, createAgentNamespaceOf, createAgents } from './agents/index.js';
+import { answerApprovalRequest } from './approvals/requests.js';
 import { ApprovalService } from './approvals/service.js';
 import { SqliteApprovalStore } from './approvals/store.js';
 import { openDatabase } from './audit/database.js';
@@ -441,6 +442,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
         }),
         openLink: () => dock.loginLink(url),
         stop: () => requestStop(),
+        approvals: (request) => answerApprovalRequest(paddock.approvals, request, 'cli'),
       },
     });
     const { replacedStale } = await socket.listen({ version: VERSION, url });
