@@ -276,6 +276,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       env,
       config: config.agents,
       store: runs,
+      approvalLink: (id) => approvals.link(id),
       ...(existsSync(skillsDir) ? { skillsGuestRoot: SKILLS_GUEST_ROOT } : {}),
     });
     closers.push(() => agents.close());
