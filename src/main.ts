@@ -2,6 +2,9 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { AgentRunStore, type AgentsService, createAgentNamespaceOf, createAgents } from './agents/index.js';
+import { answerApprovalRequest } from './approvals/requests.js';
+import { ApprovalService } from './approvals/service.js';
+import { SqliteApprovalStore } from './approvals/store.js';
 import { openDatabase } from './audit/database.js';
 import { SqliteAuditStore } from './audit/sqlite-audit-store.js';
 import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
@@ -115,9 +118,12 @@ export interface Paddock {
   permissions: PermissionPolicy;
   validator: InputValidator;
   gateway: Gateway;
+  approvals: ApprovalService;
   integrations: IntegrationsService;
   computer: ComputerManager;
   agents: AgentsService;
+  /** Tells the services where the dock listens (links in launch answers and approval requests). */
+  setDockUrl(url: string): void;
   close(): Promise<void>;
 }
 
@@ -180,7 +186,19 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       })),
     ];
     const permissions = new PermissionPolicy(rules);
+    let dockBase = options.dockUrl ?? config.server.publicUrl;
+    const approvals = new ApprovalService({
+      store: new SqliteApprovalStore(db),
+      logger: logger.child({ domain: 'approvals' }),
+      mcp: config.approvals.mcp,
+      timeoutMs: config.approvals.timeoutSeconds * 1000,
+      maxPendingPerCaller: config.approvals.maxPendingPerCaller,
+      describe: (name) => registry.get(name)?.description,
+      link: (id) => (dockBase ? `${dockBase.replace(/\/+$/, '')}/#approvals/${id}` : undefined),
+    });
+    closers.push(() => approvals.close());
     const gateway = new Gateway({
+      approvals,
       registry,
       audit,
       policy,
@@ -258,6 +276,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       env,
       config: config.agents,
       store: runs,
+      approvalLink: (id) => approvals.link(id),
       ...(existsSync(skillsDir) ? { skillsGuestRoot: SKILLS_GUEST_ROOT } : {}),
     });
     closers.push(() => agents.close());
@@ -273,9 +292,14 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       permissions,
       validator,
       gateway,
+      approvals,
       integrations,
       computer,
       agents,
+      setDockUrl: (url) => {
+        dockBase = url;
+        computer.setDockUrl(url);
+      },
       close: () => closeInReverse(closers, logger),
     };
   } catch (e) {
@@ -332,7 +356,10 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       preview: { basePath: previewBase },
     });
     closers.push(() => paddock.close());
-    const sessions = new McpSessions((ended) => releaseSessionComputer(paddock, ended));
+    const sessions = new McpSessions((ended) => {
+      paddock.approvals.endSession(ended.caller);
+      releaseSessionComputer(paddock, ended);
+    });
     const mcpDeps = {
       gateway: paddock.gateway,
       registry: paddock.registry,
@@ -395,7 +422,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     closers.push(() => app.close());
     const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
     const url = server.publicUrl ?? `http://${shownHost}:${address.port}`;
-    paddock.computer.setDockUrl(url);
+    paddock.setDockUrl(url);
 
     let requestStop = () => {};
     const stopRequested = new Promise<void>((resolve) => {
@@ -420,6 +447,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
         }),
         openLink: () => dock.loginLink(url),
         stop: () => requestStop(),
+        approvals: (request) => answerApprovalRequest(paddock.approvals, request, 'cli'),
       },
     });
     const { replacedStale } = await socket.listen({ version: VERSION, url });
