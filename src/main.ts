@@ -2,6 +2,9 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { AgentRunStore, type AgentsService, createAgentNamespaceOf, createAgents } from './agents/index.js';
+import { answerApprovalRequest } from './approvals/requests.js';
+import { ApprovalService } from './approvals/service.js';
+import { SqliteApprovalStore } from './approvals/store.js';
 import { openDatabase } from './audit/database.js';
 import { SqliteAuditStore } from './audit/sqlite-audit-store.js';
 import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
@@ -13,11 +16,13 @@ import type { ComputerBackend } from './computer/backend/types.js';
 import { EgressService } from './computer/egress.js';
 import { DEFAULT_PREVIEW_PORT } from './computer/preview/preview-service.js';
 import { ComputerService } from './computer/service.js';
+import { createComputerBuiltins } from './computer/tools/computer-builtins.js';
 import { createComputerTools } from './computer/tools/index.js';
 import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadMcpServers } from './integrations/load-config.js';
 import { loadPlugins } from './integrations/plugins.js';
 import { IntegrationsService } from './integrations/service.js';
+import { dockToolsFromGateway } from './mcp/dock-tools.js';
 import { McpHttpEndpoint } from './mcp/http.js';
 import { AlreadyRunningError, ensureRunDir, instancePaths, readServerInfo } from './mcp/instance.js';
 import { acquireLock } from './mcp/instance-lock.js';
@@ -31,7 +36,6 @@ import { createSystemHostResolver } from './policy/index.js';
 import type { Sandbox } from './policy/types.js';
 import { isPaddockError, PaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
-import { createComputerBuiltins } from './tools/builtin/computer-builtins.js';
 import { createBuiltinServices, createBuiltinTools } from './tools/builtin/index.js';
 import { Gateway } from './tools/gateway.js';
 import { PermissionPolicy, type PermissionRule } from './tools/permissions.js';
@@ -40,7 +44,7 @@ import type { Tool } from './tools/tool.js';
 import { InputValidator } from './tools/validation.js';
 import { WebApp } from './web/app.js';
 import { loadOrCreateToken } from './web/auth.js';
-import { createDock, dockAgentsFromService, dockComputerFromService } from './web/dock/index.js';
+import { createDock, DOCK_CALLER, dockAgentsFromService, dockComputerFromService } from './web/dock/index.js';
 import { listenOrFallBack } from './web/listen.js';
 import { createOAuth } from './web/oauth/index.js';
 import { type PreviewPorts, PreviewRelay } from './web/preview/relay.js';
@@ -115,9 +119,12 @@ export interface Paddock {
   permissions: PermissionPolicy;
   validator: InputValidator;
   gateway: Gateway;
+  approvals: ApprovalService;
   integrations: IntegrationsService;
   computer: ComputerService;
   agents: AgentsService;
+  /** Tells the services where the dock listens (links in launch answers and approval requests). */
+  setDockUrl(url: string): void;
   close(): Promise<void>;
 }
 
@@ -151,8 +158,8 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     if (interrupted > 0) logger.warn('audit.interrupted', { calls: interrupted });
     const memory = new SqliteMemoryStore(db);
     const policy = compilePolicy(loaded);
-    const registry = new ToolRegistry();
     const validator = new InputValidator();
+    const registry = new ToolRegistry(validator);
     const servers = loadMcpServers(join(loaded.projectDir, '.paddock'), env);
     for (const warning of servers.warnings) logger.warn('integrations.config_warning', { warning });
     const pluginDir = join(loaded.projectDir, '.paddock', 'plugins');
@@ -180,7 +187,19 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       })),
     ];
     const permissions = new PermissionPolicy(rules);
+    let dockBase = options.dockUrl ?? config.server.publicUrl;
+    const approvals = new ApprovalService({
+      store: new SqliteApprovalStore(db),
+      logger: logger.child({ domain: 'approvals' }),
+      mcp: config.approvals.mcp,
+      timeoutMs: config.approvals.timeoutSeconds * 1000,
+      maxPendingPerCaller: config.approvals.maxPendingPerCaller,
+      describe: (name) => registry.get(name)?.description,
+      link: (id) => (dockBase ? `${dockBase.replace(/\/+$/, '')}/#approvals/${id}` : undefined),
+    });
+    closers.push(() => approvals.close());
     const gateway = new Gateway({
+      approvals,
       registry,
       audit,
       policy,
@@ -196,9 +215,6 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       },
     });
 
-    registry.onChange(() => {
-      for (const tool of registry.list()) validator.compile(tool.inputSchema, tool.name);
-    });
     const skillsDir = join(loaded.projectDir, '.paddock', 'skills');
     const computer = new ComputerService({
       backend: sandboxBackend(config.computer.sandboxUid, dataDir, logger),
@@ -237,6 +253,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
             tools.filter((t) => t.source === source),
           );
         } catch (e) {
+          // a name taken by another source, or an input schema that does not compile
           logger.error('integrations.collision', { source, error: (e as Error).message });
         }
       }
@@ -260,6 +277,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       env,
       config: config.agents,
       store: runs,
+      approvalLink: (id) => approvals.link(id),
       ...(existsSync(skillsDir) ? { skillsGuestRoot: SKILLS_GUEST_ROOT } : {}),
     });
     closers.push(() => agents.close());
@@ -280,9 +298,14 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       permissions,
       validator,
       gateway,
+      approvals,
       integrations,
       computer,
       agents,
+      setDockUrl: (url) => {
+        dockBase = url;
+        computer.setDockUrl(url);
+      },
       close: () => closeInReverse(closers, logger),
     };
   } catch (e) {
@@ -339,7 +362,10 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       preview: { basePath: previewBase },
     });
     closers.push(() => paddock.close());
-    const sessions = new McpSessions((ended) => releaseSessionComputer(paddock, ended));
+    const sessions = new McpSessions((ended) => {
+      paddock.approvals.endSession(ended.caller);
+      releaseSessionComputer(paddock, ended);
+    });
     const mcpDeps = {
       gateway: paddock.gateway,
       registry: paddock.registry,
@@ -358,6 +384,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       version: VERSION,
       auth: server.auth,
       gateway: paddock.gateway,
+      tools: dockToolsFromGateway(paddock.gateway, DOCK_CALLER, () => dockComputer.target()),
       computer: dockComputer,
       agents: dockAgentsFromService(paddock.agents),
       secureCookie: server.publicUrl?.startsWith('https://') ?? false,
@@ -399,7 +426,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     closers.push(() => app.close());
     const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
     const url = server.publicUrl ?? `http://${shownHost}:${address.port}`;
-    paddock.computer.setDockUrl(url);
+    paddock.setDockUrl(url);
 
     let requestStop = () => {};
     const stopRequested = new Promise<void>((resolve) => {
@@ -424,6 +451,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
         }),
         openLink: () => dock.loginLink(url),
         stop: () => requestStop(),
+        approvals: (request) => answerApprovalRequest(paddock.approvals, request, 'cli'),
       },
     });
     const { replacedStale } = await socket.listen({ version: VERSION, url });

@@ -23,6 +23,8 @@ export type RunEvent =
       errorCode?: string;
     }
   | { type: 'run.finished'; run: AgentRun }
+  /** The run waits for a person to approve a call (`approvalId`), or waits no more (null). */
+  | { type: 'run.waiting'; runId: string; agent: string; approvalId: string | null; tool?: string }
   | {
       type: 'schedule.tick';
       agent: string;

@@ -217,6 +217,7 @@ function buildDefinition(
     notify: fm.notify ?? [],
     ...(fm.computer ? { computer: fm.computer } : {}),
     limits: { ...ctx.limits, ...fm.limits },
+    ...(fm.approvals ? { approvalWaitMs: fm.approvals.wait } : {}),
     ...(fm.catchUp !== undefined ? { catchUp: fm.catchUp } : {}),
     ...(policyConfig ? { policyConfig } : {}),
     sandbox,

@@ -46,6 +46,8 @@ export interface AgentsDeps {
   store?: AgentRunStore;
   /** Guest directory where the computer mounts skill directories read-only (mentioned to the model when set). */
   skillsGuestRoot?: string;
+  /** A link to an approval in the dock (sent to notify channels when a run waits). */
+  approvalLink?: (approvalId: string) => string | undefined;
 }
 
 /** How a run is started. */
@@ -209,6 +211,7 @@ export function createAgents(deps: AgentsDeps): AgentsService {
         toolResultMaxBytes: config.toolResultMaxBytes,
         awaitServers,
         skillsGuestRoot: deps.skillsGuestRoot,
+        approvalLink: deps.approvalLink,
       },
     ).finally(() => {
       active.delete(runId);

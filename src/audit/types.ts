@@ -24,6 +24,10 @@ export interface InvocationRecord {
   errorCode?: string | null;
   errorMessage?: string | null;
   policyRule?: string | null;
+  /** The approval that decided this `ask` call (approved or refused), if one did. */
+  approvalId?: string | null;
+  /** Who approved or refused it (`dock:owner`, `cli`, `mcp:<session>`); null when it expired. */
+  approver?: string | null;
 }
 
 /**

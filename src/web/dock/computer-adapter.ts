@@ -46,7 +46,7 @@ const DOCK_OWN: ComputerRef = { kind: 'private', owner: 'dock' };
 export function dockComputerFromService(
   service: ComputerService,
   options: ComputerAdapterOptions,
-): DockComputer & { close(): void } {
+): DockComputer & { close(): void; target(): ComputerRef } {
   return new ServiceAdapter(service, options);
 }
 
