@@ -244,9 +244,10 @@ export class ComputerManager implements ComputerSource {
 
   /** A manager running alone: stops its computer and frees its backend. */
   async close(): Promise<void> {
+    if (!this.alone) throw new Error('a computer of a ComputerService is closed by the service');
     this.context.close();
     await this.stop(new PaddockError('NOT_RUNNING', 'The server is shutting down.'));
-    if (this.alone) await this.context.backend.dispose();
+    await this.context.backend.dispose();
   }
 
   /** Stops the current generation (idle, released or shutdown); the manager can launch again. */
