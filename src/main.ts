@@ -2,6 +2,9 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { AgentRunStore, type AgentsService, createAgentNamespaceOf, createAgents } from './agents/index.js';
+import { answerApprovalRequest } from './approvals/requests.js';
+import { ApprovalService } from './approvals/service.js';
+import { SqliteApprovalStore } from './approvals/store.js';
 import { openDatabase } from './audit/database.js';
 import { SqliteAuditStore } from './audit/sqlite-audit-store.js';
 import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
@@ -18,6 +21,7 @@ import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadMcpServers } from './integrations/load-config.js';
 import { loadPlugins } from './integrations/plugins.js';
 import { IntegrationsService } from './integrations/service.js';
+import { dockToolsFromGateway } from './mcp/dock-tools.js';
 import { McpHttpEndpoint } from './mcp/http.js';
 import { AlreadyRunningError, ensureRunDir, instancePaths, readServerInfo } from './mcp/instance.js';
 import { acquireLock } from './mcp/instance-lock.js';
@@ -39,10 +43,11 @@ import type { Tool } from './tools/tool.js';
 import { InputValidator } from './tools/validation.js';
 import { WebApp } from './web/app.js';
 import { loadOrCreateToken } from './web/auth.js';
-import { createDock, dockAgentsFromService, dockComputerFromManager } from './web/dock/index.js';
+import { createDock, DOCK_CALLER, dockAgentsFromService, dockComputerFromManager } from './web/dock/index.js';
 import { listenOrFallBack } from './web/listen.js';
 import { createOAuth } from './web/oauth/index.js';
-import { newPreviewBasePath, previewRoutes } from './web/preview-routes.js';
+import { PreviewRelay } from './web/preview/relay.js';
+import { newPreviewBasePath, previewRoutes } from './web/preview/routes.js';
 
 export { compilePolicy } from './policy/compile.js';
 
@@ -113,9 +118,12 @@ export interface Paddock {
   permissions: PermissionPolicy;
   validator: InputValidator;
   gateway: Gateway;
+  approvals: ApprovalService;
   integrations: IntegrationsService;
   computer: ComputerManager;
   agents: AgentsService;
+  /** Tells the services where the dock listens (links in launch answers and approval requests). */
+  setDockUrl(url: string): void;
   close(): Promise<void>;
 }
 
@@ -123,8 +131,8 @@ export interface CreateOptions {
   logger: Logger;
   /** Base URL of the dock (what launch_computer answers); `serve` sets the real one once listening. */
   dockUrl?: string;
-  /** How `serve` mounts the preview (its base path and the token to keep from the guest). */
-  preview?: { basePath: string; serverToken?: string };
+  /** Where `serve` mounts the preview (the dock's preview pane URLs start with it). */
+  preview?: { basePath: string };
   /** Environment for `${VAR}` in mcp_servers.yaml and provider keys; the process's by default. */
   env?: NodeJS.ProcessEnv;
 }
@@ -178,7 +186,19 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       })),
     ];
     const permissions = new PermissionPolicy(rules);
+    let dockBase = options.dockUrl ?? config.server.publicUrl;
+    const approvals = new ApprovalService({
+      store: new SqliteApprovalStore(db),
+      logger: logger.child({ domain: 'approvals' }),
+      mcp: config.approvals.mcp,
+      timeoutMs: config.approvals.timeoutSeconds * 1000,
+      maxPendingPerCaller: config.approvals.maxPendingPerCaller,
+      describe: (name) => registry.get(name)?.description,
+      link: (id) => (dockBase ? `${dockBase.replace(/\/+$/, '')}/#approvals/${id}` : undefined),
+    });
+    closers.push(() => approvals.close());
     const gateway = new Gateway({
+      approvals,
       registry,
       audit,
       policy,
@@ -256,6 +276,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       env,
       config: config.agents,
       store: runs,
+      approvalLink: (id) => approvals.link(id),
       ...(existsSync(skillsDir) ? { skillsGuestRoot: SKILLS_GUEST_ROOT } : {}),
     });
     closers.push(() => agents.close());
@@ -271,9 +292,14 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       permissions,
       validator,
       gateway,
+      approvals,
       integrations,
       computer,
       agents,
+      setDockUrl: (url) => {
+        dockBase = url;
+        computer.setDockUrl(url);
+      },
       close: () => closeInReverse(closers, logger),
     };
   } catch (e) {
@@ -327,23 +353,30 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     const previewBase = newPreviewBasePath();
     const paddock = await createPaddock(loaded, {
       logger,
-      preview: { basePath: previewBase, serverToken: token.token },
+      preview: { basePath: previewBase },
     });
     closers.push(() => paddock.close());
-    const sessions = new McpSessions((ended) => releaseSessionComputer(paddock, ended));
+    const sessions = new McpSessions((ended) => {
+      paddock.approvals.endSession(ended.caller);
+      releaseSessionComputer(paddock, ended);
+    });
     const mcpDeps = {
       gateway: paddock.gateway,
       registry: paddock.registry,
       version: VERSION,
       toolsets: loaded.config.mcp.toolsets,
     };
-    const preview = previewRoutes(previewBase, paddock.computer.preview);
+    const preview = previewRoutes(
+      previewBase,
+      new PreviewRelay(paddock.computer.preview, { basePath: previewBase, serverToken: token.token }),
+    );
     const dock = createDock({
       audit: paddock.audit,
       logger,
       version: VERSION,
       auth: server.auth,
       gateway: paddock.gateway,
+      tools: dockToolsFromGateway(paddock.gateway, DOCK_CALLER),
       computer: dockComputerFromManager(paddock.computer, {
         logger,
         terminals: paddock.computer.terminals,
@@ -389,7 +422,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     closers.push(() => app.close());
     const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
     const url = server.publicUrl ?? `http://${shownHost}:${address.port}`;
-    paddock.computer.setDockUrl(url);
+    paddock.setDockUrl(url);
 
     let requestStop = () => {};
     const stopRequested = new Promise<void>((resolve) => {
@@ -414,6 +447,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
         }),
         openLink: () => dock.loginLink(url),
         stop: () => requestStop(),
+        approvals: (request) => answerApprovalRequest(paddock.approvals, request, 'cli'),
       },
     });
     const { replacedStale } = await socket.listen({ version: VERSION, url });

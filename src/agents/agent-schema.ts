@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { runLimitsSchema } from '../config/agents-schema.js';
 import { execRuleSchema } from '../config/schema.js';
+import { parseDurationMs } from '../shared/duration.js';
 
 /** Agent and skill names: lower-case letters, digits and single hyphens (the directory name). */
 export const NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -79,7 +80,23 @@ export const AGENT_KEYS = [
   'limits',
   'policy',
   'catchUp',
+  'approvals',
 ] as const;
+
+/** Longest an unattended run may wait for one approval. */
+export const MAX_APPROVAL_WAIT_MS = 24 * 3_600_000;
+
+const approvalWait = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  const ms = parseDurationMs(v);
+  if (ms === null || ms < 1000 || ms > MAX_APPROVAL_WAIT_MS) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'give a duration from 1s to 24h, e.g. 10m, 90s or 2h',
+    });
+    return z.NEVER;
+  }
+  return ms;
+});
 
 /** The frontmatter of `.paddock/agents/<name>/AGENT.md`. */
 export const agentFrontmatterSchema = z
@@ -124,6 +141,15 @@ export const agentFrontmatterSchema = z
       .boolean()
       .optional()
       .describe('Run once at start after missed ticks (default: paddock.yaml agents.catchUp).'),
+    approvals: z
+      .object({
+        wait: approvalWait.describe(
+          'How long one call of an `ask` tool waits for a person (dock, CLI), e.g. 10m; expiry is a denial.',
+        ),
+      })
+      .strict()
+      .optional()
+      .describe('Lets an unattended run wait for approvals; without it `ask` tools are refused.'),
   })
   .strict();
 

@@ -1,4 +1,4 @@
-import type { Disposable } from '../audit/types.js';
+import type { Disposable } from '../shared/disposable.js';
 import type { Logger } from '../shared/logger.js';
 import type { AgentRun } from './types.js';
 
@@ -23,6 +23,8 @@ export type RunEvent =
       errorCode?: string;
     }
   | { type: 'run.finished'; run: AgentRun }
+  /** The run waits for a person to approve a call (`approvalId`), or waits no more (null). */
+  | { type: 'run.waiting'; runId: string; agent: string; approvalId: string | null; tool?: string }
   | {
       type: 'schedule.tick';
       agent: string;

@@ -216,6 +216,7 @@ function buildDefinition(
     schedules: schedules.schedules,
     notify: fm.notify ?? [],
     limits: { ...ctx.limits, ...fm.limits },
+    ...(fm.approvals ? { approvalWaitMs: fm.approvals.wait } : {}),
     ...(fm.catchUp !== undefined ? { catchUp: fm.catchUp } : {}),
     ...(policyConfig ? { policyConfig } : {}),
     sandbox,

@@ -1,9 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { applyMigrations } from '../audit/migrations.js';
-import { truncateUtf8 } from '../audit/redact.js';
 import type { AuditStore, StoredInvocation } from '../audit/types.js';
 import { PaddockError } from '../shared/errors.js';
 import { pidAlive } from '../shared/pid.js';
+import { truncateUtf8 } from '../shared/text.js';
 import type { AgentRun, Delivery, RunStatus, RunTrigger } from './types.js';
 
 /** Largest final answer, input and error text stored, in UTF-8 bytes. */
@@ -57,6 +57,7 @@ interface Row {
   started_at: number;
   ended_at: number | null;
   status: string;
+  waiting_approval: string | null;
   turns: number;
   input_tokens: number;
   output_tokens: number;
@@ -96,7 +97,7 @@ export class AgentRunStore {
         `UPDATE agent_runs SET turns = ?, input_tokens = ?, output_tokens = ? WHERE id = ? AND status = 'running'`,
       ),
       finish:
-        db.prepare(`UPDATE agent_runs SET status = ?, ended_at = ?, final_answer = ?, error = ?, error_code = ?,
+        db.prepare(`UPDATE agent_runs SET status = ?, ended_at = ?, final_answer = ?, error = ?, error_code = ?, waiting_approval = NULL,
         deliveries = ? WHERE id = ? AND status = 'running'`),
       get: db.prepare('SELECT * FROM agent_runs WHERE id = ?'),
       agentOf: db.prepare('SELECT agent FROM agent_runs WHERE id = ?'),
@@ -135,6 +136,13 @@ export class AgentRunStore {
   }
 
   /** Records turns and tokens of a running run. */
+  /** Marks a running run as waiting for an approval (`null`: it waits no more). */
+  setWaiting(id: string, approvalId: string | null): void {
+    this.db
+      .prepare(`UPDATE agent_runs SET waiting_approval = ? WHERE id = ? AND status = 'running'`)
+      .run(approvalId, id);
+  }
+
   progress(id: string, turns: number, inputTokens: number, outputTokens: number): void {
     this.statements.progress!.run(turns, inputTokens, outputTokens, id);
   }
@@ -281,6 +289,7 @@ function fromRow(r: Row): AgentRun {
     pid: r.pid,
     skills: parseJson(r.skills, []),
     deliveries: parseJson(r.deliveries, []),
+    waitingApproval: r.waiting_approval ?? null,
   };
 }
 

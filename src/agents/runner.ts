@@ -1,8 +1,8 @@
-import { truncateUtf8 } from '../audit/redact.js';
 import { MAX_NOTIFY_MESSAGE_BYTES, type Notifier } from '../net/notifier.js';
 import type { Sandbox } from '../policy/types.js';
 import { PaddockError, toPaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import { truncateUtf8 } from '../shared/text.js';
 import type { Gateway } from '../tools/gateway.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { CallerContext } from '../tools/tool.js';
@@ -33,6 +33,8 @@ export interface RunnerDeps {
   /** Waits (bounded) for upstream servers to list their tools; resolves at once when none is pending. */
   awaitServers?: (servers: readonly string[], signal: AbortSignal) => Promise<void>;
   skillsGuestRoot?: string | undefined;
+  /** A link to an approval in the dock, for the notify channels of a run that waits. */
+  approvalLink?: ((approvalId: string) => string | undefined) | undefined;
 }
 
 /** One run to execute. */
@@ -142,6 +144,11 @@ async function loop(
     signal: controller.signal,
     allowTool: agent.allowTool,
     policy: agent.sandbox,
+    approvals: {
+      agent: agent.name,
+      ...(agent.approvalWaitMs === undefined ? {} : { waitMs: agent.approvalWaitMs }),
+      onWaiting: (approval) => waiting(agent, spec, deps, approval, state.logger),
+    },
   };
   if (agent.mcpServers.length > 0 && deps.awaitServers)
     await deps.awaitServers(agent.mcpServers, controller.signal);
@@ -224,6 +231,53 @@ async function loop(
     error: `The run reached its limit of ${agent.limits.maxTurns} turns before a final answer. Raise limits.maxTurns in AGENT.md or make the task smaller.`,
     errorCode: 'LIMIT_EXCEEDED',
   };
+}
+
+/**
+ * The run waits for a person (or no more): the run row names the approval (the run shows
+ * `waiting for approval`), the dock hears of it, and the agent's notify channels get the
+ * request with a link to the dock.
+ */
+function waiting(
+  agent: AgentDefinition,
+  spec: RunSpec,
+  deps: RunnerDeps,
+  approval: { id: string; tool: string } | null,
+  logger: Logger,
+): void {
+  deps.store.setWaiting(spec.runId, approval?.id ?? null);
+  deps.events.emit({
+    type: 'run.waiting',
+    runId: spec.runId,
+    agent: agent.name,
+    approvalId: approval?.id ?? null,
+    ...(approval ? { tool: approval.tool } : {}),
+  });
+  if (!approval) return;
+  logger.info('agent.waiting_for_approval', { approvalId: approval.id, tool: approval.tool });
+  const link = deps.approvalLink?.(approval.id);
+  for (const channel of agent.notify) {
+    deps.notifier
+      .send(
+        channel,
+        {
+          title: `${agent.name}: approval needed for ${approval.tool}`,
+          message: `Run ${spec.runId} of agent ${agent.name} waits for a person to approve a call to ${approval.tool} (approval ${approval.id}).${link ? ` Decide in the dock: ${link}` : ' Decide in the dock or with `paddock approvals`.'}`,
+          data: {
+            agent: agent.name,
+            runId: spec.runId,
+            approvalId: approval.id,
+            tool: approval.tool,
+            ...(link ? { link } : {}),
+          },
+        },
+        { policy: agent.sandbox, deadline: Date.now() + 30_000, logger },
+      )
+      .catch((e: unknown) => {
+        const error = toPaddockError(e);
+        logger.warn('agent.approval_notice_failed', { channel, code: error.code, error: error.message });
+      });
+  }
 }
 
 function failure(

@@ -1,9 +1,10 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { AuditStore, Disposable } from '../audit/types.js';
+import type { AuditStore } from '../audit/types.js';
 import { type AgentsConfig, agentsConfigSchema } from '../config/agents-schema.js';
 import type { PolicyConfig } from '../config/schema.js';
 import type { Notifier } from '../net/notifier.js';
 import type { Sandbox } from '../policy/types.js';
+import type { Disposable } from '../shared/disposable.js';
 import { PaddockError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
@@ -45,6 +46,8 @@ export interface AgentsDeps {
   store?: AgentRunStore;
   /** Guest directory where the computer mounts skill directories read-only (mentioned to the model when set). */
   skillsGuestRoot?: string;
+  /** A link to an approval in the dock (sent to notify channels when a run waits). */
+  approvalLink?: (approvalId: string) => string | undefined;
 }
 
 /** How a run is started. */
@@ -208,6 +211,7 @@ export function createAgents(deps: AgentsDeps): AgentsService {
         toolResultMaxBytes: config.toolResultMaxBytes,
         awaitServers,
         skillsGuestRoot: deps.skillsGuestRoot,
+        approvalLink: deps.approvalLink,
       },
     ).finally(() => {
       active.delete(runId);

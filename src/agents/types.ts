@@ -64,6 +64,8 @@ export interface AgentDefinition {
   allowTool: (name: string, tool: Tool) => boolean;
   /** Problems that do not stop the agent (e.g. a policy entry wider than the global one). */
   warnings: string[];
+  /** AGENT.md `approvals.wait`: how long one `ask` call may wait for a person; absent = refused. */
+  approvalWaitMs?: number;
 }
 
 /** An agent directory that could not be loaded: the other agents are unaffected. */
@@ -109,6 +111,8 @@ export interface AgentRun {
   /** Skill directories of the run (for a read-only mount inside the computer). */
   skills: { name: string; dir: string }[];
   deliveries: Delivery[];
+  /** While the run waits for a person: the approval it waits for (the run shows `waiting for approval`). */
+  waitingApproval?: string | null;
 }
 
 /** Budgets and settings a run resolves from the agent and the global section. */

@@ -195,6 +195,57 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX oauth_secrets_grant ON oauth_secrets (grant_id);
     `,
   },
+  {
+    version: 8,
+    name: 'approvals',
+    // A person's decision on one `ask` call: bound to the exact arguments (canonical JSON and
+    // its SHA-256), with the caller and lineage, an expiry that counts as a denial, and who
+    // decided. approval_rules are the "always allow this tool for this agent" rules a decision
+    // wrote (removed, never deleted). Audit rows name the approval and its approver; a run
+    // that waits for one names it in waiting_approval.
+    sql: `
+      CREATE TABLE approvals (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        invocation_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        source TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        arguments_sha256 TEXT NOT NULL,
+        caller TEXT NOT NULL,
+        via TEXT NOT NULL,
+        parent_id TEXT,
+        run_id TEXT,
+        agent TEXT,
+        permission_rule TEXT NOT NULL,
+        requested_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        status TEXT NOT NULL
+          CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'cancelled', 'interrupted')),
+        scope TEXT CHECK (scope IN ('once', 'session', 'always')),
+        decided_at INTEGER,
+        decided_by TEXT,
+        decided_via TEXT CHECK (decided_via IN ('elicitation', 'dock', 'cli', 'server')),
+        reason TEXT,
+        owner_pid INTEGER
+      );
+      CREATE INDEX approvals_pending ON approvals (caller) WHERE status = 'pending';
+      CREATE TABLE approval_rules (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        created_by TEXT NOT NULL,
+        approval_id TEXT,
+        removed_at INTEGER,
+        removed_by TEXT
+      );
+      CREATE UNIQUE INDEX approval_rules_active ON approval_rules (agent, tool) WHERE removed_at IS NULL;
+      ALTER TABLE tool_invocations ADD COLUMN approval_id TEXT;
+      ALTER TABLE tool_invocations ADD COLUMN approver TEXT;
+      ALTER TABLE agent_runs ADD COLUMN waiting_approval TEXT;
+    `,
+  },
 ];
 
 const LEDGER_SQL = `

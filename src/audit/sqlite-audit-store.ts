@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
+import type { Disposable } from '../shared/disposable.js';
 import { PaddockError } from '../shared/errors.js';
 import { type Logger, silentLogger } from '../shared/logger.js';
 import { pidAlive } from '../shared/pid.js';
+import { truncateUtf8 } from '../shared/text.js';
 import { applyMigrations } from './migrations.js';
-import { MAX_INPUT_BYTES, redactedJson, redactSecrets, redactText, truncateUtf8 } from './redact.js';
+import { MAX_INPUT_BYTES, redactedJson, redactSecrets, redactText } from './redact.js';
 import type {
   AuditQuery,
   AuditStore,
-  Disposable,
   InvocationEnd,
   InvocationRecord,
   InvocationStart,
@@ -51,16 +52,18 @@ interface Row {
   policy_rule: string | null;
   state: string;
   input_sha256: string | null;
+  approval_id: string | null;
+  approver: string | null;
 }
 
 const COLUMNS =
   'seq, id, started_at, duration_ms, tool, source, caller, via, parent_id, generation, job_id, input, ' +
-  'output_bytes, success, error_code, error_message, policy_rule, state, input_sha256';
+  'output_bytes, success, error_code, error_message, policy_rule, state, input_sha256, approval_id, approver';
 
 const INSERT_SQL = `INSERT INTO tool_invocations (id, started_at, duration_ms, tool, source, caller, via,
   parent_id, generation, job_id, input, output_bytes, success, error_code, error_message, policy_rule,
-  state, owner_pid, input_sha256)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  state, owner_pid, input_sha256, approval_id, approver)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 const COMPLETE_SQL = `UPDATE tool_invocations SET state = 'ended', duration_ms = ?, output_bytes = ?,
   success = ?, error_code = ?, error_message = ?, policy_rule = ?,
@@ -202,6 +205,8 @@ export class SqliteAuditStore implements AuditStore {
       errorCode: row.errorCode ?? null,
       errorMessage: row.errorMessage == null ? null : this.message(row.errorMessage),
       policyRule: row.policyRule ?? null,
+      approvalId: row.approvalId ?? null,
+      approver: row.approver ?? null,
       state,
     };
     let seq: number;
@@ -227,6 +232,8 @@ export class SqliteAuditStore implements AuditStore {
         state,
         process.pid,
         inputSha256,
+        stored.approvalId,
+        stored.approver,
       );
       seq = Number(info.lastInsertRowid);
     } catch (e) {
@@ -330,6 +337,8 @@ function fromRow(r: Row): StoredInvocation {
     policyRule: r.policy_rule,
     state: r.state as InvocationState,
     inputSha256: r.input_sha256,
+    approvalId: r.approval_id,
+    approver: r.approver,
   };
 }
 

@@ -1,5 +1,8 @@
+import type { Disposable } from '../shared/disposable.js';
+import type { Via } from '../shared/via.js';
+
 /** How a call reached the gateway. */
-export type Via = 'direct' | 'channel' | 'agent' | 'schedule';
+export type { Via };
 
 /** One row of `tool_invocations`. */
 export interface InvocationRecord {
@@ -21,6 +24,10 @@ export interface InvocationRecord {
   errorCode?: string | null;
   errorMessage?: string | null;
   policyRule?: string | null;
+  /** The approval that decided this `ask` call (approved or refused), if one did. */
+  approvalId?: string | null;
+  /** Who approved or refused it (`dock:owner`, `cli`, `mcp:<session>`); null when it expired. */
+  approver?: string | null;
 }
 
 /**
@@ -78,10 +85,6 @@ export interface AuditQuery {
   ascending?: boolean;
   /** Maximum rows returned: default 100, at most 10,000. */
   limit?: number;
-}
-
-export interface Disposable {
-  dispose(): void;
 }
 
 /**

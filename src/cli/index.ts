@@ -36,6 +36,10 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     load: async () => (await import('./audit.js')).auditCommand,
     summary: 'read the audit log of tool calls',
   },
+  approvals: {
+    load: async () => (await import('./approvals.js')).approvalsCommand,
+    summary: 'calls of ask tools waiting for a person: list, show, approve, deny, rules',
+  },
   policy: {
     load: async () => (await import('./policy.js')).policyCommand,
     summary: 'check an action against the whitelist policy',

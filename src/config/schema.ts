@@ -180,12 +180,40 @@ export const mcpSchema = z
   })
   .strict();
 
+export const approvalsSchema = z
+  .object({
+    mcp: z
+      .enum(['client', 'gateway'])
+      .optional()
+      .describe(
+        'Who waits for `ask` tools of MCP clients: `client` (the client confirms, as before) or `gateway` (a person approves in the client by elicitation, in the dock or with `paddock approvals`). Default: gateway when the client declared elicitation or a dock page is open, else client.',
+      ),
+    timeoutSeconds: z
+      .number()
+      .int()
+      .min(5)
+      .max(3_600)
+      .default(300)
+      .describe('How long an MCP call waits for a decision (bounded by its deadline); expiry is a denial.'),
+    maxPendingPerCaller: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000)
+      .default(10)
+      .describe('Pending approvals one caller may have at once; more are refused with LIMIT_EXCEEDED.'),
+  })
+  .strict();
+
 /** Builds the full paddock.yaml schema from the sections of each module. */
 export function buildConfigSchema<S extends z.ZodRawShape>(extra: S) {
   return z
     .object({
       server: serverSchema.default(serverSchema.parse({})).describe('The HTTP server (dock, /mcp).'),
       mcp: mcpSchema.default({ toolsets: [] }).describe('MCP endpoint options.'),
+      approvals: approvalsSchema
+        .default({ timeoutSeconds: 300, maxPendingPerCaller: 10 })
+        .describe('Approvals of `ask` tools: who waits, for how long.'),
       policy: policySchema
         .default(policySchema.parse({}))
         .describe('The whitelist policy: paths, executables, domains.'),

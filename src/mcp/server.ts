@@ -1,9 +1,10 @@
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
-import type { Disposable } from '../audit/types.js';
+import type { Disposable } from '../shared/disposable.js';
 import type { PaddockError } from '../shared/errors.js';
 import type { Gateway } from '../tools/gateway.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { CallerContext, Tool, ToolResult } from '../tools/tool.js';
+import { canElicitForm, elicitApproval } from './elicitation.js';
 
 export const SERVER_NAME = 'paddock';
 
@@ -103,8 +104,14 @@ export function createMcpServer(
     const params = request.params;
     const progressToken = params._meta?.progressToken;
     const base = scoped();
+    const elicits = canElicitForm(server.getClientCapabilities() as Record<string, unknown> | undefined);
     const outcome = await deps.gateway.call(params.name, params.arguments ?? {}, {
       ...base,
+      ...(elicits
+        ? {
+            approvals: { ...base.approvals, elicit: (prompt, signal) => elicitApproval(ctx, prompt, signal) },
+          }
+        : {}),
       signal: ctx.mcpReq.signal,
       onProgress:
         progressToken === undefined

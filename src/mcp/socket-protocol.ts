@@ -7,7 +7,7 @@
 import type { ConfigIdentity } from './instance.js';
 
 /** Operations of the socket: an MCP session, or a one-shot request of the CLI. */
-export type SocketOp = 'mcp' | 'status' | 'stop' | 'open';
+export type SocketOp = 'mcp' | 'status' | 'stop' | 'open' | 'approvals';
 
 /** Largest opening line a client may send. */
 export const MAX_HELLO_BYTES = 64 * 1024;
@@ -23,6 +23,8 @@ export interface SocketHello {
   computer?: string;
   /** `mcp`: tool sets of this session (the server's `mcp.toolsets` when absent). */
   toolsets?: string[];
+  /** `approvals`: the request (list, show, approve, deny, rules, remove-rule), checked by the server. */
+  approvals?: Record<string, unknown>;
 }
 
 /** The server's answer to the opening line. */

@@ -14,6 +14,7 @@ import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { computerNameProblem } from '../shared/computer-name.js';
+import { toPaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import {
   type ConfigIdentity,
@@ -34,6 +35,8 @@ export interface SocketControl {
   openLink(): string;
   /** Begins an orderly shutdown of the server (after the reply is sent). */
   stop(): void;
+  /** Answers a CLI approvals request; throws a PaddockError that is sent back as the refusal. */
+  approvals?(request: Record<string, unknown>): Record<string, unknown>;
 }
 
 export interface SocketServerOptions {
@@ -142,6 +145,7 @@ export class McpSocketServer {
     if (hello.op === 'mcp') this.session(socket, hello, rest);
     else if (hello.op === 'status') this.answer(socket, { paddock: 1, ok: true, ...control.status() });
     else if (hello.op === 'open') this.answer(socket, { paddock: 1, ok: true, url: control.openLink() });
+    else if (hello.op === 'approvals') this.approvals(socket, hello.approvals ?? {});
     else {
       this.answer(socket, { paddock: 1, ok: true, pid: process.pid });
       control.stop();
@@ -217,6 +221,20 @@ export class McpSocketServer {
     );
   }
 
+  private approvals(socket: Socket, request: Record<string, unknown>): void {
+    const handler = this.options.control.approvals;
+    if (!handler) {
+      this.refuse(socket, 'UNSUPPORTED_CAPABILITY', 'This server keeps no approvals.');
+      return;
+    }
+    try {
+      this.answer(socket, { paddock: 1, ok: true, ...handler(request) });
+    } catch (e) {
+      const error = toPaddockError(e);
+      this.refuse(socket, error.code, error.message);
+    }
+  }
+
   /** Sends the one reply line and closes; a peer that keeps the connection open is cut off. */
   private answer(socket: Socket, reply: SocketReply): void {
     socket.end(`${JSON.stringify(reply)}\n`);
@@ -246,8 +264,10 @@ function parseHello(line: string): SocketHello | string {
   const v = value as Partial<SocketHello> | null;
   if (!v || typeof v !== 'object' || v.paddock !== 1)
     return 'The opening line must be a {"paddock":1,…} object.';
-  if (!['mcp', 'status', 'stop', 'open'].includes(v.op as string))
-    return 'op must be one of mcp, status, stop, open.';
+  if (!['mcp', 'status', 'stop', 'open', 'approvals'].includes(v.op as string))
+    return 'op must be one of mcp, status, stop, open, approvals.';
+  if (v.approvals !== undefined && (typeof v.approvals !== 'object' || v.approvals === null))
+    return 'approvals must be an object.';
   if (typeof v.key !== 'string') return 'key must be the string of run/server.json.';
   if (v.computer !== undefined && typeof v.computer !== 'string') return 'computer must be a string.';
   if (

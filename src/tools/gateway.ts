@@ -3,6 +3,7 @@ import type { Sandbox } from '../policy/types.js';
 import { PaddockError, toPaddockError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
+import type { ApprovalGate } from './approval-gate.js';
 import type { PermissionPolicy } from './permissions.js';
 import type { ToolRegistry } from './registry.js';
 import type { CallerContext, Permission, Tool, ToolContext, ToolResult } from './tool.js';
@@ -27,6 +28,8 @@ export interface GatewayDeps {
     settled(): Promise<void>;
     discover(name: string, deadline: number): Promise<void>;
   };
+  /** Decides `ask` calls (who waits, the approval record); without it attended callers run them as before. */
+  approvals?: ApprovalGate;
   /** Longest wait of the first listing for {@link late} sources (default 10 s; main passes the slowest server's start timeout). */
   firstListingWaitMs?: number;
 }
@@ -90,7 +93,14 @@ export class Gateway {
   private visible(tool: Tool, caller: CallerContext): boolean {
     if (caller.allowTool && !caller.allowTool(tool.name, tool)) return false;
     const permission = this.permissionOf(tool);
-    return permission === 'auto' || (permission === 'ask' && caller.attended);
+    return permission === 'auto' || (permission === 'ask' && this.canApprove(tool, caller));
+  }
+
+  /** Someone can approve this caller's `ask` call: a person is attending, may be waited for, or a rule stands. */
+  private canApprove(tool: Tool, caller: CallerContext): boolean {
+    if (caller.attended) return true;
+    const gate = this.deps.approvals;
+    return gate !== undefined && (caller.approvals?.waitMs !== undefined || gate.preapproved(tool, caller));
   }
 
   /** Runs one call through the pipeline. Never throws; every outcome has an audit row. */
@@ -108,7 +118,13 @@ export class Gateway {
       await this.deps.late.discover(name, deadline).catch(() => undefined);
       tool = this.deps.registry.get(name);
     }
-    const lineage: { generation?: number; jobId?: string; policyRule?: string } = {};
+    const lineage: {
+      generation?: number;
+      jobId?: string;
+      policyRule?: string;
+      approvalId?: string;
+      approver?: string | null;
+    } = {};
     if (caller.jobId) lineage.jobId = caller.jobId;
 
     // set once the call's `running` row is written (just before execute)
@@ -148,6 +164,8 @@ export class Gateway {
       generation: lineage.generation ?? null,
       jobId: lineage.jobId ?? null,
       input,
+      approvalId: lineage.approvalId ?? null,
+      approver: lineage.approver ?? null,
     });
 
     if (!tool || (caller.allowTool && !caller.allowTool(name, tool))) {
@@ -177,7 +195,7 @@ export class Gateway {
         ),
       });
     }
-    if (permission === 'ask' && !caller.attended) {
+    if (permission === 'ask' && !this.canApprove(tool, caller)) {
       return finish({
         ok: false,
         invocationId,
@@ -195,6 +213,24 @@ export class Gateway {
     } catch (e) {
       return finish({ ok: false, invocationId, protocol: false, error: toPaddockError(e) });
     }
+    const deadline = Math.min(
+      caller.deadline ?? Number.POSITIVE_INFINITY,
+      Date.now() + this.defaultTimeoutMs,
+    );
+    if (permission === 'ask' && this.deps.approvals) {
+      const admission = await this.deps.approvals.admit({
+        tool,
+        input,
+        caller,
+        invocationId,
+        rule,
+        deadline,
+      });
+      if (admission.approvalId !== undefined) lineage.approvalId = admission.approvalId;
+      if (admission.approver !== undefined) lineage.approver = admission.approver;
+      if (!admission.run) return finish({ ok: false, invocationId, protocol: false, error: admission.error });
+      if (admission.policyRule) lineage.policyRule = admission.policyRule;
+    }
     // the row exists before the first effect, so a crash mid-call leaves it `running`
     try {
       this.deps.audit.begin(start());
@@ -204,10 +240,6 @@ export class Gateway {
       return unrecorded(invocationId);
     }
 
-    const deadline = Math.min(
-      caller.deadline ?? Number.POSITIVE_INFINITY,
-      Date.now() + this.defaultTimeoutMs,
-    );
     const controller = new AbortController();
     const timer = setTimeout(
       () =>

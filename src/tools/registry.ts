@@ -1,4 +1,4 @@
-import type { Disposable } from '../audit/types.js';
+import type { Disposable } from '../shared/disposable.js';
 import { PaddockError } from '../shared/errors.js';
 import type { Tool } from './tool.js';
 import { InputValidator } from './validation.js';

@@ -1,6 +1,7 @@
-import type { Via } from '../audit/types.js';
 import type { Sandbox } from '../policy/types.js';
 import type { Logger } from '../shared/logger.js';
+import type { Via } from '../shared/via.js';
+import type { CallerApprovals } from './approval-gate.js';
 import type { JsonSchema, Schema } from './schema.js';
 
 export type { Via };
@@ -62,6 +63,8 @@ export interface CallerContext {
   onProgress?: (progress: Progress) => void;
   /** The computer this call acts on; absent: the caller's own private computer. */
   computer?: ComputerRef;
+  /** How a person can approve this caller's `ask` calls (elicitation, an unattended wait). */
+  approvals?: CallerApprovals;
 }
 
 /** What a tool receives besides its input. */

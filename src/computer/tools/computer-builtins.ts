@@ -6,7 +6,7 @@
 
 import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
-import { GUEST_WORKSPACE } from '../guest-layout.js';
+import { GUEST_WORKSPACE } from '../link/guest-layout.js';
 import type { ComputerManager } from '../manager.js';
 import { checkGuestPath } from '../paths.js';
 import { computerTool, generationOf, inputObject, structured } from './common.js';

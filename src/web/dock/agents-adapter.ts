@@ -68,6 +68,7 @@ export function dockAgentsFromService(service: AgentsServiceView): DockAgents {
             return;
           case 'run.turn':
           case 'run.tool_call':
+          case 'run.waiting':
             listener({ kind: 'run', runId: event.runId });
             return;
           case 'schedule.tick':

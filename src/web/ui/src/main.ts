@@ -10,6 +10,7 @@ import { PreviewPanel } from './preview.js';
 import { DockSocket } from './socket.js';
 import { StatusBar } from './status-bar.js';
 import { TerminalPanel } from './terminals.js';
+import { WebMcpTools } from './webmcp.js';
 
 /** Short messages in the corner; the same text is not repeated within three seconds. */
 class Toasts {
@@ -34,6 +35,7 @@ class DockPage {
   private readonly terminals: TerminalPanel;
   private readonly preview: PreviewPanel;
   private readonly activity: ActivityPanel;
+  private readonly webmcp: WebMcpTools;
   private readonly signedOut = h(
     'div',
     { class: 'overlay', hidden: true, 'data-testid': 'signed-out' },
@@ -60,6 +62,7 @@ class DockPage {
     this.socket = new DockSocket({
       message: (msg) => this.onMessage(msg),
       connection: (state) => {
+        if (state !== 'live') this.webmcp.disconnected();
         this.statusBar.setConnection(state);
         this.signedOut.hidden = state !== 'signed-out';
       },
@@ -69,6 +72,7 @@ class DockPage {
     this.terminals = new TerminalPanel(this.socket);
     this.preview = new PreviewPanel(this.socket, toast);
     this.activity = new ActivityPanel(this.socket, toast);
+    this.webmcp = new WebMcpTools(this.socket);
     root.append(
       this.statusBar.el,
       ...this.statusBar.banners,
@@ -103,6 +107,7 @@ class DockPage {
     this.terminals.setList(s.terminals);
     this.terminals.reattach();
     this.onLaunch(s.launch);
+    if (s.features.computer) this.webmcp.refresh();
   }
 
   /** Shows the progress of this page's launch link and opens its startup job once known. */
@@ -173,6 +178,12 @@ class DockPage {
         return;
       case 'agent.started':
         this.activity.agents.runs.open(msg.runId);
+        return;
+      case 'webmcp.tools':
+        void this.webmcp.register(msg.tools);
+        return;
+      case 'webmcp.result':
+        this.webmcp.result(msg.callId, msg.result);
         return;
       case 'reply':
         return;

@@ -1,0 +1,432 @@
+import { PaddockError } from '../shared/errors.js';
+import { randomId } from '../shared/ids.js';
+import type { Logger } from '../shared/logger.js';
+import type { Admission, AdmitRequest, ApprovalGate } from '../tools/approval-gate.js';
+import type { CallerContext, Tool } from '../tools/tool.js';
+import { argumentsSha256, canonicalJson } from './canonical.js';
+import type { SqliteApprovalStore } from './store.js';
+import type {
+  Approval,
+  ApprovalEvent,
+  ApprovalRule,
+  ApprovalStatus,
+  ApprovalWatch,
+  Decision,
+  Disposable,
+} from './types.js';
+
+/** Who waits for an `ask` call of an attended MCP client (paddock.yaml `approvals.mcp`). */
+export type McpApprovalMode = 'client' | 'gateway';
+
+export interface ApprovalServiceOptions {
+  store: SqliteApprovalStore;
+  logger: Logger;
+  /** Absent: `gateway` when the client declared elicitation or a dock page is open, else `client`. */
+  mcp?: McpApprovalMode | undefined;
+  /** How long an attended call waits for a person (bounded by the call's deadline). */
+  timeoutMs: number;
+  /** Pending approvals one caller may have at once. */
+  maxPendingPerCaller: number;
+  /** The description of a tool by name (what a person is shown). */
+  describe?: (tool: string) => string | undefined;
+  /** A link to an approval in the dock, for prompts and notifications. */
+  link?: (approvalId: string) => string | undefined;
+}
+
+/** An approval as shown to a person: the record plus the tool's description and whether a call waits on it. */
+export interface ApprovalView extends Approval {
+  description: string | null;
+  waiting: boolean;
+}
+
+/** How often a waiting call tells a caller that asked for progress that it still waits. */
+const PROGRESS_INTERVAL_MS = 1000;
+
+interface Waiter {
+  settle(approval: Approval): void;
+}
+
+/**
+ * Approvals of `ask` calls: decides who waits (the MCP client as before, or the gateway),
+ * records each request bound to its exact arguments, waits for a decision from the MCP
+ * client (elicitation), the dock or the CLI, and ends it as a denial at its expiry. Every
+ * ending wakes the waiting call at once. Pending records of an earlier server are marked
+ * `interrupted` at construction.
+ */
+export class ApprovalService implements ApprovalGate {
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly watchers = new Set<ApprovalWatch>();
+  /** "Approve for this session": caller → tool → the approval that granted it. */
+  private readonly sessionGrants = new Map<string, Map<string, { id: string; by: string }>>();
+
+  constructor(private readonly options: ApprovalServiceOptions) {
+    const interrupted = options.store.interruptAll(Date.now());
+    if (interrupted.length > 0)
+      options.logger.warn('approval.interrupted', { approvals: interrupted.length });
+  }
+
+  preapproved(tool: Tool, caller: CallerContext): boolean {
+    const agent = caller.approvals?.agent;
+    return agent !== undefined && this.options.store.activeRule(agent, tool.name) !== undefined;
+  }
+
+  /** Who decides this caller's `ask` calls. */
+  whoWaits(caller: CallerContext): 'client' | 'gateway' | 'nobody' {
+    if (!caller.attended) return caller.approvals?.waitMs !== undefined ? 'gateway' : 'nobody';
+    if (!caller.caller.startsWith('mcp:')) return 'client';
+    if (this.options.mcp) return this.options.mcp;
+    return caller.approvals?.elicit || this.dockOpen() ? 'gateway' : 'client';
+  }
+
+  /** A signed-in dock page watches approvals. */
+  dockOpen(): boolean {
+    for (const w of this.watchers) if (w.decider) return true;
+    return false;
+  }
+
+  async admit(request: AdmitRequest): Promise<Admission> {
+    const { tool, caller } = request;
+    const agent = caller.approvals?.agent;
+    const rule = agent === undefined ? undefined : this.options.store.activeRule(agent, tool.name);
+    if (rule) {
+      return {
+        run: true,
+        approvalId: rule.approvalId ?? rule.id,
+        approver: rule.createdBy,
+        policyRule: `approvals.rules[${rule.id}]`,
+      };
+    }
+    const grant = this.sessionGrants.get(caller.caller)?.get(tool.name);
+    if (grant) return { run: true, approvalId: grant.id, approver: grant.by };
+    switch (this.whoWaits(caller)) {
+      case 'client':
+        return { run: true };
+      case 'nobody':
+        return {
+          run: false,
+          error: new PaddockError(
+            'PERMISSION_REQUIRED',
+            `Tool "${tool.name}" needs a person's approval (${request.rule}) and nobody can approve it here; call it from an attended session, or let the agent wait (AGENT.md approvals.wait).`,
+            { rule: request.rule },
+          ),
+        };
+      case 'gateway':
+        return this.wait(request);
+    }
+  }
+
+  private async wait(request: AdmitRequest): Promise<Admission> {
+    const { tool, caller, store } = { ...request, store: this.options.store };
+    const max = this.options.maxPendingPerCaller;
+    if (store.pendingCount(caller.caller) >= max) {
+      return {
+        run: false,
+        error: new PaddockError(
+          'LIMIT_EXCEEDED',
+          `${max} calls of this caller already wait for approval; wait for a decision on them (\`paddock approvals list\`) before asking again.`,
+          { limit: max },
+        ),
+      };
+    }
+    const now = Date.now();
+    const windowMs = caller.attended ? this.options.timeoutMs : (caller.approvals?.waitMs ?? 0);
+    const args = canonicalJson(request.input ?? {});
+    const approval = store.insert({
+      id: randomId('apr', 9),
+      invocationId: request.invocationId,
+      tool: tool.name,
+      source: tool.source,
+      arguments: args,
+      argumentsSha256: argumentsSha256(request.input ?? {}),
+      caller: caller.caller,
+      via: caller.via,
+      parentId: caller.parentId ?? null,
+      runId: caller.runId ?? null,
+      agent: caller.approvals?.agent ?? null,
+      permissionRule: request.rule,
+      requestedAt: now,
+      expiresAt: Math.min(request.deadline, now + windowMs),
+    });
+    this.options.logger.info('approval.requested', {
+      approvalId: approval.id,
+      tool: tool.name,
+      caller: caller.caller,
+    });
+    const ended = await new Promise<Approval>((resolve) => {
+      const elicitation = new AbortController();
+      const timer = setTimeout(
+        () =>
+          this.endByServer(
+            approval.id,
+            'expired',
+            'No one decided before the approval expired; an expired approval is a denial.',
+          ),
+        Math.max(0, approval.expiresAt - Date.now()),
+      );
+      const heartbeat = caller.onProgress
+        ? setInterval(() => {
+            caller.onProgress?.({
+              progress: Math.round((Date.now() - now) / 1000),
+              message: `${tool.name} is waiting for approval ${approval.id}`,
+            });
+          }, PROGRESS_INTERVAL_MS)
+        : undefined;
+      const onAbort = () =>
+        this.endByServer(approval.id, 'cancelled', 'The caller cancelled the call while it waited.');
+      this.waiters.set(approval.id, {
+        settle: (a) => {
+          clearTimeout(timer);
+          clearInterval(heartbeat);
+          caller.signal?.removeEventListener('abort', onAbort);
+          elicitation.abort();
+          this.waiters.delete(approval.id);
+          resolve(a);
+        },
+      });
+      if (caller.signal?.aborted) onAbort();
+      else caller.signal?.addEventListener('abort', onAbort, { once: true });
+      this.emit({ kind: 'requested', approval });
+      caller.approvals?.onWaiting?.({ id: approval.id, tool: tool.name });
+      const elicit = caller.approvals?.elicit;
+      if (elicit && this.waiters.has(approval.id)) {
+        elicit(
+          {
+            approvalId: approval.id,
+            tool: tool.name,
+            description: tool.description,
+            arguments: request.input ?? {},
+            expiresAt: approval.expiresAt,
+          },
+          elicitation.signal,
+        ).then(
+          (answer) => {
+            if (!this.waiters.has(approval.id)) return;
+            try {
+              this.decide(approval.id, {
+                approve: answer.approve,
+                by: caller.caller,
+                via: 'elicitation',
+                reason: answer.reason,
+              });
+            } catch {
+              // decided elsewhere in the meantime: the first decision stands
+            }
+          },
+          (e: unknown) => {
+            // the client could not ask (or gave up): the dock and the CLI can still decide
+            if (this.waiters.has(approval.id))
+              this.options.logger.info('approval.elicitation_failed', {
+                approvalId: approval.id,
+                error: e instanceof Error ? e.message : String(e),
+              });
+          },
+        );
+      }
+    });
+    caller.approvals?.onWaiting?.(null);
+    return admissionOf(ended);
+  }
+
+  /**
+   * Records a person's decision and wakes the waiting call. Throws NOT_FOUND for an unknown
+   * approval and INVALID_ARGUMENT for one already decided or ended (a decision is final).
+   */
+  decide(id: string, decision: Decision): Approval {
+    const { store, logger } = this.options;
+    const current = store.get(id);
+    if (!current) {
+      throw new PaddockError(
+        'NOT_FOUND',
+        `No approval "${id}"; list the pending ones with \`paddock approvals list\`.`,
+        { id },
+      );
+    }
+    if (current.status !== 'pending') throw alreadyEnded(current);
+    const scope = decision.scope ?? 'once';
+    if (scope === 'always' && (!decision.approve || current.agent === null)) {
+      throw new PaddockError(
+        'INVALID_ARGUMENT',
+        '"Always allow" applies to an approval of an agent run only; approve this one once or for the session.',
+        { id },
+      );
+    }
+    const waiter = this.waiters.get(id);
+    if (!waiter) {
+      this.endByServer(id, 'interrupted', 'No call waited for this approval any more.');
+      throw new PaddockError(
+        'NOT_RUNNING',
+        `No call waits for approval "${id}" any more (its server stopped); nothing ran. The caller can retry the call.`,
+        { id },
+      );
+    }
+    const ended = store.end(id, {
+      status: decision.approve ? 'approved' : 'denied',
+      by: decision.by,
+      via: decision.via,
+      reason: decision.reason?.trim() ? decision.reason.trim() : null,
+      scope: decision.approve ? scope : null,
+      at: Date.now(),
+    });
+    if (!ended) throw alreadyEnded(store.get(id) ?? current);
+    if (ended.status === 'approved' && scope === 'session') {
+      const grants = this.sessionGrants.get(ended.caller) ?? new Map<string, { id: string; by: string }>();
+      grants.set(ended.tool, { id, by: decision.by });
+      this.sessionGrants.set(ended.caller, grants);
+    }
+    if (ended.status === 'approved' && scope === 'always' && ended.agent !== null) {
+      store.addRule(ended.agent, ended.tool, decision.by, id, Date.now());
+      this.emit({ kind: 'rules' });
+    }
+    logger.info('approval.decided', {
+      approvalId: id,
+      tool: ended.tool,
+      status: ended.status,
+      by: decision.by,
+      via: decision.via,
+      scope,
+    });
+    this.emit({ kind: 'decided', approval: ended });
+    waiter.settle(ended);
+    return ended;
+  }
+
+  /** Ends a pending approval without a person (expiry, cancel, shutdown) and wakes its call. */
+  private endByServer(
+    id: string,
+    status: Exclude<ApprovalStatus, 'pending' | 'approved' | 'denied'>,
+    reason: string,
+  ): void {
+    const ended = this.options.store.end(id, {
+      status,
+      by: null,
+      via: 'server',
+      reason,
+      scope: null,
+      at: Date.now(),
+    });
+    if (!ended) return;
+    this.options.logger.info('approval.ended', { approvalId: id, tool: ended.tool, status });
+    this.emit({ kind: 'decided', approval: ended });
+    this.waiters.get(id)?.settle(ended);
+  }
+
+  /** The caller's session ended: its "approve for this session" grants go with it. */
+  endSession(caller: string): void {
+    this.sessionGrants.delete(caller);
+  }
+
+  /** One approval as shown to a person. */
+  view(id: string): ApprovalView | undefined {
+    const a = this.options.store.get(id);
+    return a ? this.toView(a) : undefined;
+  }
+
+  /** Newest first: the pending ones, or the recent ones of every status. */
+  list(options: { pendingOnly?: boolean; limit?: number } = {}): ApprovalView[] {
+    return this.options.store.list(options).map((a) => this.toView(a));
+  }
+
+  rules(all = false): ApprovalRule[] {
+    return this.options.store.rules(all);
+  }
+
+  /** Removes an "always allow" rule; the tool asks again from the next call on. */
+  removeRule(id: string, by: string): ApprovalRule {
+    const rule = this.options.store.removeRule(id, by, Date.now());
+    this.options.logger.info('approval.rule_removed', { ruleId: id, agent: rule.agent, tool: rule.tool, by });
+    this.emit({ kind: 'rules' });
+    return rule;
+  }
+
+  /** A link to the approval in the dock, when the dock's address is known. */
+  link(id: string): string | undefined {
+    return this.options.link?.(id);
+  }
+
+  /** Subscribes to requests and decisions; a `decider` watch counts as an open dock session. */
+  watch(watch: ApprovalWatch): Disposable {
+    const entry = { ...watch };
+    this.watchers.add(entry);
+    return { dispose: () => void this.watchers.delete(entry) };
+  }
+
+  /** Ends every waiting call: the server is stopping. */
+  close(): void {
+    for (const id of [...this.waiters.keys()])
+      this.endByServer(id, 'interrupted', 'The server stopped while the call waited for this approval.');
+  }
+
+  private toView(a: Approval): ApprovalView {
+    return { ...a, description: this.options.describe?.(a.tool) ?? null, waiting: this.waiters.has(a.id) };
+  }
+
+  private emit(event: ApprovalEvent): void {
+    for (const w of [...this.watchers]) {
+      try {
+        w.listener(event);
+      } catch (e) {
+        this.options.logger.warn('approval.listener_failed', { error: (e as Error).message });
+      }
+    }
+  }
+}
+
+function alreadyEnded(a: Approval): PaddockError {
+  const by = a.decidedBy ? ` by ${a.decidedBy}` : '';
+  const at = a.decidedAt ? ` at ${new Date(a.decidedAt).toISOString()}` : '';
+  return new PaddockError(
+    'INVALID_ARGUMENT',
+    `Approval "${a.id}" is already ${a.status}${by}${at}; a decision is final. The caller can make the call again to ask anew.`,
+    { id: a.id, status: a.status },
+  );
+}
+
+/** The gateway's answer for an ended approval. */
+function admissionOf(a: Approval): Admission {
+  const ids = { approvalId: a.id, approver: a.decidedBy };
+  const reason = a.reason ? `: ${a.reason}` : '';
+  switch (a.status) {
+    case 'approved':
+      return { run: true, approvalId: a.id, approver: a.decidedBy ?? 'unknown' };
+    case 'denied':
+      return {
+        run: false,
+        ...ids,
+        error: new PaddockError(
+          'PERMISSION_REQUIRED',
+          `${a.decidedBy ?? 'A person'} denied the call to "${a.tool}" (approval ${a.id})${reason}. Do not repeat it unchanged; adjust the request or ask the person what to do instead.`,
+          { approvalId: a.id, reason: a.reason, decidedBy: a.decidedBy },
+        ),
+      };
+    case 'expired':
+      return {
+        run: false,
+        ...ids,
+        error: new PaddockError(
+          'PERMISSION_REQUIRED',
+          `No one approved the call to "${a.tool}" before approval ${a.id} expired; an expired approval is a denial and nothing ran. Tell the person it needs their approval, or carry on without it.`,
+          { approvalId: a.id, expired: true },
+        ),
+      };
+    case 'cancelled':
+      return {
+        run: false,
+        ...ids,
+        error: new PaddockError(
+          'TIMEOUT',
+          `The call to "${a.tool}" was cancelled while it waited for approval ${a.id}; nothing ran.`,
+          { approvalId: a.id },
+        ),
+      };
+    default:
+      return {
+        run: false,
+        ...ids,
+        error: new PaddockError(
+          'NOT_RUNNING',
+          `The server stopped while the call to "${a.tool}" waited for approval ${a.id}; nothing ran. Retry once the server is back.`,
+          { approvalId: a.id },
+        ),
+      };
+  }
+}

@@ -1,0 +1,240 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { applyMigrations } from '../audit/migrations.js';
+import { PaddockError } from '../shared/errors.js';
+import { randomId } from '../shared/ids.js';
+import type {
+  Approval,
+  ApprovalRequest,
+  ApprovalRule,
+  ApprovalScope,
+  ApprovalStatus,
+  DecidedVia,
+} from './types.js';
+
+interface Row {
+  id: string;
+  invocation_id: string;
+  tool: string;
+  source: string;
+  arguments: string;
+  arguments_sha256: string;
+  caller: string;
+  via: string;
+  parent_id: string | null;
+  run_id: string | null;
+  agent: string | null;
+  permission_rule: string;
+  requested_at: number;
+  expires_at: number;
+  status: string;
+  scope: string | null;
+  decided_at: number | null;
+  decided_by: string | null;
+  decided_via: string | null;
+  reason: string | null;
+}
+
+interface RuleRow {
+  id: string;
+  agent: string;
+  tool: string;
+  created_at: number;
+  created_by: string;
+  approval_id: string | null;
+  removed_at: number | null;
+  removed_by: string | null;
+}
+
+/** Longest reason kept with a decision. */
+export const MAX_REASON_CHARS = 2000;
+
+/** How an approval ends: a person's decision, or the server's (expiry, cancel, shutdown). */
+export interface ApprovalEnd {
+  status: Exclude<ApprovalStatus, 'pending'>;
+  by: string | null;
+  via: DecidedVia;
+  reason: string | null;
+  scope: ApprovalScope | null;
+  at: number;
+}
+
+/**
+ * Approval records and rules in SQLite (`approvals`, `approval_rules`). Ending a record is one
+ * conditional update (`WHERE status = 'pending'`), so of two decisions exactly one wins.
+ */
+export class SqliteApprovalStore {
+  private readonly insertRow: BetterSqlite3.Statement;
+  private readonly endRow: BetterSqlite3.Statement;
+  private readonly byId: BetterSqlite3.Statement;
+  private readonly pendingOf: BetterSqlite3.Statement;
+
+  constructor(private readonly db: BetterSqlite3.Database) {
+    applyMigrations(db);
+    this.insertRow = db.prepare(`INSERT INTO approvals (id, invocation_id, tool, source, arguments,
+      arguments_sha256, caller, via, parent_id, run_id, agent, permission_rule, requested_at, expires_at,
+      status, owner_pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`);
+    this.endRow = db.prepare(`UPDATE approvals SET status = ?, decided_by = ?, decided_via = ?, reason = ?,
+      scope = ?, decided_at = ? WHERE id = ? AND status = 'pending'`);
+    this.byId = db.prepare('SELECT * FROM approvals WHERE id = ?');
+    this.pendingOf = db.prepare(
+      "SELECT count(*) AS n FROM approvals WHERE caller = ? AND status = 'pending'",
+    );
+  }
+
+  /** Writes a new pending approval. */
+  insert(request: ApprovalRequest): Approval {
+    this.insertRow.run(
+      request.id,
+      request.invocationId,
+      request.tool,
+      request.source,
+      request.arguments,
+      request.argumentsSha256,
+      request.caller,
+      request.via,
+      request.parentId,
+      request.runId,
+      request.agent,
+      request.permissionRule,
+      request.requestedAt,
+      request.expiresAt,
+      process.pid,
+    );
+    return this.get(request.id)!;
+  }
+
+  /** Ends a pending approval; undefined when it was not pending (someone else ended it first). */
+  end(id: string, end: ApprovalEnd): Approval | undefined {
+    const reason = end.reason === null ? null : end.reason.slice(0, MAX_REASON_CHARS);
+    const changes = this.endRow.run(end.status, end.by, end.via, reason, end.scope, end.at, id).changes;
+    return changes === 1 ? this.get(id) : undefined;
+  }
+
+  get(id: string): Approval | undefined {
+    const row = this.byId.get(id) as Row | undefined;
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** How many approvals of this caller are pending. */
+  pendingCount(caller: string): number {
+    return (this.pendingOf.get(caller) as { n: number }).n;
+  }
+
+  /** Newest first; `pending` only, or every status. */
+  list(options: { pendingOnly?: boolean; limit?: number } = {}): Approval[] {
+    const limit = Math.min(Math.max(1, options.limit ?? 100), 1000);
+    const where = options.pendingOnly ? "WHERE status = 'pending'" : '';
+    return (
+      this.db.prepare(`SELECT * FROM approvals ${where} ORDER BY seq DESC LIMIT ?`).all(limit) as Row[]
+    ).map(fromRow);
+  }
+
+  /**
+   * Marks every pending approval as `interrupted`: at start no call of an earlier server can
+   * still be waiting. Returns the approvals it marked.
+   */
+  interruptAll(at: number): Approval[] {
+    const pending = (this.db.prepare("SELECT * FROM approvals WHERE status = 'pending'").all() as Row[]).map(
+      fromRow,
+    );
+    for (const a of pending) {
+      this.end(a.id, {
+        status: 'interrupted',
+        by: null,
+        via: 'server',
+        reason: 'The server stopped while the call waited for this approval.',
+        scope: null,
+        at,
+      });
+    }
+    return pending;
+  }
+
+  /** Writes "always allow `tool` for `agent`"; an active rule for the pair is kept as it is. */
+  addRule(agent: string, tool: string, by: string, approvalId: string | null, at: number): ApprovalRule {
+    const existing = this.activeRule(agent, tool);
+    if (existing) return existing;
+    const id = randomId('rule', 9);
+    this.db
+      .prepare(
+        'INSERT INTO approval_rules (id, agent, tool, created_at, created_by, approval_id) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(id, agent, tool, at, by, approvalId);
+    return this.rule(id)!;
+  }
+
+  /** Removes a rule (kept, marked removed). Throws NOT_FOUND for an unknown or removed rule. */
+  removeRule(id: string, by: string, at: number): ApprovalRule {
+    const changes = this.db
+      .prepare('UPDATE approval_rules SET removed_at = ?, removed_by = ? WHERE id = ? AND removed_at IS NULL')
+      .run(at, by, id).changes;
+    if (changes !== 1) {
+      throw new PaddockError(
+        'NOT_FOUND',
+        `No active approval rule "${id}"; list them with \`paddock approvals rules\`.`,
+        { id },
+      );
+    }
+    return this.rule(id)!;
+  }
+
+  rule(id: string): ApprovalRule | undefined {
+    const row = this.db.prepare('SELECT * FROM approval_rules WHERE id = ?').get(id) as RuleRow | undefined;
+    return row ? ruleFromRow(row) : undefined;
+  }
+
+  activeRule(agent: string, tool: string): ApprovalRule | undefined {
+    const row = this.db
+      .prepare('SELECT * FROM approval_rules WHERE agent = ? AND tool = ? AND removed_at IS NULL')
+      .get(agent, tool) as RuleRow | undefined;
+    return row ? ruleFromRow(row) : undefined;
+  }
+
+  /** Rules, active first; removed ones too when `all`. */
+  rules(all = false): ApprovalRule[] {
+    const where = all ? '' : 'WHERE removed_at IS NULL';
+    return (
+      this.db
+        .prepare(`SELECT * FROM approval_rules ${where} ORDER BY removed_at IS NOT NULL, created_at`)
+        .all() as RuleRow[]
+    ).map(ruleFromRow);
+  }
+}
+
+function fromRow(r: Row): Approval {
+  return {
+    id: r.id,
+    invocationId: r.invocation_id,
+    tool: r.tool,
+    source: r.source,
+    arguments: r.arguments,
+    argumentsSha256: r.arguments_sha256,
+    caller: r.caller,
+    via: r.via,
+    parentId: r.parent_id,
+    runId: r.run_id,
+    agent: r.agent,
+    permissionRule: r.permission_rule,
+    requestedAt: r.requested_at,
+    expiresAt: r.expires_at,
+    status: r.status as ApprovalStatus,
+    scope: r.scope as ApprovalScope | null,
+    decidedAt: r.decided_at,
+    decidedBy: r.decided_by,
+    decidedVia: r.decided_via as DecidedVia | null,
+    reason: r.reason,
+  };
+}
+
+function ruleFromRow(r: RuleRow): ApprovalRule {
+  return {
+    id: r.id,
+    agent: r.agent,
+    tool: r.tool,
+    createdAt: r.created_at,
+    createdBy: r.created_by,
+    approvalId: r.approval_id,
+    removedAt: r.removed_at,
+    removedBy: r.removed_by,
+  };
+}
