@@ -42,7 +42,12 @@ import type { Tool } from './tools/tool.js';
 import { InputValidator } from './tools/validation.js';
 import { WebApp } from './web/app.js';
 import { loadOrCreateToken } from './web/auth.js';
-import { createDock, dockAgentsFromService, dockComputerFromManager } from './web/dock/index.js';
+import {
+  createDock,
+  dockAgentsFromService,
+  dockApprovalsFromService,
+  dockComputerFromManager,
+} from './web/dock/index.js';
 import { listenOrFallBack } from './web/listen.js';
 import { createOAuth } from './web/oauth/index.js';
 import { newPreviewBasePath, previewRoutes } from './web/preview-routes.js';
@@ -379,6 +384,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
         preview: paddock.computer.preview,
       }),
       agents: dockAgentsFromService(paddock.agents),
+      approvals: dockApprovalsFromService(paddock.approvals),
       secureCookie: server.publicUrl?.startsWith('https://') ?? false,
     });
     closers.push(() => dock.close());

@@ -18,7 +18,14 @@ import {
   type DockSnapshot,
   MAX_CLIENT_MESSAGE_BYTES,
 } from './protocol.js';
-import type { AgentsChange, ComputerChange, Disposable, DockAgents, DockComputer } from './sources.js';
+import type {
+  AgentsChange,
+  ComputerChange,
+  Disposable,
+  DockAgents,
+  DockApprovals,
+  DockComputer,
+} from './sources.js';
 import { toDockAuditRow, UNAVAILABLE_STATUS } from './views.js';
 
 export type { DockLauncher };
@@ -30,6 +37,8 @@ export interface DockHubOptions {
   computer: DockComputer | null;
   /** The agents panel's source; without it the page shows no agents tab. */
   agents?: DockAgents | null;
+  /** The approvals panel's source; while a page is connected it counts as an open dock session. */
+  approvals?: DockApprovals | null;
   logger: Logger;
   version: string;
   /** Caller name of the person at the dock, e.g. `dock:owner`. */
@@ -60,6 +69,7 @@ export class DockHub {
     this.actions = new DockActions({
       computer: options.computer,
       agents: options.agents ?? null,
+      approvals: options.approvals ?? null,
       logger: options.logger,
       caller: options.caller,
       launch: options.launch,
@@ -107,6 +117,7 @@ export class DockHub {
       preview: c?.preview ? c.preview.state() : null,
       launch: this.launch,
       agents: this.agentsState(),
+      approvals: this.options.approvals ? this.options.approvals.state() : null,
     };
   }
 
@@ -197,8 +208,15 @@ export class DockHub {
 
   /** Subscribes to the sources while at least one page is connected. */
   private acquire(): void {
-    const { audit, computer, agents } = this.options;
+    const { audit, computer, agents, approvals } = this.options;
     this.sources.push(audit.subscribe((row) => this.broadcast({ type: 'audit', row: toDockAuditRow(row) })));
+    if (approvals) {
+      this.sources.push(
+        approvals.onChange(() =>
+          this.broadcast({ type: 'approvals', approvals: approvals.state() }, 'approvals'),
+        ),
+      );
+    }
     if (agents) this.sources.push(agents.onChange((change) => this.onAgentsChange(agents, change)));
     if (!computer) return;
     this.sources.push(computer.onChange((change) => this.onComputerChange(computer, change)));

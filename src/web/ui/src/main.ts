@@ -5,6 +5,7 @@
 import './styles.css';
 import type { DockLaunchProgress, DockSnapshot, ServerMessage } from '../../dock/protocol.js';
 import { ActivityPanel } from './activity.js';
+import { ApprovalsPanel } from './approvals.js';
 import { h } from './dom.js';
 import { PreviewPanel } from './preview.js';
 import { DockSocket } from './socket.js';
@@ -34,6 +35,8 @@ class DockPage {
   private readonly terminals: TerminalPanel;
   private readonly preview: PreviewPanel;
   private readonly activity: ActivityPanel;
+  private readonly approvals: ApprovalsPanel;
+  private revealedApproval = false;
   private readonly signedOut = h(
     'div',
     { class: 'overlay', hidden: true, 'data-testid': 'signed-out' },
@@ -69,9 +72,12 @@ class DockPage {
     this.terminals = new TerminalPanel(this.socket);
     this.preview = new PreviewPanel(this.socket, toast);
     this.activity = new ActivityPanel(this.socket, toast);
+    this.approvals = new ApprovalsPanel(this.socket, toast);
     root.append(
       this.statusBar.el,
       ...this.statusBar.banners,
+      this.approvals.badge,
+      this.approvals.el,
       h(
         'main',
         { class: 'layout' },
@@ -103,6 +109,11 @@ class DockPage {
     this.terminals.setList(s.terminals);
     this.terminals.reattach();
     this.onLaunch(s.launch);
+    this.approvals.set(s.approvals);
+    if (!this.revealedApproval) {
+      this.revealedApproval = true;
+      this.approvals.reveal();
+    }
   }
 
   /** Shows the progress of this page's launch link and opens its startup job once known. */
@@ -120,7 +131,8 @@ class DockPage {
   }
 
   private setTitle(profileName: string | null): void {
-    document.title = profileName ? `${profileName} · Paddock dock` : 'Paddock dock';
+    const waiting = /^\(\d+\) /.exec(document.title)?.[0] ?? '';
+    document.title = `${waiting}${profileName ? `${profileName} · Paddock dock` : 'Paddock dock'}`;
   }
 
   private onMessage(msg: ServerMessage): void {
@@ -170,6 +182,9 @@ class DockPage {
         return;
       case 'agent.details':
         this.activity.agents.runs.details(msg.run, msg.calls, msg.truncated);
+        return;
+      case 'approvals':
+        this.approvals.set(msg.approvals);
         return;
       case 'agent.started':
         this.activity.agents.runs.open(msg.runId);
