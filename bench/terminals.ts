@@ -19,11 +19,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BwrapBackend } from '../src/computer/backend/bwrap.js';
 import { ComputerManager } from '../src/computer/manager.js';
-import { encodeTerminalCursor } from '../src/computer/terminal.js';
+import { encodeTerminalCursor } from '../src/computer/terminals/terminal.js';
 import { createComputerTools } from '../src/computer/tools/index.js';
 import { computerSchema } from '../src/config/computer-schema.js';
 import { silentLogger } from '../src/shared/logger.js';
 import type { Tool } from '../src/tools/tool.js';
+import { PreviewRelay } from '../src/web/preview/relay.js';
 import { toolContext } from './computer.js';
 import type { Figure } from './run.js';
 import { median } from './stats.js';
@@ -160,7 +161,8 @@ async function previewFigures(m: ComputerManager, figures: Figure[]): Promise<vo
     if (Date.now() > deadline) throw new Error('the bench server did not start in the computer');
     await new Promise((r) => setTimeout(r, 50));
   }
-  const server: Server = createServer((req, res) => void m.preview.handlePreview(req, res));
+  const relay = new PreviewRelay(m.preview);
+  const server: Server = createServer((req, res) => void relay.handlePreview(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/preview/`;

@@ -15,11 +15,13 @@ import { withPidFiles } from './computer/backend/sandbox-pids.js';
 import type { ComputerBackend } from './computer/backend/types.js';
 import { EgressService } from './computer/egress.js';
 import { ComputerManager } from './computer/manager.js';
+import { createComputerBuiltins } from './computer/tools/computer-builtins.js';
 import { createComputerTools } from './computer/tools/index.js';
 import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadMcpServers } from './integrations/load-config.js';
 import { loadPlugins } from './integrations/plugins.js';
 import { IntegrationsService } from './integrations/service.js';
+import { dockToolsFromGateway } from './mcp/dock-tools.js';
 import { McpHttpEndpoint } from './mcp/http.js';
 import { AlreadyRunningError, ensureRunDir, instancePaths, readServerInfo } from './mcp/instance.js';
 import { acquireLock } from './mcp/instance-lock.js';
@@ -33,7 +35,6 @@ import { createSystemHostResolver } from './policy/index.js';
 import type { Sandbox } from './policy/types.js';
 import { isPaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
-import { createComputerBuiltins } from './tools/builtin/computer-builtins.js';
 import { createBuiltinServices, createBuiltinTools } from './tools/builtin/index.js';
 import { Gateway } from './tools/gateway.js';
 import { PermissionPolicy, type PermissionRule } from './tools/permissions.js';
@@ -44,13 +45,15 @@ import { WebApp } from './web/app.js';
 import { loadOrCreateToken } from './web/auth.js';
 import {
   createDock,
+  DOCK_CALLER,
   dockAgentsFromService,
   dockApprovalsFromService,
   dockComputerFromManager,
 } from './web/dock/index.js';
 import { listenOrFallBack } from './web/listen.js';
 import { createOAuth } from './web/oauth/index.js';
-import { newPreviewBasePath, previewRoutes } from './web/preview-routes.js';
+import { PreviewRelay } from './web/preview/relay.js';
+import { newPreviewBasePath, previewRoutes } from './web/preview/routes.js';
 
 export { compilePolicy } from './policy/compile.js';
 
@@ -134,8 +137,8 @@ export interface CreateOptions {
   logger: Logger;
   /** Base URL of the dock (what launch_computer answers); `serve` sets the real one once listening. */
   dockUrl?: string;
-  /** How `serve` mounts the preview (its base path and the token to keep from the guest). */
-  preview?: { basePath: string; serverToken?: string };
+  /** Where `serve` mounts the preview (the dock's preview pane URLs start with it). */
+  preview?: { basePath: string };
   /** Environment for `${VAR}` in mcp_servers.yaml and provider keys; the process's by default. */
   env?: NodeJS.ProcessEnv;
 }
@@ -160,8 +163,8 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     if (interrupted > 0) logger.warn('audit.interrupted', { calls: interrupted });
     const memory = new SqliteMemoryStore(db);
     const policy = compilePolicy(loaded);
-    const registry = new ToolRegistry();
     const validator = new InputValidator();
+    const registry = new ToolRegistry(validator);
     const servers = loadMcpServers(join(loaded.projectDir, '.paddock'), env);
     for (const warning of servers.warnings) logger.warn('integrations.config_warning', { warning });
     const pluginDir = join(loaded.projectDir, '.paddock', 'plugins');
@@ -217,9 +220,6 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       },
     });
 
-    registry.onChange(() => {
-      for (const tool of registry.list()) validator.compile(tool.inputSchema, tool.name);
-    });
     const skillsDir = join(loaded.projectDir, '.paddock', 'skills');
     const computer = new ComputerManager({
       backend: sandboxBackend(config.computer.sandboxUid, dataDir, logger),
@@ -258,6 +258,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
             tools.filter((t) => t.source === source),
           );
         } catch (e) {
+          // a name taken by another source, or an input schema that does not compile
           logger.error('integrations.collision', { source, error: (e as Error).message });
         }
       }
@@ -358,7 +359,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     const previewBase = newPreviewBasePath();
     const paddock = await createPaddock(loaded, {
       logger,
-      preview: { basePath: previewBase, serverToken: token.token },
+      preview: { basePath: previewBase },
     });
     closers.push(() => paddock.close());
     const sessions = new McpSessions((ended) => {
@@ -371,13 +372,17 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       version: VERSION,
       toolsets: loaded.config.mcp.toolsets,
     };
-    const preview = previewRoutes(previewBase, paddock.computer.preview);
+    const preview = previewRoutes(
+      previewBase,
+      new PreviewRelay(paddock.computer.preview, { basePath: previewBase, serverToken: token.token }),
+    );
     const dock = createDock({
       audit: paddock.audit,
       logger,
       version: VERSION,
       auth: server.auth,
       gateway: paddock.gateway,
+      tools: dockToolsFromGateway(paddock.gateway, DOCK_CALLER),
       computer: dockComputerFromManager(paddock.computer, {
         logger,
         terminals: paddock.computer.terminals,

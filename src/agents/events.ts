@@ -1,4 +1,4 @@
-import type { Disposable } from '../audit/types.js';
+import type { Disposable } from '../shared/disposable.js';
 import type { Logger } from '../shared/logger.js';
 import type { AgentRun } from './types.js';
 

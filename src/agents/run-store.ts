@@ -1,9 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { applyMigrations } from '../audit/migrations.js';
-import { truncateUtf8 } from '../audit/redact.js';
 import type { AuditStore, StoredInvocation } from '../audit/types.js';
 import { PaddockError } from '../shared/errors.js';
 import { pidAlive } from '../shared/pid.js';
+import { truncateUtf8 } from '../shared/text.js';
 import type { AgentRun, Delivery, RunStatus, RunTrigger } from './types.js';
 
 /** Largest final answer, input and error text stored, in UTF-8 bytes. */

@@ -1,8 +1,8 @@
-import { truncateUtf8 } from '../audit/redact.js';
 import { MAX_NOTIFY_MESSAGE_BYTES, type Notifier } from '../net/notifier.js';
 import type { Sandbox } from '../policy/types.js';
 import { PaddockError, toPaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import { truncateUtf8 } from '../shared/text.js';
 import type { Gateway } from '../tools/gateway.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { CallerContext } from '../tools/tool.js';

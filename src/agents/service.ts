@@ -1,9 +1,10 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { AuditStore, Disposable } from '../audit/types.js';
+import type { AuditStore } from '../audit/types.js';
 import { type AgentsConfig, agentsConfigSchema } from '../config/agents-schema.js';
 import type { PolicyConfig } from '../config/schema.js';
 import type { Notifier } from '../net/notifier.js';
 import type { Sandbox } from '../policy/types.js';
+import type { Disposable } from '../shared/disposable.js';
 import { PaddockError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';

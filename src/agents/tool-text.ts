@@ -1,4 +1,4 @@
-import { truncateUtf8 } from '../audit/redact.js';
+import { truncateUtf8 } from '../shared/text.js';
 import type { CallOutcome } from '../tools/gateway.js';
 import type { ToolResult } from '../tools/tool.js';
 

@@ -1,4 +1,4 @@
-import type { Disposable } from '../audit/types.js';
+import type { Disposable } from '../shared/disposable.js';
 
 /**
  * Where an approval stands. `pending` until a person decides or it ends without one:

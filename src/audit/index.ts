@@ -16,7 +16,6 @@ export {
   redactedJson,
   redactSecrets,
   serializeInput,
-  truncateUtf8,
 } from './redact.js';
 export { parseSince } from './since.js';
 export {

@@ -1,3 +1,4 @@
+import { truncateUtf8 } from '../shared/text.js';
 import { isSecretName, REDACTED, redactText } from './redact-text.js';
 
 export { REDACTED, redactText };
@@ -65,31 +66,6 @@ function headerPairName(obj: Record<string, unknown>): string | undefined {
   if (!('value' in obj)) return undefined;
   const name = typeof obj.name === 'string' ? obj.name : typeof obj.key === 'string' ? obj.key : undefined;
   return name !== undefined && isSecretKey(name) ? name : undefined;
-}
-
-/**
- * Cuts `text` to at most `maxBytes` UTF-8 bytes including a marker
- * `…[truncated N bytes]` that says how many bytes were dropped. The cut never splits a
- * character, so the result is valid UTF-8. Text that fits is returned unchanged.
- */
-export function truncateUtf8(text: string, maxBytes: number): string {
-  // Every UTF-16 code unit encodes to at most 3 bytes, so short text needs no measuring.
-  if (text.length * 3 <= maxBytes) return text;
-  const totalBytes = Buffer.byteLength(text, 'utf8');
-  if (totalBytes <= maxBytes) return text;
-  const budget = Math.max(0, maxBytes - Buffer.byteLength(marker(totalBytes)));
-  // Encode only a head that is surely long enough: `budget` code units give ≥ `budget` bytes.
-  // A pair split at the end of the head encodes as a 3-byte U+FFFD that always lies past
-  // `budget`, so the step back below drops it.
-  const head = Buffer.from(text.slice(0, budget), 'utf8');
-  let cut = Math.min(budget, head.length);
-  // Step back over continuation bytes (10xxxxxx) to land on the start of a character.
-  while (cut > 0 && cut < head.length && ((head[cut] ?? 0) & 0xc0) === 0x80) cut--;
-  return head.subarray(0, cut).toString('utf8') + marker(totalBytes - cut);
-}
-
-function marker(droppedBytes: number): string {
-  return `…[truncated ${droppedBytes} bytes]`;
 }
 
 /** An input as stored: secrets redacted, serialised as JSON (`null` for nothing). */

@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
+import type { Disposable } from '../shared/disposable.js';
 import { PaddockError } from '../shared/errors.js';
 import { type Logger, silentLogger } from '../shared/logger.js';
 import { pidAlive } from '../shared/pid.js';
+import { truncateUtf8 } from '../shared/text.js';
 import { applyMigrations } from './migrations.js';
-import { MAX_INPUT_BYTES, redactedJson, redactSecrets, redactText, truncateUtf8 } from './redact.js';
+import { MAX_INPUT_BYTES, redactedJson, redactSecrets, redactText } from './redact.js';
 import type {
   AuditQuery,
   AuditStore,
-  Disposable,
   InvocationEnd,
   InvocationRecord,
   InvocationStart,

@@ -1,5 +1,8 @@
+import type { Disposable } from '../shared/disposable.js';
+import type { Via } from '../shared/via.js';
+
 /** How a call reached the gateway. */
-export type Via = 'direct' | 'channel' | 'agent' | 'schedule';
+export type { Via };
 
 /** One row of `tool_invocations`. */
 export interface InvocationRecord {
@@ -82,10 +85,6 @@ export interface AuditQuery {
   ascending?: boolean;
   /** Maximum rows returned: default 100, at most 10,000. */
   limit?: number;
-}
-
-export interface Disposable {
-  dispose(): void;
 }
 
 /**

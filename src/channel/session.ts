@@ -1,4 +1,4 @@
-import type { ScannedFrame } from '../guest/channel-scanner.js';
+import type { ChannelFrame } from '../guest/protocol.js';
 import { PaddockError, toPaddockError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
@@ -79,7 +79,7 @@ export class ChannelSession {
   }
 
   /** Handles one frame; resolves with the reply line, or null when the frame has no id to answer. */
-  async handle(frame: ScannedFrame): Promise<string | null> {
+  async handle(frame: ChannelFrame): Promise<string | null> {
     const id = frame.id;
     if (!id) {
       this.logger.warn('channel.malformed', {
@@ -92,7 +92,7 @@ export class ChannelSession {
     return id.startsWith(SHELL_REPLY_PREFIX) ? encodeShellReply(reply) : encodeReply(reply);
   }
 
-  private async answer(id: string, frame: ScannedFrame): Promise<ChannelReply> {
+  private async answer(id: string, frame: ChannelFrame): Promise<ChannelReply> {
     const fail = (e: unknown): ChannelReply => {
       const err = toPaddockError(e);
       return { id, ok: false, error: err.toJSON() as ChannelReply extends { error: infer E } ? E : never };

@@ -8,17 +8,17 @@ import { CHANNEL_ENV } from '../channel/wire.js';
 import type { ProfileConfig } from '../config/computer-schema.js';
 import { TOOL_CHANNEL_ROOT } from '../guest/account.js';
 import { type FrameKindValue, PROTOCOL_VERSION } from '../guest/frames.js';
-import type { CallArgs, CallOp, CallResult, Hello } from '../guest/protocol.js';
+import type { CallArgs, CallOp, CallResult, ChannelFrame, Hello } from '../guest/protocol.js';
 import { PaddockError } from '../shared/errors.js';
 import type { ComputerBackend, SandboxInstance } from './backend/types.js';
-import { ChannelRouter } from './channels.js';
 import type { ComputerEgress, JobLineage } from './egress.js';
-import { type CallOptions, GuestClient, type WithAttachment } from './guest-client.js';
-import { baseJobEnv } from './guest-layout.js';
-import { Job } from './job.js';
+import { Job } from './jobs/job.js';
+import { channelDir, nonceMatches, type ToolChannel } from './jobs/tool-channel.js';
+import { ChannelRouter } from './link/channel-router.js';
+import { type CallOptions, GuestClient, type WithAttachment } from './link/guest-client.js';
+import { baseJobEnv } from './link/guest-layout.js';
 import type { ComputerLog } from './logs.js';
 import { jobShell } from './shell-startup.js';
-import { type ChannelFrame, channelDir, nonceMatches, type ToolChannel } from './tool-channel.js';
 
 /** Lifecycle of a generation. */
 export type Lifecycle = 'booting' | 'running' | 'error' | 'stopped';

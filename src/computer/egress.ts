@@ -16,11 +16,11 @@ import type { EgressLimits, EgressPrincipal, EgressSession } from '../net/egress
 import type { HostResolver, Sandbox } from '../policy/types.js';
 import { randomId } from '../shared/ids.js';
 import type { CallerContext } from '../tools/tool.js';
-import type { ChannelEvent } from './channels.js';
 import type { Computer } from './computer.js';
-import type { GuestClient } from './guest-client.js';
-import { GUEST_CA_BUNDLE, GUEST_EGRESS_CA, GUEST_EGRESS_PORT } from './guest-layout.js';
-import { GuestSocket, RELAY_WINDOW_BYTES, RelayedSockets } from './guest-socket.js';
+import type { ChannelEvent } from './link/channel-router.js';
+import type { GuestClient } from './link/guest-client.js';
+import { GUEST_CA_BUNDLE, GUEST_EGRESS_CA, GUEST_EGRESS_PORT } from './link/guest-layout.js';
+import { GuestSocket, RELAY_WINDOW_BYTES, RelayedSockets } from './link/guest-socket.js';
 import type { ComputerLog } from './logs.js';
 
 /** Who started a job: the caller of its run_command and that invocation's id. */

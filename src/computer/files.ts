@@ -5,9 +5,9 @@
 
 import type { CallResult } from '../guest/protocol.js';
 import { PaddockError } from '../shared/errors.js';
+import { utf8SafeLength } from '../shared/text.js';
 import type { Computer } from './computer.js';
-import type { WithAttachment } from './guest-client.js';
-import { utf8SafeLength } from './job.js';
+import type { WithAttachment } from './link/guest-client.js';
 import { checkGuestPath } from './paths.js';
 
 /** Most bytes one write_file may write. */

@@ -14,17 +14,17 @@ import { Computer, type Lifecycle, MAX_FINISHED_JOBS } from './computer.js';
 import { parseId } from './cursors.js';
 import type { EgressService } from './egress.js';
 import { IdempotencyCache } from './idempotency.js';
-import type { Job, JobResult } from './job.js';
-import { abortable, type CancelResult, cancelJobOn, type RunRequest, startJobOn } from './job-requests.js';
+import type { Job, JobResult } from './jobs/job.js';
+import { abortable, type CancelResult, cancelJobOn, type RunRequest, startJobOn } from './jobs/requests.js';
+import type { ToolChannelFactory } from './jobs/tool-channel.js';
 import { type LaunchLink, LaunchLinkStore } from './launch-links.js';
 import { ComputerLog } from './logs.js';
-import { PreviewService, type PreviewServiceOptions } from './preview.js';
+import { PreviewService, type PreviewServiceOptions } from './preview/preview-service.js';
 import { ProfileCatalog, type ProfileInfo } from './profiles.js';
 import { type ComputerStatus, describeStatus, type LaunchResult } from './status.js';
-import { TerminalService } from './terminals.js';
-import type { ToolChannelFactory } from './tool-channel.js';
+import { TerminalService } from './terminals/terminal-service.js';
 
-export type { CancelResult, RunRequest } from './job-requests.js';
+export type { CancelResult, RunRequest } from './jobs/requests.js';
 export type { ComputerStatus, LaunchResult } from './status.js';
 
 const PROBE = ['bash', 'sh', 'python3', 'node', 'npm', 'git', 'curl'];

@@ -6,7 +6,7 @@
  * only the read-only `/etc/paddock.sh` that Paddock writes: it runs `/etc/profile` (which reads
  * `/etc/profile.d`), then sets the fixed PATH last, after anything that could change it.
  */
-import { GUEST_PATH } from './guest-layout.js';
+import { GUEST_PATH } from './link/guest-layout.js';
 
 /** The read-only startup file of every job and terminal. */
 export const SHELL_INIT = '/etc/paddock.sh';

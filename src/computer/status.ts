@@ -2,8 +2,8 @@
  * The answers of launch_computer and get_computer_status.
  */
 import type { Computer, Lifecycle } from './computer.js';
-import type { PreviewState } from './preview.js';
-import type { TerminalInfo } from './terminal.js';
+import type { PreviewState } from './preview/preview-service.js';
+import type { TerminalInfo } from './terminals/terminal.js';
 
 /** What launch_computer answers. */
 export interface LaunchResult {

@@ -1,23 +1,8 @@
 import { z } from 'zod';
+import { headerRecord, httpUrl } from './fragments.js';
 
 const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-const httpUrl = z
-  .string()
-  .max(2048)
-  .refine(
-    (value) => {
-      try {
-        const url = new URL(value);
-        return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
-      } catch {
-        return false;
-      }
-    },
-    { message: 'must be an absolute http:// or https:// URL without user name or password' },
-  );
 
 /** Budgets of one run; AGENT.md `limits` override them per agent. */
 export const runLimitsSchema = z
@@ -87,14 +72,7 @@ export const providerSchema = z
       .boolean()
       .default(true)
       .describe('`false` for local servers that need no key: requests are then sent without one.'),
-    headers: z
-      .record(
-        z.string().regex(HEADER_NAME, 'must be an HTTP header name'),
-        z
-          .string()
-          .max(8192)
-          .regex(/^[^\r\n\0]*$/, 'must not contain line breaks or NUL'),
-      )
+    headers: headerRecord
       .default({})
       .describe('Extra request headers (e.g. an organisation id). Never put the key here; use apiKeyEnv.'),
     timeoutMs: z

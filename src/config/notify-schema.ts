@@ -1,34 +1,10 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
+import { headerRecord, httpUrl } from './fragments.js';
 
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-const httpUrl = z
-  .string()
-  .max(2048)
-  .refine(
-    (value) => {
-      try {
-        const url = new URL(value);
-        return url.protocol === 'http:' || url.protocol === 'https:';
-      } catch {
-        return false;
-      }
-    },
-    { message: 'must be an absolute http:// or https:// URL' },
-  );
-
-const headers = z
-  .record(
-    z.string().regex(HEADER_NAME, 'must be an HTTP header name'),
-    z
-      .string()
-      .max(8192)
-      .regex(/^[^\r\n\0]*$/, 'must not contain line breaks or NUL'),
-  )
-  .describe(
-    'Extra request headers, e.g. an Authorization header; keep secrets out of the file with environment-variable expansion.',
-  );
+const headers = headerRecord.describe(
+  'Extra request headers, e.g. an Authorization header; keep secrets out of the file with environment-variable expansion.',
+);
 
 const webhookChannel = z
   .object({

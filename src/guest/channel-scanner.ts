@@ -8,17 +8,13 @@
  * as oversized, never buffered whole.
  */
 
+import type { ChannelFrame } from './protocol.js';
+
 const ESC = 0x1b;
 const PREFIX = Buffer.from('\x1b_paddock;');
 const MAX_TOKEN = 64;
 /** Largest payload accepted (base64url characters). */
 export const MAX_FRAME_BYTES = 1024 * 1024;
-
-/** What the scanner found in a frame with the job's nonce. */
-export type ScannedFrame =
-  | { kind: 'request'; id: string; payload: string }
-  | { kind: 'oversized'; id: string }
-  | { kind: 'malformed'; id: string | null; reason: string };
 
 type State =
   | { s: 'text' }
@@ -53,7 +49,7 @@ export class ChannelScanner {
 
   constructor(
     private readonly nonce: string,
-    private readonly onFrame: (frame: ScannedFrame) => void,
+    private readonly onFrame: (frame: ChannelFrame) => void,
     private readonly maxFrameBytes = MAX_FRAME_BYTES,
   ) {}
 

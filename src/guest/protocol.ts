@@ -352,6 +352,8 @@ export const guestEventSchema = z.discriminatedUnion('t', [
     .strict(),
 ]);
 export type GuestEvent = z.infer<typeof guestEventSchema>;
+/** A frame the guest took out of a job's stderr (see channel-scanner.ts), as the host receives it. */
+export type ChannelFrame = Extract<GuestEvent, { t: 'channel.request' }>['frame'];
 
 /** Everything the guest may send in a control frame. */
 export const guestMessageSchema = z.union([guestReplySchema, guestEventSchema]);

@@ -1,5 +1,5 @@
 import type { Client } from '@modelcontextprotocol/client';
-import type { Disposable } from '../audit/types.js';
+import type { Disposable } from '../shared/disposable.js';
 import { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { Progress, ToolResult } from '../tools/tool.js';

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { PaddockError } from '../shared/errors.js';
-import type { ContentBlock, JsonSchema, ToolAnnotations, ToolContext, ToolResult } from '../tools/tool.js';
+import type {
+  ContentBlock,
+  JsonSchema,
+  ToolAnnotations,
+  ToolContext,
+  ToolDescriptor,
+  ToolResult,
+} from '../tools/tool.js';
 
 /** Brand of tools made by {@link defineTool}; a registered symbol, so two copies of this module agree. */
 const PLUGIN_TOOL = Symbol.for('paddock.plugin-tool');
@@ -33,15 +40,9 @@ export interface ToolSpec<I extends z.ZodObject, O extends z.ZodObject | undefin
   execute(input: z.output<I>, ctx: ToolContext): PluginReturn<O> | Promise<PluginReturn<O>>;
 }
 
-/** A tool made by {@link defineTool}, before {@link loadPlugins} gives it a source. */
-export interface PluginTool {
+/** A tool made by {@link defineTool}: what clients see of it, before {@link loadPlugins} gives it a source. */
+export interface PluginTool extends ToolDescriptor {
   readonly [PLUGIN_TOOL]: true;
-  name: string;
-  title?: string;
-  description: string;
-  inputSchema: JsonSchema;
-  outputSchema?: JsonSchema;
-  annotations: ToolAnnotations;
   /** Validates the input with zod, runs `execute`, shapes the result. Errors thrown by `execute` pass through. */
   run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }

@@ -3,6 +3,8 @@ import { basename, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import { defineTool as declareTool } from '../tools/define.js';
+import { s } from '../tools/schema.js';
 import type { Tool } from '../tools/tool.js';
 import { defineTool, isPluginTool, isToolSpec, type PluginTool } from './define-tool.js';
 import { clip } from './upstream-result.js';
@@ -140,11 +142,12 @@ async function importTools(file: string): Promise<PluginTool[]> {
 
 /** Turns a plugin tool into a registry Tool whose failures are PaddockErrors naming the plugin. */
 function asTool(def: PluginTool, module: string): Tool {
-  return {
+  return declareTool({
     name: def.name,
     ...(def.title !== undefined ? { title: def.title } : {}),
     description: def.description,
-    inputSchema: def.inputSchema,
+    // the plugin's zod schema, converted at its edge; `run` parses the input with zod itself
+    input: s.json<Record<string, unknown>>(def.inputSchema),
     ...(def.outputSchema ? { outputSchema: def.outputSchema } : {}),
     annotations: def.annotations,
     source: `plugin:${module}`,
@@ -169,5 +172,5 @@ function asTool(def: PluginTool, module: string): Tool {
         );
       }
     },
-  };
+  });
 }

@@ -1,3 +1,5 @@
+import { defineTool } from '../tools/define.js';
+import { s } from '../tools/schema.js';
 import type { Tool, ToolAnnotations } from '../tools/tool.js';
 import type { McpClientPool, UpstreamToolDef } from './client-pool.js';
 import type { McpServerConfig } from './load-config.js';
@@ -36,14 +38,14 @@ export function upstreamTools(
         (annotations as Record<string, unknown>)[key] = v;
     }
     const title = def.title ?? annotations.title;
-    const tool: UpstreamTool = {
+    const tool = defineTool({
       name: upstreamToolName(config.name, def.name),
-      upstreamName: def.name,
       ...(title !== undefined ? { title } : {}),
       description:
         def.description?.trim() ||
         `Tool "${def.name}" of the MCP server "${config.name}" (no description given).`,
-      inputSchema: def.inputSchema,
+      // the server's own schema, listed as it sent it
+      input: s.json<Record<string, unknown>>(def.inputSchema),
       ...(def.outputSchema ? { outputSchema: def.outputSchema } : {}),
       annotations,
       source: `mcp:${config.name}`,
@@ -54,7 +56,7 @@ export function upstreamTools(
           deadline: ctx.deadline,
           onProgress: (p) => ctx.progress(p),
         }),
-    };
-    return tool;
+    });
+    return { ...tool, upstreamName: def.name };
   });
 }

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { trimIncompleteUtf8 } from '../shared/text.js';
 
 /** How a response body is carried in a result. */
 export type BodyEncoding = 'utf8' | 'base64';
@@ -55,18 +56,6 @@ export function isTextualMediaType(mediaType: string): boolean {
     mediaType.endsWith('+json') ||
     mediaType.endsWith('+xml')
   );
-}
-
-/** Drops an incomplete UTF-8 sequence at the end (left there when a body was cut at a byte cap). */
-export function trimIncompleteUtf8(buffer: Buffer): Buffer {
-  const end = buffer.length;
-  let start = end - 1;
-  // walk back over at most three continuation bytes to the lead byte of the last sequence
-  while (start >= 0 && end - start <= 4 && ((buffer[start] ?? 0) & 0xc0) === 0x80) start--;
-  if (start < 0) return buffer;
-  const lead = buffer[start] ?? 0;
-  const expected = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-  return end - start < expected ? buffer.subarray(0, start) : buffer;
 }
 
 /**

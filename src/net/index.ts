@@ -1,4 +1,6 @@
 /** The policy-checked HTTP client and the notifier built on it. */
+
+export { trimIncompleteUtf8 } from '../shared/text.js';
 export {
   type BodyEncoding,
   type CappedRead,
@@ -7,7 +9,6 @@ export {
   isTextualMediaType,
   parseContentType,
   readCapped,
-  trimIncompleteUtf8,
 } from './body.js';
 export {
   createHttpClient,

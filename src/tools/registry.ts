@@ -1,19 +1,30 @@
-import type { Disposable } from '../audit/types.js';
+import type { Disposable } from '../shared/disposable.js';
 import { PaddockError } from '../shared/errors.js';
 import type { Tool } from './tool.js';
+import { InputValidator } from './validation.js';
 
 /**
  * All tools of the server, whatever their source. A name collision is a load error
- * naming both sources, never a silent shadow.
+ * naming both sources, never a silent shadow; so is an input schema that does not compile.
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
   private readonly listeners = new Set<() => void>();
 
-  /** Adds tools; throws INVALID_ARGUMENT (adding none) when any name is taken or repeated. */
+  /**
+   * @param validator compiles each tool's input schema once, at registration; pass the
+   *   gateway's, so that its validation reuses the compiled schema.
+   */
+  constructor(private readonly validator: InputValidator = new InputValidator()) {}
+
+  /**
+   * Adds tools; throws INVALID_ARGUMENT (adding none) when any name is taken or repeated, or
+   * when an input schema does not compile (the error names the tool).
+   */
   register(tools: readonly Tool[]): void {
     const incoming = new Map<string, Tool>();
     for (const tool of tools) {
+      this.validator.compile(tool.inputSchema, tool.name);
       const existing = this.tools.get(tool.name) ?? incoming.get(tool.name);
       if (existing) {
         throw new PaddockError(
@@ -31,7 +42,8 @@ export class ToolRegistry {
 
   /**
    * Replaces every tool of one source with a new list (upstream servers whose tool list
-   * changed). Collisions with other sources throw and leave the registry unchanged.
+   * changed). Collisions with other sources and schemas that do not compile throw and leave
+   * the registry unchanged.
    */
   replaceSource(source: string, tools: readonly Tool[]): void {
     const previous = [...this.tools.values()].filter((t) => t.source === source);

@@ -1,7 +1,8 @@
-import type { Via } from '../audit/types.js';
 import type { Sandbox } from '../policy/types.js';
 import type { Logger } from '../shared/logger.js';
+import type { Via } from '../shared/via.js';
 import type { CallerApprovals } from './approval-gate.js';
+import type { JsonSchema, Schema } from './schema.js';
 
 export type { Via };
 
@@ -11,8 +12,7 @@ export type Permission = 'auto' | 'ask' | 'deny';
 /** Where a tool comes from. */
 export type ToolSource = 'builtin' | 'computer' | `mcp:${string}` | `plugin:${string}`;
 
-/** A JSON Schema object (draft 2020-12 / draft-07 subset that MCP uses). */
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema };
 
 /** MCP tool annotations. */
 export interface ToolAnnotations {
@@ -98,16 +98,36 @@ export interface ToolResult {
   isError?: boolean;
 }
 
-/** One tool, whatever its source. */
-export interface Tool {
+/** What a client sees of a tool (one entry of MCP `tools/list`). */
+export interface ToolDescriptor {
   name: string;
   title?: string;
   description: string;
   inputSchema: JsonSchema;
   outputSchema?: JsonSchema;
   annotations: ToolAnnotations;
+}
+
+/**
+ * One tool, whatever its source, as the registry holds it. Declare tools with
+ * {@link ToolDefinition} and `defineTool` (src/tools/define.ts); the gateway validates an input
+ * against `inputSchema` before `execute` sees it.
+ */
+export interface Tool extends ToolDescriptor {
   source: ToolSource;
   /** Tool sets this tool belongs to (`computer`, `builtin`, `integrations`, a server name). */
   toolsets: string[];
   execute(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/**
+ * A tool as it is declared: the protocol fields, its input schema (built with `s`, whose type
+ * `I` it carries) and an `execute` that receives the input typed and already validated.
+ */
+export interface ToolDefinition<I> extends Omit<ToolDescriptor, 'inputSchema'> {
+  /** The input schema; listed as `inputSchema` exactly as written. */
+  input: Schema<I>;
+  source: ToolSource;
+  toolsets: string[];
+  execute(input: I, ctx: ToolContext): Promise<ToolResult>;
 }

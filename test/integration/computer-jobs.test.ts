@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { DEFAULT_SANDBOX_UID } from '../../src/computer/backend/bwrap.js';
 import { MAX_FINISHED_JOBS } from '../../src/computer/computer.js';
-import type { JobResult } from '../../src/computer/job.js';
+import type { JobResult } from '../../src/computer/jobs/job.js';
 import type { ComputerManager } from '../../src/computer/manager.js';
 import { isPaddockError } from '../../src/shared/errors.js';
 import {

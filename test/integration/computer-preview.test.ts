@@ -7,14 +7,16 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import WebSocket from 'ws';
 import type { ComputerManager } from '../../src/computer/manager.js';
-import { PREVIEW_SANDBOX_CSP } from '../../src/computer/preview-http.js';
 import type { PreviewSource } from '../../src/web/dock/sources.js';
+import { PREVIEW_SANDBOX_CSP } from '../../src/web/preview/http.js';
+import { PreviewRelay } from '../../src/web/preview/relay.js';
 import { codeOf, launchRunning, pollUntil, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 /** A host HTTP server that mounts the preview relay under /preview, as the web app does. */
 async function mount(manager: ComputerManager): Promise<{ base: string; server: Server }> {
-  const server = createServer((req, res) => void manager.preview.handlePreview(req, res));
-  server.on('upgrade', (req, socket, head) => void manager.preview.handlePreviewUpgrade(req, socket, head));
+  const relay = new PreviewRelay(manager.preview);
+  const server = createServer((req, res) => void relay.handlePreview(req, res));
+  server.on('upgrade', (req, socket, head) => void relay.handlePreviewUpgrade(req, socket, head));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/preview`, server };
 }

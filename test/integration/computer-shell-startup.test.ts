@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GUEST_PATH } from '../../src/computer/guest-layout.js';
+import { GUEST_PATH } from '../../src/computer/link/guest-layout.js';
 import {
   launchRunning,
   readTerminalUntil,

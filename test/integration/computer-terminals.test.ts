@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import type { TerminalChunk } from '../../src/computer/terminal.js';
+import type { TerminalChunk } from '../../src/computer/terminals/terminal.js';
 import { isPaddockError } from '../../src/shared/errors.js';
 import type { TerminalSource } from '../../src/web/dock/sources.js';
 import {

@@ -11,7 +11,7 @@ import { SqliteAuditStore } from '../../src/audit/sqlite-audit-store.js';
 import type { StoredInvocation } from '../../src/audit/types.js';
 import { BwrapBackend } from '../../src/computer/backend/bwrap.js';
 import { EgressService } from '../../src/computer/egress.js';
-import type { JobResult } from '../../src/computer/job.js';
+import type { JobResult } from '../../src/computer/jobs/job.js';
 import { ComputerManager } from '../../src/computer/manager.js';
 import { computerSchema } from '../../src/config/computer-schema.js';
 import { policySchema } from '../../src/config/schema.js';

@@ -3,6 +3,7 @@ import { createServer, get, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import type { ComputerManager } from '../../src/computer/manager.js';
+import { PreviewRelay } from '../../src/web/preview/relay.js';
 import { launchRunning, pollUntil, withComputer } from '../unit/computer/fixture.js';
 
 /** A guest server that answers every request with a status line Node cannot send on (099). */
@@ -38,7 +39,8 @@ describe('the preview against a hostile guest server', () => {
         waitMs: 2000,
         timeoutMs: 60_000,
       });
-      const server: Server = createServer((req, res) => void manager.preview.handlePreview(req, res));
+      const relay = new PreviewRelay(manager.preview);
+      const server: Server = createServer((req, res) => void relay.handlePreview(req, res));
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       try {
         const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/preview`;

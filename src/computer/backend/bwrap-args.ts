@@ -11,7 +11,7 @@ import {
   GUEST_UID,
   GUEST_USER,
   GUEST_WORKSPACE,
-} from '../guest-layout.js';
+} from '../link/guest-layout.js';
 import { SHELL_INIT, shellInitText } from '../shell-startup.js';
 import { AGENT_CAPABILITIES } from './id-map.js';
 import type { SandboxSpec } from './types.js';

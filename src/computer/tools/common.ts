@@ -3,7 +3,9 @@
  * that records rejected calls in the computer log (where a user looks for them).
  */
 import { isPaddockError, PaddockError } from '../../shared/errors.js';
-import type { JsonSchema, Tool, ToolAnnotations, ToolContext, ToolResult } from '../../tools/tool.js';
+import { defineTool } from '../../tools/define.js';
+import { type ObjectOf, type Properties, type Schema, s } from '../../tools/schema.js';
+import type { Tool, ToolAnnotations, ToolDefinition, ToolResult } from '../../tools/tool.js';
 import type { ComputerManager } from '../manager.js';
 
 /** The reference's kinds: answer (reads), act (changes), transact (destroys or interrupts). */
@@ -22,23 +24,22 @@ export function annotationsFor(kind: ToolKind, title: string): ToolAnnotations {
 }
 
 /** A guest path property. */
-export const guestPathProperty = (description: string): JsonSchema => ({
-  type: 'string',
-  description,
-  maxLength: 1024,
-});
+export const guestPathProperty = (description: string): Schema<string> =>
+  s.string({ description, maxLength: 1024 });
 
 /** The requestId property of act tools. */
-export const requestIdProperty: JsonSchema = {
-  type: 'string',
+export const requestIdProperty = s.string({
   description:
     'Optional retry key: repeating a call with the same key and the same arguments returns the first result without doing it twice. Keys are remembered until the server restarts.',
   maxLength: 128,
-};
+});
 
-/** An object schema closed to unknown properties. */
-export function objectSchema(properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema {
-  return { type: 'object', properties, required, additionalProperties: false };
+/** An input object closed to unknown properties, its required list always written (the reference's shape). */
+export function inputObject<P extends Properties, const R extends readonly (keyof P & string)[]>(
+  properties: P,
+  required: R,
+): Schema<ObjectOf<P, R[number]>> {
+  return s.object(properties, { required, additionalProperties: false });
 }
 
 /** A tool result carrying structured content. */
@@ -52,34 +53,28 @@ export function generationOf(jobId: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** The definition of one computer tool before wrapping. */
-export interface ToolSpec {
-  name: string;
+/** The definition of one computer tool: annotations come from its kind, source and tool sets default to `computer`. */
+export interface ComputerToolSpec<I> extends Omit<ToolDefinition<I>, 'annotations' | 'source' | 'toolsets'> {
   title: string;
   kind: ToolKind;
-  description: string;
-  inputSchema: JsonSchema;
   toolsets?: string[];
   source?: Tool['source'];
-  execute(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }
 
 /**
- * Builds the Tool: failures keep their code and message for the caller, and each rejection is an
- * entry in the computer log (policy denials as `policy.denied`).
+ * Declares a computer tool: failures keep their code and message for the caller, and each
+ * rejection is an entry in the computer log (policy denials as `policy.denied`).
  */
-export function defineTool(manager: ComputerManager, spec: ToolSpec): Tool {
-  return {
-    name: spec.name,
-    title: spec.title,
-    description: spec.description,
-    inputSchema: spec.inputSchema,
-    annotations: annotationsFor(spec.kind, spec.title),
-    source: spec.source ?? 'computer',
-    toolsets: spec.toolsets ?? ['computer'],
+export function computerTool<I>(manager: ComputerManager, spec: ComputerToolSpec<I>): Tool {
+  const { kind, source, toolsets, execute, ...fields } = spec;
+  return defineTool<I>({
+    ...fields,
+    annotations: annotationsFor(kind, spec.title),
+    source: source ?? 'computer',
+    toolsets: toolsets ?? ['computer'],
     async execute(input, ctx) {
       try {
-        return await spec.execute(input, ctx);
+        return await execute(input, ctx);
       } catch (e) {
         const err = isPaddockError(e)
           ? e
@@ -88,28 +83,16 @@ export function defineTool(manager: ComputerManager, spec: ToolSpec): Tool {
               `${spec.name} failed unexpectedly; retry, and check the server logs if it persists.`,
             );
         const generation = manager.computer?.generation;
-        const fields = generation === undefined ? {} : { generation };
+        const logFields = generation === undefined ? {} : { generation };
         if (err.code === 'POLICY_DENIED')
-          manager.log.add('warn', 'policy.denied', `${spec.name}: ${err.message}`, fields);
+          manager.log.add('warn', 'policy.denied', `${spec.name}: ${err.message}`, logFields);
         else if (err.code === 'OUTPUT_EXPIRED')
-          manager.log.add('debug', 'tool.rejected', `${spec.name}: ${err.code}: ${err.message}`, fields);
+          manager.log.add('debug', 'tool.rejected', `${spec.name}: ${err.code}: ${err.message}`, logFields);
         else if (err.code === 'INTERNAL')
-          manager.log.add('err', 'tool.failed', `${spec.name}: ${err.message}`, fields);
-        else manager.log.add('warn', 'tool.rejected', `${spec.name}: ${err.code}: ${err.message}`, fields);
+          manager.log.add('err', 'tool.failed', `${spec.name}: ${err.message}`, logFields);
+        else manager.log.add('warn', 'tool.rejected', `${spec.name}: ${err.code}: ${err.message}`, logFields);
         throw err;
       }
     },
-  };
-}
-
-/** Reads an optional string input. */
-export function optString(input: Record<string, unknown>, key: string): string | undefined {
-  const v = input[key];
-  return typeof v === 'string' ? v : undefined;
-}
-
-/** Reads an optional integer input with a default. */
-export function intOr(input: Record<string, unknown>, key: string, fallback: number): number {
-  const v = input[key];
-  return typeof v === 'number' && Number.isInteger(v) ? v : fallback;
+  });
 }

@@ -4,27 +4,19 @@
  */
 import type { PolicyDecision } from '../../policy/types.js';
 import { PaddockError } from '../../shared/errors.js';
+import { s } from '../../tools/schema.js';
 import type { Tool, ToolContext } from '../../tools/tool.js';
-import {
-  decodeContent,
-  type FileEncoding,
-  fetchGuestFile,
-  listDirectory,
-  renderRead,
-  writeGuestFile,
-} from '../files.js';
+import { decodeContent, fetchGuestFile, listDirectory, renderRead, writeGuestFile } from '../files.js';
 import type { ComputerManager } from '../manager.js';
 import { checkGuestPath } from '../paths.js';
-import { defineTool, guestPathProperty, intOr, objectSchema, optString, structured } from './common.js';
+import { computerTool, guestPathProperty, inputObject, structured } from './common.js';
 
 const PATH_TEXT =
   'Absolute guest path, e.g. /workspace/app.py; no NUL, backslashes, ".", ".." or empty segments.';
 
-const encodingProperty = {
-  type: 'string',
-  enum: ['utf8', 'base64'],
+const encodingProperty = s.enum(['utf8', 'base64'], {
   description: 'utf8 (default) for text; base64 for exact bytes of binary files.',
-};
+});
 
 /**
  * Throws POLICY_DENIED when the path alone decides the refusal (no rule allows it, or a deny rule
@@ -64,7 +56,7 @@ export function listFilesTool(
   toolsets = ['computer'],
   source: Tool['source'] = 'computer',
 ): Tool {
-  return defineTool(manager, {
+  return computerTool(manager, {
     name,
     title: 'List a directory',
     kind: 'answer',
@@ -73,29 +65,27 @@ export function listFilesTool(
     description:
       'Lists the entries of a directory inside the computer with their type (file, dir, symlink, other), size in bytes, modification time and permission bits, sorted by name. ' +
       "offset and limit page through a fresh listing each call (not a snapshot), so entries may shift if files change in between. Paths are the computer's, never the host's.",
-    inputSchema: objectSchema(
+    input: inputObject(
       {
         path: guestPathProperty(PATH_TEXT),
-        offset: {
-          type: 'integer',
+        offset: s.integer({
           description: 'Entries to skip; default 0.',
           minimum: 0,
           maximum: 2147483647,
-        },
-        limit: {
-          type: 'integer',
+        }),
+        limit: s.integer({
           description: 'Entries to return; default 100, maximum 500.',
           minimum: 1,
           maximum: 500,
-        },
+        }),
       },
       ['path'],
     ),
     async execute(input, ctx) {
-      const path = await allowPath(manager, ctx, 'file.read', String(input.path));
+      const path = await allowPath(manager, ctx, 'file.read', input.path);
       const c = await manager.requireRunning(ctx.signal);
-      const page = await listDirectory(c, path, intOr(input, 'offset', 0), intOr(input, 'limit', 100));
-      return structured({ ...page, path: String(input.path) });
+      const page = await listDirectory(c, path, input.offset ?? 0, input.limit ?? 100);
+      return structured({ ...page, path: input.path });
     },
   });
 }
@@ -103,7 +93,7 @@ export function listFilesTool(
 export function fileTools(manager: ComputerManager): Tool[] {
   return [
     listFilesTool(manager),
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'read_file',
       title: 'Read a file',
       kind: 'answer',
@@ -112,30 +102,28 @@ export function fileTools(manager: ComputerManager): Tool[] {
         'Reads a file inside the computer — source code, configuration, data, results of a command — as UTF-8 text or as base64 bytes. ' +
         'offset and byteLimit count bytes; the answer gives bytesRead, nextOffset and eof, so a large file is read in steps by passing nextOffset back. A text read never stops in the middle of a character. ' +
         "Use base64 for binary files: text mode refuses bytes that are not valid UTF-8. Directories, FIFOs and devices are refused (use list_files for directories). Reads the computer's files only, never the host's.",
-      inputSchema: objectSchema(
+      input: inputObject(
         {
           path: guestPathProperty(PATH_TEXT),
           encoding: encodingProperty,
-          offset: {
-            type: 'integer',
+          offset: s.integer({
             description: 'Byte offset to start at; default 0.',
             minimum: 0,
             maximum: 9007199254740991,
-          },
-          byteLimit: {
-            type: 'integer',
+          }),
+          byteLimit: s.integer({
             description: 'Most bytes to read; default 4096, maximum 65536.',
             minimum: 1,
             maximum: 65536,
-          },
+          }),
         },
         ['path'],
       ),
       async execute(input, ctx) {
-        const requested = checkGuestPath(String(input.path));
-        const encoding = (optString(input, 'encoding') ?? 'utf8') as FileEncoding;
-        const offset = intOr(input, 'offset', 0);
-        const byteLimit = intOr(input, 'byteLimit', 4096);
+        const requested = checkGuestPath(input.path);
+        const encoding = input.encoding ?? 'utf8';
+        const offset = input.offset ?? 0;
+        const byteLimit = input.byteLimit ?? 4096;
         await refuseWithoutComputer(ctx, 'file.read', requested);
         const c = await manager.requireRunning(ctx.signal);
         // The read runs while the policy resolves the path. Its bytes are released only if the
@@ -158,7 +146,7 @@ export function fileTools(manager: ComputerManager): Tool[] {
         return structured(renderRead(requested, encoding, offset, raw));
       },
     }),
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'write_file',
       title: 'Write a file',
       kind: 'act',
@@ -167,27 +155,25 @@ export function fileTools(manager: ComputerManager): Tool[] {
         'Creates or replaces a file inside the computer with UTF-8 text or base64 bytes (at most 65,536 bytes after decoding), to prepare code, configuration or data for programs there. It never writes host files. ' +
         'The parent directory must already exist (create it with run_command "mkdir -p …"). With overwrite=false the file is created only if the path is free, atomically, otherwise FILE_EXISTS and nothing changes; with overwrite=true an existing file is replaced atomically (readers see the old or the new content, never a mix). ' +
         'For larger files, write parts and join them with run_command.',
-      inputSchema: objectSchema(
+      input: inputObject(
         {
           path: guestPathProperty(PATH_TEXT),
-          content: {
-            type: 'string',
+          content: s.string({
             description: 'The text, or standard base64 when encoding is base64.',
             maxLength: 90000,
-          },
+          }),
           encoding: encodingProperty,
-          overwrite: {
-            type: 'boolean',
+          overwrite: s.boolean({
             description:
               'Must be given: true allows replacing an existing file, false only creates a new one.',
-          },
+          }),
         },
         ['path', 'content', 'overwrite'],
       ),
       async execute(input, ctx) {
-        const requested = String(input.path);
-        const encoding = (optString(input, 'encoding') ?? 'utf8') as FileEncoding;
-        const bytes = decodeContent(String(input.content), encoding);
+        const requested = input.path;
+        const encoding = input.encoding ?? 'utf8';
+        const bytes = decodeContent(input.content, encoding);
         const path = await allowPath(manager, ctx, 'file.write', requested);
         const c = await manager.requireRunning(ctx.signal);
         const r = await writeGuestFile(c, path, bytes, input.overwrite === true);

@@ -1,15 +1,14 @@
 /**
  * run_command, read_job, cancel_job.
  */
+import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
 import type { ComputerManager } from '../manager.js';
 import {
-  defineTool,
+  computerTool,
   generationOf,
   guestPathProperty,
-  intOr,
-  objectSchema,
-  optString,
+  inputObject,
   requestIdProperty,
   structured,
 } from './common.js';
@@ -20,15 +19,14 @@ export const RUN_COMMAND_DEFAULT_TIMEOUT_MS = 30_000;
 /** Default bytes of one read_job. */
 export const READ_DEFAULT_BYTES = 4096;
 
-const jobIdProperty = {
-  type: 'string',
+const jobIdProperty = s.string({
   description: 'The job id that run_command returned, e.g. "g2.job5".',
   maxLength: 160,
-};
+});
 
 export function jobTools(manager: ComputerManager): Tool[] {
   return [
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'run_command',
       title: 'Run a command',
       kind: 'act',
@@ -38,68 +36,54 @@ export function jobTools(manager: ComputerManager): Tool[] {
         'The call waits up to waitMs for the job to finish and returns its id, the output so far, a nextCursor and the exit code (null while it runs). timeoutMs kills the job and everything it started; background processes otherwise keep running after the script exits, until the timeout, cancel_job or a relaunch. ' +
         'If terminationObserved is false, keep calling read_job with nextCursor until it is true instead of running the command again. ' +
         'A script can call your tools directly from inside the computer with the paddock-tool command or the paddock_tool Python module, so one script can look something up, decide and act in a single run.',
-      inputSchema: objectSchema(
+      input: inputObject(
         {
-          script: {
-            type: 'string',
+          script: s.string({
             description: 'The shell script to run once (several lines are fine).',
             maxLength: 65536,
-          },
+          }),
           cwd: guestPathProperty(
             'Working directory: an absolute guest path without ".", ".." or empty segments, NUL or backslashes. Default /workspace.',
           ),
-          env: {
-            type: 'object',
+          env: s.record(s.string({ description: 'The value of the variable.', maxLength: 8192 }), {
             description:
               'Extra environment variables for this job. Variables that could hijack programs (LD_PRELOAD, BASH_ENV, NODE_OPTIONS…) are dropped.',
-            additionalProperties: {
-              type: 'string',
-              description: 'The value of the variable.',
-              maxLength: 8192,
-            },
-          },
-          waitMs: {
-            type: 'integer',
+          }),
+          waitMs: s.integer({
             description:
               'How long this call waits for the job to finish before answering, in ms; default 1000. The job keeps running after the answer.',
             minimum: 0,
             maximum: 10000,
-          },
-          timeoutMs: {
-            type: 'integer',
+          }),
+          timeoutMs: s.integer({
             description: 'When to kill the job and all its processes, in ms from its start; default 30000.',
             minimum: 1,
             maximum: 300000,
-          },
+          }),
           requestId: requestIdProperty,
         },
         ['script'],
       ),
       async execute(input, ctx) {
-        const result = await manager.idempotency.run(
-          'run_command',
-          optString(input, 'requestId'),
-          input,
-          async () => {
-            const env = ctx.policy.sanitizeEnv((input.env as Record<string, string> | undefined) ?? {});
-            return manager.runCommand(
-              {
-                script: String(input.script),
-                cwd: optString(input, 'cwd'),
-                env,
-                waitMs: intOr(input, 'waitMs', RUN_COMMAND_DEFAULT_WAIT_MS),
-                timeoutMs: intOr(input, 'timeoutMs', RUN_COMMAND_DEFAULT_TIMEOUT_MS),
-                channel: { caller: ctx.caller, parentId: ctx.invocationId },
-              },
-              ctx.signal,
-            );
-          },
-        );
+        const result = await manager.idempotency.run('run_command', input.requestId, input, async () => {
+          const env = ctx.policy.sanitizeEnv(input.env ?? {});
+          return manager.runCommand(
+            {
+              script: input.script,
+              cwd: input.cwd,
+              env,
+              waitMs: input.waitMs ?? RUN_COMMAND_DEFAULT_WAIT_MS,
+              timeoutMs: input.timeoutMs ?? RUN_COMMAND_DEFAULT_TIMEOUT_MS,
+              channel: { caller: ctx.caller, parentId: ctx.invocationId },
+            },
+            ctx.signal,
+          );
+        });
         ctx.noteComputer({ generation: generationOf(result.jobId), jobId: result.jobId });
         return structured(result);
       },
     }),
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'read_job',
       title: 'Read job output',
       kind: 'answer',
@@ -107,37 +91,31 @@ export function jobTools(manager: ComputerManager): Tool[] {
         'Reads the next stdout and stderr of a job started by run_command, with its state: exitCode stays null until the exit is observed, and terminationObserved tells you the job has ended. ' +
         'Pass the nextCursor of the previous answer to continue; omit the cursor to start at the oldest output still kept. Each stream keeps only its newest output (1 MiB by default): a cursor that fell behind answers OUTPUT_EXPIRED with an oldestCursor to resume from. ' +
         'Poll until terminationObserved is true. Jobs belong to one computer generation and are gone after a relaunch.',
-      inputSchema: objectSchema(
+      input: inputObject(
         {
           jobId: jobIdProperty,
-          cursor: {
-            type: 'string',
+          cursor: s.string({
             description:
               'nextCursor from the previous read of this job; omit to start at the oldest kept output.',
             maxLength: 200,
-          },
-          byteLimit: {
-            type: 'integer',
+          }),
+          byteLimit: s.integer({
             description:
               'Most bytes of output to return across stdout and stderr; default 4096, maximum 65536.',
             minimum: 1,
             maximum: 65536,
-          },
+          }),
         },
         ['jobId'],
       ),
       async execute(input, ctx) {
-        const jobId = String(input.jobId);
-        const result = manager.readJob(
-          jobId,
-          optString(input, 'cursor'),
-          intOr(input, 'byteLimit', READ_DEFAULT_BYTES),
-        );
+        const { jobId } = input;
+        const result = manager.readJob(jobId, input.cursor, input.byteLimit ?? READ_DEFAULT_BYTES);
         ctx.noteComputer({ generation: generationOf(jobId), jobId });
         return structured(result);
       },
     }),
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'cancel_job',
       title: 'Cancel a job',
       kind: 'transact',
@@ -145,9 +123,9 @@ export function jobTools(manager: ComputerManager): Tool[] {
         'Stops a job started by run_command together with every process it started, even ones that detached into their own session or process group; processes of other jobs are left alone. ' +
         'Answers cancelled when everything is gone, cancelling if some processes are still being torn down (call read_job until terminationObserved is true), or already_finished. ' +
         'When get_computer_status reports processFamilies "session" (a server without cgroups), only the job\'s own process group can be reached.',
-      inputSchema: objectSchema({ jobId: jobIdProperty }, ['jobId']),
+      input: inputObject({ jobId: jobIdProperty }, ['jobId']),
       async execute(input, ctx) {
-        const jobId = String(input.jobId);
+        const { jobId } = input;
         const result = await manager.cancelJob(jobId);
         ctx.noteComputer({ generation: generationOf(jobId), jobId });
         return structured(result);

@@ -1,13 +1,14 @@
 /**
  * list_profiles, launch_computer, get_computer_status.
  */
+import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
 import type { ComputerManager } from '../manager.js';
-import { defineTool, objectSchema, optString, requestIdProperty, structured } from './common.js';
+import { computerTool, inputObject, requestIdProperty, structured } from './common.js';
 
 export function lifecycleTools(manager: ComputerManager): Tool[] {
   return [
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'list_profiles',
       title: 'List computer profiles',
       kind: 'answer',
@@ -15,19 +16,21 @@ export function lifecycleTools(manager: ComputerManager): Tool[] {
         'Lists the environments a computer can be started from: each profile has a stable id, a name, a description, and whether it is available on this server (with the reason when not). ' +
         'The computer is an isolated Linux machine for running code, editing files and serving web apps without touching the host; a person watching the dock shares it with you. ' +
         'Pass a profile id to launch_computer or create_launch_link. To see what is running now, call get_computer_status instead.',
-      inputSchema: objectSchema({
-        search: {
-          type: 'string',
-          description: 'Optional text to look for in profile names and descriptions, ignoring case.',
-          maxLength: 256,
+      input: inputObject(
+        {
+          search: s.string({
+            description: 'Optional text to look for in profile names and descriptions, ignoring case.',
+            maxLength: 256,
+          }),
         },
-      }),
+        [],
+      ),
       async execute(input) {
-        const profiles = manager.listProfiles(optString(input, 'search'));
+        const profiles = manager.listProfiles(input.search);
         return structured({ profiles, defaultProfile: manager.status().profileId ?? null });
       },
     }),
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'launch_computer',
       title: 'Launch the computer',
       kind: 'act',
@@ -36,30 +39,26 @@ export function lifecycleTools(manager: ComputerManager): Tool[] {
         'Answers at once with the generation number and the dock URL where a person can watch; the machine then boots in place. ' +
         'Poll get_computer_status until lifecycle is running or error before using other tools. Do not call this again just because the boot is slow, and never relaunch without checking status first: a relaunch throws away the running work. ' +
         'A launch while a computer is still booting is refused.',
-      inputSchema: objectSchema(
+      input: inputObject(
         {
-          profileId: {
-            type: 'string',
+          profileId: s.string({
             description: 'A profile id from list_profiles, e.g. "shell".',
             maxLength: 128,
-          },
+          }),
           requestId: requestIdProperty,
         },
         ['profileId'],
       ),
       async execute(input, ctx) {
-        const profileId = String(input.profileId);
-        const result = await manager.idempotency.run(
-          'launch_computer',
-          optString(input, 'requestId'),
-          input,
-          async () => manager.launch(profileId),
+        const { profileId } = input;
+        const result = await manager.idempotency.run('launch_computer', input.requestId, input, async () =>
+          manager.launch(profileId),
         );
         ctx.noteComputer({ generation: result.generation });
         return structured(result);
       },
     }),
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'get_computer_status',
       title: 'Computer status',
       kind: 'answer',
@@ -67,7 +66,7 @@ export function lifecycleTools(manager: ComputerManager): Tool[] {
         'Tells you what the current computer can do right now: generation, profile, lifecycle (booting, running, error, stopped; none before the first launch), the boot error if any, capabilities, resource limits, the active terminal and the preview state. ' +
         'Commands and file operations of the computer tools act inside this machine, never on the host. Check that lifecycle is running and that the capability you need is listed before running commands or touching files. ' +
         'Use list_profiles to discover other environments. A person may be using the same computer through the dock.',
-      inputSchema: objectSchema({}),
+      input: inputObject({}, []),
       async execute(_input, ctx) {
         const status = manager.status();
         if (status.generation !== null) ctx.noteComputer({ generation: status.generation });

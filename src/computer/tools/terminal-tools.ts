@@ -2,17 +2,10 @@
  * list_terminals, create_terminal, switch_terminal, send_terminal_input, read_terminal_output.
  */
 import { PaddockError } from '../../shared/errors.js';
-import type { JsonSchema, Tool } from '../../tools/tool.js';
+import { s } from '../../tools/schema.js';
+import type { Tool } from '../../tools/tool.js';
 import type { ComputerManager } from '../manager.js';
-import {
-  defineTool,
-  generationOf,
-  intOr,
-  objectSchema,
-  optString,
-  requestIdProperty,
-  structured,
-} from './common.js';
+import { computerTool, generationOf, inputObject, requestIdProperty, structured } from './common.js';
 
 /** The control keys send_terminal_input accepts (in the reference's order) and the bytes a terminal sends for each. */
 export const TERMINAL_KEYS = {
@@ -36,12 +29,14 @@ export const MAX_TERMINAL_TEXT_CHARS = 65_536;
 export const TERMINAL_READ_DEFAULT_BYTES = 4096;
 export const TERMINAL_READ_MAX_BYTES = 65_536;
 
-const terminalIdProperty: JsonSchema = {
-  type: 'string',
+const terminalIdProperty = s.string({
   description:
     'The terminal id from list_terminals or create_terminal, e.g. "g2.term1" (it names the generation).',
   maxLength: 160,
-};
+});
+
+/** The key names in the reference's order. */
+const TERMINAL_KEY_NAMES = Object.keys(TERMINAL_KEYS) as TerminalKey[];
 
 /** The bytes for one send_terminal_input: text (each newline pressed as Enter) or one key. */
 export function terminalInputBytes(text: unknown, key: unknown): { data: string; key: TerminalKey | null } {
@@ -78,7 +73,7 @@ export function terminalInputBytes(text: unknown, key: unknown): { data: string;
 export function terminalTools(manager: ComputerManager): Tool[] {
   const terminals = manager.terminals;
   return [
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'list_terminals',
       title: 'List terminals',
       kind: 'answer',
@@ -86,7 +81,7 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         'Lists the interactive terminals of the current computer, the same ones the person sees as tabs in the dock: each with its generation-qualified id (e.g. g2.term1), a label, whether its PTY is ready for input, whether it is the active (visible) one and whether its shell has exited. ' +
         'ready only means the PTY is attached: it does not mean a prompt is showing or that a login succeeded, so read the output before relying on it. ' +
         'Use terminals for interactive programs (REPLs, prompts, long sessions); for one-off commands whose exit code matters, run_command is simpler.',
-      inputSchema: objectSchema({}),
+      input: inputObject({}, []),
       async execute(_input, ctx) {
         const c = manager.computer;
         if (c) ctx.noteComputer({ generation: c.generation });
@@ -99,7 +94,7 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         });
       },
     }),
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'create_terminal',
       title: 'Create a terminal',
       kind: 'act',
@@ -108,33 +103,32 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         'By default the new terminal becomes the active one and the dock shows it to the person; activate=false leaves the selection as it is. ' +
         'Returns the terminal id and whether the PTY is ready. The shell starts exactly as a login would (nothing is bypassed) and may still be printing its prompt, so call read_terminal_output before typing something that depends on it. ' +
         'Retrying with the same requestId returns the same terminal instead of opening another.',
-      inputSchema: objectSchema({
-        activate: {
-          type: 'boolean',
-          description: 'Make the new terminal the active one and show it in the dock; default true.',
+      input: inputObject(
+        {
+          activate: s.boolean({
+            description: 'Make the new terminal the active one and show it in the dock; default true.',
+          }),
+          requestId: requestIdProperty,
         },
-        requestId: requestIdProperty,
-      }),
+        [],
+      ),
       async execute(input, ctx) {
-        const info = await manager.idempotency.run(
-          'create_terminal',
-          optString(input, 'requestId'),
-          input,
-          () => terminals.create({ activate: input.activate !== false, signal: ctx.signal }),
+        const info = await manager.idempotency.run('create_terminal', input.requestId, input, () =>
+          terminals.create({ activate: input.activate !== false, signal: ctx.signal }),
         );
         ctx.noteComputer({ generation: generationOf(info.id) });
         return structured({ terminalId: info.id, ...info });
       },
     }),
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'switch_terminal',
       title: 'Switch terminal',
       kind: 'act',
       description:
         'Makes an existing terminal the active one and shows it to the person in the dock. Its shell, working directory and running programs stay exactly as they are, and nothing is typed into it; use send_terminal_input for that.',
-      inputSchema: objectSchema({ terminalId: terminalIdProperty }, ['terminalId']),
+      input: inputObject({ terminalId: terminalIdProperty }, ['terminalId']),
       async execute(input, ctx) {
-        const terminalId = String(input.terminalId);
+        const { terminalId } = input;
         terminals.resolve(terminalId);
         const previous = terminals.active()?.id ?? null;
         await terminals.activate(terminalId);
@@ -142,7 +136,7 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         return structured({ terminalId, active: true, previousTerminalId: previous });
       },
     }),
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'send_terminal_input',
       title: 'Type into a terminal',
       kind: 'transact',
@@ -150,32 +144,29 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         'Types into an interactive terminal that the person in the dock shares with you: either text (a newline presses Enter, so end a command line with \\n) or exactly one control key such as ctrl_c to interrupt the running program — never both in one call. ' +
         'The input goes to whatever is in the foreground: the shell prompt, a login prompt or a running program. ' +
         'The answer only confirms that the bytes reached the terminal; it does not mean a command ran, finished or succeeded. Call read_terminal_output with your last cursor afterwards to see what happened.',
-      inputSchema: objectSchema(
+      input: inputObject(
         {
           terminalId: terminalIdProperty,
-          text: {
-            type: 'string',
+          text: s.string({
             description: 'Characters to type, sent as they are; each \\n presses Enter (e.g. "ls -la\\n").',
             maxLength: 65536,
-          },
-          key: {
-            type: 'string',
-            enum: Object.keys(TERMINAL_KEYS),
+          }),
+          key: s.enum(TERMINAL_KEY_NAMES, {
             description:
               'One control key to press instead of text (e.g. ctrl_c to interrupt, up for history).',
-          },
+          }),
         },
         ['terminalId'],
       ),
       async execute(input, ctx) {
-        const terminalId = String(input.terminalId);
+        const { terminalId } = input;
         const { data, key } = terminalInputBytes(input.text, input.key);
         await terminals.write(terminalId, data);
         ctx.noteComputer({ generation: generationOf(terminalId) });
         return structured({ terminalId, delivered: true, bytes: Buffer.byteLength(data), key });
       },
     }),
-    defineTool(manager, {
+    computerTool(manager, {
       name: 'read_terminal_output',
       title: 'Read terminal output',
       kind: 'answer',
@@ -183,34 +174,32 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         'Reads what an interactive terminal printed — stdout and stderr merged, ANSI escape sequences included as the programs sent them. ' +
         'Pass the nextCursor of your previous read to get only what is new (omit the cursor to start at the oldest output still kept) and read again at once while moreBytes is above zero. ' +
         'There is no exit status per command here: look for the prompt in the text, or use run_command when you need exit codes. Each terminal keeps only its newest output (1 MiB by default); a cursor that fell behind answers OUTPUT_EXPIRED with an oldestCursor to continue from.',
-      inputSchema: objectSchema(
+      input: inputObject(
         {
           terminalId: terminalIdProperty,
-          cursor: {
-            type: 'string',
+          cursor: s.string({
             description:
               'nextCursor of your previous read of this terminal; omit to start at the oldest kept output.',
             maxLength: 200,
-          },
-          byteLimit: {
-            type: 'integer',
+          }),
+          byteLimit: s.integer({
             description: 'Most bytes of output to return; default 4096, maximum 65536.',
             minimum: 1,
             maximum: 65536,
-          },
+          }),
         },
         ['terminalId'],
       ),
       async execute(input, ctx) {
-        const terminalId = String(input.terminalId);
-        const byteLimit = intOr(input, 'byteLimit', TERMINAL_READ_DEFAULT_BYTES);
+        const { terminalId } = input;
+        const byteLimit = input.byteLimit ?? TERMINAL_READ_DEFAULT_BYTES;
         if (byteLimit < 1 || byteLimit > TERMINAL_READ_MAX_BYTES) {
           throw new PaddockError(
             'INVALID_ARGUMENT',
             'byteLimit must be between 1 and 65536; pass a value in range.',
           );
         }
-        const result = terminals.read(terminalId, optString(input, 'cursor'), byteLimit);
+        const result = terminals.read(terminalId, input.cursor, byteLimit);
         ctx.noteComputer({ generation: generationOf(terminalId) });
         return structured(result);
       },

@@ -2,7 +2,8 @@
  * What the egress proxy needs from its owner (one computer): who is connecting, the limits,
  * where rows go. The proxy itself knows nothing of computers: it handles duplex streams.
  */
-import type { AuditStore, Via } from '../../audit/types.js';
+import type { AuditStore } from '../../audit/types.js';
+import type { Via } from '../../shared/via.js';
 import type { EgressScope } from './decide.js';
 import type { InjectRules } from './inject.js';
 import type { TerminatingCa } from './tls-ca.js';

@@ -1,50 +1,55 @@
+import { HEADER_NAME_PATTERN } from '../../config/fragments.js';
 import type { HttpClient, HttpLimits, HttpRequest } from '../../net/http-client.js';
+import { defineTool } from '../define.js';
+import { type Infer, s } from '../schema.js';
 import type { JsonSchema, Tool, ToolContext, ToolResult } from '../tool.js';
 
 /** Longest URL accepted, in characters. */
 export const MAX_URL_LENGTH = 8192;
 
 /** Input properties shared by http_get and http_post. */
-export function httpRequestProperties(limits: HttpLimits): Record<string, JsonSchema> {
+export function httpRequestProperties(limits: HttpLimits) {
   return {
-    url: {
-      type: 'string',
+    url: s.string({
       minLength: 8,
       maxLength: MAX_URL_LENGTH,
       pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
       description:
         'Absolute http:// or https:// URL. Its host must be allowed by the domain policy; a URL with a user name or password, or a bare IP address, is refused unless a rule names it.',
-    },
-    headers: {
-      type: 'array',
+    }),
+    headers: s.array({
       description:
         'Extra request headers as name/value pairs, e.g. [{"name": "accept", "value": "application/json"}]; a name given twice is sent once with the values joined by ", ". Host, Content-Length, Connection and similar framing headers are set by Paddock and refused here.',
-      items: {
-        type: 'object',
-        properties: {
-          name: { type: 'string', pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", maxLength: 128 },
-          value: { type: 'string', maxLength: 8192 },
+      items: s.object(
+        {
+          name: s.string({ pattern: HEADER_NAME_PATTERN, maxLength: 128 }),
+          value: s.string({ maxLength: 8192 }),
         },
-        required: ['name', 'value'],
-        additionalProperties: false,
-      },
+        { required: ['name', 'value'], additionalProperties: false },
+      ),
       maxItems: 32,
-    },
-    timeoutMs: {
-      type: 'integer',
+    }),
+    timeoutMs: s.integer({
       minimum: 100,
       maximum: limits.maxTimeoutMs,
       default: limits.defaultTimeoutMs,
       description: `Time for the whole exchange including redirects and the body, in milliseconds (default ${limits.defaultTimeoutMs}). Never exceeds the call's own deadline.`,
-    },
-    maxBytes: {
-      type: 'integer',
+    }),
+    maxBytes: s.integer({
       minimum: 1,
       maximum: limits.maxBytesLimit,
       default: limits.defaultMaxBytes,
       description: `Most response body bytes to return (default ${limits.defaultMaxBytes}). A longer body is cut there and the result says truncated: true.`,
-    },
+    }),
   };
+}
+
+/** The input fields shared by http_get and http_post, as `execute` receives them. */
+type CommonInput = Infer<ReturnType<typeof httpInput>>;
+
+/** The http_get input; http_post adds its body fields to the same properties. */
+function httpInput(limits: HttpLimits) {
+  return s.object(httpRequestProperties(limits), { required: ['url'], additionalProperties: false });
 }
 
 /** What the result looks like (MCP `outputSchema`). */
@@ -111,35 +116,28 @@ function headerRecord(pairs: readonly HeaderPair[]): Record<string, string> {
 }
 
 /** Copies the optional request fields shared by both tools from a validated input. */
-export function commonRequestFields(
-  input: Record<string, unknown>,
-): Omit<HttpRequest, 'url' | 'method' | 'body'> {
+export function commonRequestFields(input: CommonInput): Omit<HttpRequest, 'url' | 'method' | 'body'> {
   const fields: Omit<HttpRequest, 'url' | 'method' | 'body'> = {};
-  if (input.headers !== undefined) fields.headers = headerRecord(input.headers as HeaderPair[]);
-  if (input.timeoutMs !== undefined) fields.timeoutMs = input.timeoutMs as number;
-  if (input.maxBytes !== undefined) fields.maxBytes = input.maxBytes as number;
+  if (input.headers !== undefined) fields.headers = headerRecord(input.headers);
+  if (input.timeoutMs !== undefined) fields.timeoutMs = input.timeoutMs;
+  if (input.maxBytes !== undefined) fields.maxBytes = input.maxBytes;
   return fields;
 }
 
 /** http_get: fetch a URL the domain policy allows. */
 export function createHttpGetTool(client: HttpClient): Tool {
-  return {
+  return defineTool({
     name: 'http_get',
     title: 'HTTP GET',
     description:
       'Fetch a URL with an HTTP GET and return the response. Use it to read a web page, a JSON API or a file from a host that the domain policy allows. ' +
       HTTP_RESULT_NOTES,
-    inputSchema: {
-      type: 'object',
-      properties: httpRequestProperties(client.limits),
-      required: ['url'],
-      additionalProperties: false,
-    },
+    input: httpInput(client.limits),
     outputSchema: HTTP_OUTPUT_SCHEMA,
     annotations: { title: 'HTTP GET', readOnlyHint: true, idempotentHint: true, openWorldHint: true },
     source: 'builtin',
     toolsets: ['builtin'],
     execute: (input, ctx) =>
-      runHttpRequest(client, { method: 'GET', url: input.url as string, ...commonRequestFields(input) }, ctx),
-  };
+      runHttpRequest(client, { method: 'GET', url: input.url, ...commonRequestFields(input) }, ctx),
+  });
 }

@@ -1,5 +1,7 @@
 import type { HttpClient } from '../../net/http-client.js';
 import { PaddockError } from '../../shared/errors.js';
+import { defineTool } from '../define.js';
+import { s } from '../schema.js';
 import type { Tool } from '../tool.js';
 import {
   commonRequestFields,
@@ -13,7 +15,7 @@ import { parseJsonText } from './json-text.js';
 /** http_post: send a body to a URL the domain policy allows. */
 export function createHttpPostTool(client: HttpClient): Tool {
   const maxBodyBytes = client.limits.maxRequestBytes;
-  return {
+  return defineTool({
     name: 'http_post',
     title: 'HTTP POST',
     description:
@@ -21,31 +23,26 @@ export function createHttpPostTool(client: HttpClient): Tool {
       'Give either json (JSON text, sent as application/json) or body (a string, sent as text/plain unless contentType says otherwise), not both; with neither, the body is empty. ' +
       `The body may be at most ${maxBodyBytes} bytes. A 301/302/303 redirect is followed as a GET without the body, as browsers do; 307/308 repeat the POST. ` +
       HTTP_RESULT_NOTES,
-    inputSchema: {
-      type: 'object',
-      properties: {
+    input: s.object(
+      {
         ...httpRequestProperties(client.limits),
-        body: {
-          type: 'string',
+        body: s.string({
           maxLength: maxBodyBytes,
           description: 'Raw request body (UTF-8 text). Use contentType to label it.',
-        },
-        json: {
-          type: 'string',
+        }),
+        json: s.string({
           maxLength: maxBodyBytes,
           description:
             'The body as JSON text, a string such as \'{"title": "Hello"}\', sent as is with Content-Type application/json. It must parse as JSON.',
-        },
-        contentType: {
-          type: 'string',
+        }),
+        contentType: s.string({
           maxLength: 200,
           description:
             'Content-Type of the body, e.g. "application/x-www-form-urlencoded". Defaults to application/json with json and text/plain; charset=utf-8 with body.',
-        },
+        }),
       },
-      required: ['url'],
-      additionalProperties: false,
-    },
+      { required: ['url'], additionalProperties: false },
+    ),
     outputSchema: HTTP_OUTPUT_SCHEMA,
     annotations: { title: 'HTTP POST', readOnlyHint: false, destructiveHint: true, openWorldHint: true },
     source: 'builtin',
@@ -58,19 +55,17 @@ export function createHttpPostTool(client: HttpClient): Tool {
       const headers: Record<string, string> = { ...fields.headers };
       let body: string | undefined;
       if (input.json !== undefined) {
-        body = input.json as string;
+        body = input.json;
         parseJsonText(body, 'json');
-        headers['content-type'] =
-          (input.contentType as string | undefined) ?? headers['content-type'] ?? 'application/json';
+        headers['content-type'] = input.contentType ?? headers['content-type'] ?? 'application/json';
       } else if (input.body !== undefined) {
-        body = input.body as string;
-        headers['content-type'] =
-          (input.contentType as string | undefined) ?? headers['content-type'] ?? 'text/plain; charset=utf-8';
+        body = input.body;
+        headers['content-type'] = input.contentType ?? headers['content-type'] ?? 'text/plain; charset=utf-8';
       } else if (input.contentType !== undefined) {
-        headers['content-type'] = input.contentType as string;
+        headers['content-type'] = input.contentType;
       }
-      const request = { ...fields, method: 'POST', url: input.url as string, headers };
+      const request = { ...fields, method: 'POST', url: input.url, headers };
       return runHttpRequest(client, body === undefined ? request : { ...request, body }, ctx);
     },
-  };
+  });
 }

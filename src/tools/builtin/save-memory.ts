@@ -1,5 +1,7 @@
 import type { MemoryStore } from '../../audit/types.js';
 import { PaddockError } from '../../shared/errors.js';
+import { defineTool } from '../define.js';
+import { s } from '../schema.js';
 import type { CallerContext, Tool } from '../tool.js';
 
 /** Largest memory, in UTF-8 bytes. */
@@ -46,7 +48,7 @@ export function resolveNamespace(namespaceOf: NamespaceOf, caller: CallerContext
 /** save_memory: keep a note for later recall. */
 export function createSaveMemoryTool(deps: MemoryToolDeps): Tool {
   const namespaceOf = deps.namespaceOf ?? defaultNamespaceOf;
-  return {
+  return defineTool({
     name: 'save_memory',
     title: 'Save memory',
     description:
@@ -54,30 +56,26 @@ export function createSaveMemoryTool(deps: MemoryToolDeps): Tool {
       'Save durable facts worth knowing next time (a decision, a preference, where something lives, the outcome of a task), one fact per note, written so it makes sense without this conversation. ' +
       'Do not save secrets such as passwords or tokens, and do not save what you can cheaply look up again. ' +
       'Memories are private to you (your agent, or your kind of client) and survive restarts; tags help later searches.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        content: {
-          type: 'string',
+    input: s.object(
+      {
+        content: s.string({
           minLength: 1,
           maxLength: MAX_MEMORY_BYTES,
           description: `The note, at most ${MAX_MEMORY_BYTES} bytes of UTF-8.`,
-        },
-        tags: {
-          type: 'array',
+        }),
+        tags: s.array({
           maxItems: MAX_MEMORY_TAGS,
-          items: { type: 'string', minLength: 1, maxLength: 64 },
+          items: s.string({ minLength: 1, maxLength: 64 }),
           description: 'Optional keywords, e.g. ["deploy", "billing-service"].',
-        },
+        }),
       },
-      required: ['content'],
-      additionalProperties: false,
-    },
+      { required: ['content'], additionalProperties: false },
+    ),
     annotations: { title: 'Save memory', readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     source: 'builtin',
     toolsets: ['builtin'],
     async execute(input, ctx) {
-      const content = input.content as string;
+      const { content } = input;
       const bytes = Buffer.byteLength(content, 'utf8');
       if (bytes > MAX_MEMORY_BYTES) {
         throw new PaddockError(
@@ -86,7 +84,7 @@ export function createSaveMemoryTool(deps: MemoryToolDeps): Tool {
         );
       }
       const namespace = resolveNamespace(namespaceOf, ctx.caller);
-      const memory = deps.store.save(namespace, content, (input.tags as string[] | undefined) ?? []);
+      const memory = deps.store.save(namespace, content, input.tags ?? []);
       ctx.logger.debug('memory.saved', { namespace, id: memory.id });
       return {
         structured: {
@@ -97,5 +95,5 @@ export function createSaveMemoryTool(deps: MemoryToolDeps): Tool {
         },
       };
     },
-  };
+  });
 }

@@ -8,7 +8,8 @@ import { PaddockError, toPaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { DockClient } from './client.js';
 import { type ClientMessage, clientMessageSchema } from './protocol.js';
-import type { Disposable, DockAgents, DockApprovals, DockComputer } from './sources.js';
+import type { Disposable, DockAgents, DockApprovals, DockComputer, DockTools } from './sources.js';
+import { type WebMcpMessage, webMcpActionOf } from './webmcp.js';
 
 /** Launches a profile (through the gateway when `launch_computer` is registered, so it is audited). */
 export type DockLauncher = (profileId: string) => Promise<void>;
@@ -19,6 +20,8 @@ export interface DockConnection {
   client: DockClient;
   /** Terminal subscriptions of this page, by terminal id. */
   terminals: Map<string, Disposable>;
+  /** WebMCP calls this page waits for, by call id (aborted when the page goes away). */
+  calls: Map<string, AbortController>;
   alive: boolean;
 }
 
@@ -31,15 +34,19 @@ export interface DockActionDeps {
   logger: Logger;
   caller: string;
   launch?: DockLauncher;
+  /** The computer tools for WebMCP; without them `webmcp.*` requests are refused. */
+  tools?: DockTools | null;
 }
 
 const MAX_TERMINAL_SUBSCRIPTIONS = 16;
 
 export class DockActions {
   private readonly agentAction: (conn: DockConnection, message: AgentMessage) => string;
+  private readonly webMcpAction: (conn: DockConnection, message: WebMcpMessage) => string;
 
   constructor(private readonly deps: DockActionDeps) {
     this.agentAction = agentActionOf(deps);
+    this.webMcpAction = webMcpActionOf(deps.tools, deps.logger);
   }
 
   /** Parses one message from a page, performs it, and replies when asked or when it failed. */
@@ -102,6 +109,8 @@ export class DockActions {
     if (message.type === 'agent.run' || message.type === 'agent.show') return this.agentAction(conn, message);
     if (message.type === 'approval.decide' || message.type === 'approval.rule.remove')
       return this.approvalAction(message);
+    if (message.type === 'webmcp.list' || message.type === 'webmcp.call')
+      return this.webMcpAction(conn, message);
     const computer = this.deps.computer;
     if (!computer)
       throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs without the computer service.');

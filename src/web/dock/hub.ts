@@ -25,6 +25,7 @@ import type {
   DockAgents,
   DockApprovals,
   DockComputer,
+  DockTools,
 } from './sources.js';
 import { toDockAuditRow, UNAVAILABLE_STATUS } from './views.js';
 
@@ -45,6 +46,8 @@ export interface DockHubOptions {
   caller: string;
   /** How a launch from the page runs; default: `computer.launch`. */
   launch?: DockLauncher;
+  /** The computer tools the page registers through WebMCP. */
+  tools?: DockTools | null;
   limits?: Partial<ClientLimits>;
   /** Rows, jobs and log entries in a snapshot. */
   snapshotAuditRows?: number;
@@ -73,6 +76,7 @@ export class DockHub {
       logger: options.logger,
       caller: options.caller,
       launch: options.launch,
+      tools: options.tools ?? null,
     });
     this.wss = new WebSocketServer({
       noServer: true,
@@ -187,7 +191,7 @@ export class DockHub {
 
   private connect(ws: WebSocket): void {
     const client = new DockClient(ws, () => this.snapshot(true), this.limits);
-    const conn: DockConnection = { ws, client, terminals: new Map(), alive: true };
+    const conn: DockConnection = { ws, client, terminals: new Map(), calls: new Map(), alive: true };
     this.connections.add(conn);
     if (this.connections.size === 1) this.acquire();
     ws.on('pong', () => {
@@ -199,6 +203,9 @@ export class DockHub {
     ws.on('close', () => {
       for (const sub of conn.terminals.values()) sub.dispose();
       conn.terminals.clear();
+      for (const call of conn.calls.values())
+        call.abort(new PaddockError('CHANNEL_CLOSED', 'The dock page went away.'));
+      conn.calls.clear();
       this.connections.delete(conn);
       if (this.connections.size === 0) this.release();
     });

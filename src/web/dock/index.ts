@@ -15,7 +15,7 @@ import { DockHub, type DockLauncher } from './hub.js';
 import { LaunchNonces } from './launch-page.js';
 import { DockLogin, type DockLoginOptions } from './login.js';
 import { dockRoutes, sendSignIn } from './routes.js';
-import type { DockAgents, DockApprovals, DockComputer } from './sources.js';
+import type { DockAgents, DockApprovals, DockComputer, DockTools } from './sources.js';
 import { defaultUiDir, UiAssets } from './static-assets.js';
 
 export { dockAgentsFromService } from './agents-adapter.js';
@@ -42,6 +42,8 @@ export interface DockOptions {
   approvals?: DockApprovals | null;
   /** When given and `launch_computer` is registered, launches from the page are tool calls (audited). */
   gateway?: Gateway | null;
+  /** The computer tools the page registers through WebMCP (calls go through the gateway). */
+  tools?: DockTools | null;
   /** Directory of the built page; default dist/ui of this build. */
   uiDir?: string;
   /** Marks the session cookie `Secure` (set when the public URL is https). */
@@ -104,6 +106,7 @@ export function createDock(options: DockOptions): Dock {
     version: options.version,
     caller: DOCK_CALLER,
     launch: launcher(options.gateway ?? null, computer),
+    tools: options.tools ?? null,
     limits: options.limits,
   });
   const issue = (base: string) => {

@@ -5,11 +5,11 @@
  * manager offers `onEvent`, each event triggers the same comparison at once.
  */
 
-import { utf8SafeLength } from '../../computer/job.js';
 import type { ComputerManager } from '../../computer/manager.js';
 import type { OutputBuffer } from '../../computer/output-buffer.js';
 import { isPaddockError, PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
+import { utf8Inner } from '../../shared/text.js';
 import type { DockJob, DockLogEntry, DockProfile, DockStatus } from './protocol.js';
 import type {
   ComputerChange,
@@ -300,9 +300,5 @@ function toDockLog(e: {
 /** The last `maxBytes` of a stream as text, cut at UTF-8 boundaries. */
 function tail(buffer: OutputBuffer, maxBytes: number): string {
   const from = Math.max(buffer.startOffset, buffer.endOffset - maxBytes);
-  const { bytes } = buffer.read(from, maxBytes);
-  let start = 0;
-  while (start < bytes.length && start < 4 && (bytes[start]! & 0xc0) === 0x80) start++;
-  const body = bytes.subarray(start);
-  return body.subarray(0, utf8SafeLength(body)).toString('utf8');
+  return utf8Inner(buffer.read(from, maxBytes).bytes);
 }

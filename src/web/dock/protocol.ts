@@ -46,7 +46,7 @@ export const auditRowSchema = z.object({
   tool: z.string(),
   source: z.string(),
   caller: z.string(),
-  via: z.enum(['direct', 'channel', 'agent', 'schedule']),
+  via: z.enum(['direct', 'channel', 'agent', 'schedule', 'webmcp']),
   success: z.boolean(),
   errorCode: z.string().nullable(),
   errorMessage: z.string().nullable(),
@@ -110,6 +110,18 @@ export const launchProgressSchema = z.object({
   jobId: z.string().nullable(),
   terminalId: z.string().nullable(),
   error: z.string().nullable(),
+});
+
+/** Calls a page may have waiting at once through WebMCP. */
+export const MAX_WEBMCP_CALLS_IN_FLIGHT = 8;
+
+/** A computer tool as MCP lists it, for the page to register through WebMCP. */
+export const webMcpToolSchema = z.object({
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()),
+  annotations: z.record(z.string(), z.unknown()).optional(),
 });
 
 /** Longest `input` of an `agent.run` from the page, in characters. */
@@ -288,6 +300,16 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     requestId: z.string().nullable(),
   }),
   z.object({
+    type: z.literal('webmcp.tools'),
+    tools: z.array(webMcpToolSchema).describe('The computer tools, exactly as tools/list gives them.'),
+  }),
+  z.object({
+    type: z.literal('webmcp.result'),
+    callId: z.string(),
+    /** An MCP CallToolResult: content, structuredContent, isError (a refusal is isError with its code). */
+    result: z.record(z.string(), z.unknown()),
+  }),
+  z.object({
     type: z.literal('reply'),
     requestId: z.string().nullable(),
     request: z.string(),
@@ -362,6 +384,16 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
   z
     .object({ type: z.literal('approval.rule.remove'), ruleId: z.string().min(1).max(64), requestId })
     .strict(),
+  z.object({ type: z.literal('webmcp.list'), requestId }).strict(),
+  z
+    .object({
+      type: z.literal('webmcp.call'),
+      callId: z.string().min(1).max(64).describe('Echoed in the `webmcp.result` of this call.'),
+      name: z.string().min(1).max(128),
+      arguments: z.record(z.string(), z.unknown()),
+      requestId,
+    })
+    .strict(),
 ]);
 
 export type DockStatus = z.infer<typeof statusSchema>;
@@ -381,6 +413,7 @@ export type DockFeatures = z.infer<typeof featuresSchema>;
 export type DockApproval = z.infer<typeof approvalSchema>;
 export type DockApprovalRule = z.infer<typeof approvalRuleSchema>;
 export type DockApprovalsState = z.infer<typeof approvalsStateSchema>;
+export type DockWebMcpTool = z.infer<typeof webMcpToolSchema>;
 export type DockSnapshot = z.infer<typeof snapshotSchema>;
 export type ServerMessage = z.infer<typeof serverMessageSchema>;
 export type ClientMessage = z.infer<typeof clientMessageSchema>;

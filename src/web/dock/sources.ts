@@ -3,7 +3,7 @@
  * them (see manager-adapter.ts for the ComputerManager; terminals and preview come from the
  * guest's PTYs and preview relay). Every subscription returns a Disposable.
  */
-import type { Disposable } from '../../audit/types.js';
+import type { Disposable } from '../../shared/disposable.js';
 import type {
   DockAgent,
   DockAgentCall,
@@ -16,6 +16,7 @@ import type {
   DockProfile,
   DockStatus,
   DockTerminal,
+  DockWebMcpTool,
 } from './protocol.js';
 
 export type { Disposable };
@@ -159,4 +160,16 @@ export interface DockAgents {
   /** Starts a run now; throws PaddockError (NOT_FOUND, INVALID_ARGUMENT, LIMIT_EXCEEDED) when refused. */
   start(name: string, input: string | undefined): { runId: string };
   onChange(listener: (change: AgentsChange) => void): Disposable;
+}
+
+/**
+ * The computer's tools for WebMCP: the page registers them in the browser, and an agent there
+ * calls them through the gateway as the person signed in to the dock (`via: webmcp`), under
+ * the same permissions, policy and audit as an MCP client's calls.
+ */
+export interface DockTools {
+  /** The computer tools exactly as tools/list describes them to an MCP client. */
+  list(): DockWebMcpTool[];
+  /** Calls one tool; always resolves with an MCP CallToolResult (a refusal is `isError`). */
+  call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>>;
 }

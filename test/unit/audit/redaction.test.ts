@@ -6,8 +6,8 @@ import {
   REDACTED,
   redactSecrets,
   serializeInput,
-  truncateUtf8,
 } from '../../../src/audit/redact.js';
+import { truncateUtf8 } from '../../../src/shared/text.js';
 
 describe('redactSecrets', () => {
   it('redacts secret-named keys whatever their case or separator', () => {

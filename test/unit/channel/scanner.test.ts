@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChannelScanner, type ScannedFrame } from '../../../src/guest/channel-scanner.js';
+import { ChannelScanner } from '../../../src/guest/channel-scanner.js';
+import type { ChannelFrame } from '../../../src/guest/protocol.js';
 
 const NONCE = 'n0nceABC_-1';
 const frame = (nonce: string, id: string, payload: string) => `\x1b_paddock;${nonce};${id};${payload}\x1b\\`;
@@ -10,8 +11,8 @@ function scan(
   input: string | Buffer,
   split: number[] = [],
   max?: number,
-): { out: Buffer; frames: ScannedFrame[] } {
-  const frames: ScannedFrame[] = [];
+): { out: Buffer; frames: ChannelFrame[] } {
+  const frames: ChannelFrame[] = [];
   const sc = new ChannelScanner(NONCE, (f) => frames.push(f), max);
   const bytes = Buffer.isBuffer(input) ? input : Buffer.from(input);
   const parts: Buffer[] = [];

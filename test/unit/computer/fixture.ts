@@ -11,13 +11,13 @@ import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
 import { childrenOf } from '../../../src/computer/backend/proc.js';
 import type { Computer } from '../../../src/computer/computer.js';
 import { ComputerManager } from '../../../src/computer/manager.js';
+import { createComputerBuiltins } from '../../../src/computer/tools/computer-builtins.js';
 import { createComputerTools } from '../../../src/computer/tools/index.js';
 import { computerSchema } from '../../../src/config/computer-schema.js';
 import { policySchema } from '../../../src/config/schema.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
 import { isPaddockError } from '../../../src/shared/errors.js';
 import { silentLogger } from '../../../src/shared/logger.js';
-import { createComputerBuiltins } from '../../../src/tools/builtin/computer-builtins.js';
 import type { Tool, ToolContext } from '../../../src/tools/tool.js';
 
 export interface Fixture {

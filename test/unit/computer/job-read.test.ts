@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeJobCursor, encodeJobCursor, parseId } from '../../../src/computer/cursors.js';
-import { Job, utf8SafeLength } from '../../../src/computer/job.js';
+import { Job } from '../../../src/computer/jobs/job.js';
 import { isPaddockError } from '../../../src/shared/errors.js';
+import { utf8SafeLength } from '../../../src/shared/text.js';
 
 const code = (e: unknown) => (isPaddockError(e) ? e.code : String(e));
 

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { encodeTerminalCursor, Terminal, type TerminalChunk } from '../../../src/computer/terminal.js';
+import {
+  encodeTerminalCursor,
+  Terminal,
+  type TerminalChunk,
+} from '../../../src/computer/terminals/terminal.js';
 import { TERMINAL_KEYS, terminalInputBytes } from '../../../src/computer/tools/terminal-tools.js';
 import { isPaddockError } from '../../../src/shared/errors.js';
 

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
 import { ComputerManager } from '../../../src/computer/manager.js';
+import { createComputerBuiltins } from '../../../src/computer/tools/computer-builtins.js';
 import { createComputerTools } from '../../../src/computer/tools/index.js';
 import { computerSchema } from '../../../src/config/computer-schema.js';
 import { isPaddockError } from '../../../src/shared/errors.js';
 import { silentLogger } from '../../../src/shared/logger.js';
-import { createComputerBuiltins } from '../../../src/tools/builtin/computer-builtins.js';
 import type { JsonSchema, Tool } from '../../../src/tools/tool.js';
 import { InputValidator } from '../../../src/tools/validation.js';
 

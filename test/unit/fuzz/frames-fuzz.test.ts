@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeRequest, encodeRequest } from '../../../src/channel/wire.js';
-import { ChannelScanner, type ScannedFrame } from '../../../src/guest/channel-scanner.js';
+import { ChannelScanner } from '../../../src/guest/channel-scanner.js';
 import {
   encodeFrame,
   FRAME_HEADER_BYTES,
@@ -14,37 +14,12 @@ import {
   FrameKind,
   MAX_FRAME_PAYLOAD_BYTES,
 } from '../../../src/guest/frames.js';
+import type { ChannelFrame } from '../../../src/guest/protocol.js';
 import { PaddockError } from '../../../src/shared/errors.js';
+import { mutate, random } from '../../helpers/fuzz.js';
 
 const ITERATIONS = Number(process.env.FUZZ_ITERATIONS ?? 3000);
 const SEED = Number(process.env.FUZZ_SEED ?? 14_2026);
-
-/** mulberry32: a small seeded generator, the same sequence for the same seed everywhere. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Flips, inserts, deletes and duplicates bytes of `input`. */
-function mutate(input: Buffer, rnd: () => number): Buffer {
-  const bytes = [...input];
-  const edits = 1 + Math.floor(rnd() * 4);
-  for (let e = 0; e < edits; e++) {
-    const at = Math.floor(rnd() * (bytes.length + 1));
-    const op = Math.floor(rnd() * 4);
-    if (op === 0 && bytes.length > 0) bytes[at % bytes.length] = Math.floor(rnd() * 256);
-    else if (op === 1) bytes.splice(at, 0, Math.floor(rnd() * 256));
-    else if (op === 2) bytes.splice(at, 1 + Math.floor(rnd() * 8));
-    else bytes.splice(at, 0, ...bytes.slice(at, at + Math.floor(rnd() * 16)));
-  }
-  return Buffer.from(bytes);
-}
 
 /** Feeds `data` in random chunks. */
 function chunks(data: Buffer, rnd: () => number): Buffer[] {
@@ -102,7 +77,7 @@ describe('fuzzing the wire formats', () => {
         args: { content: `note ${i}` },
       });
       const frame = Buffer.from(`text before\x1b_paddock;${nonce};c${i};${payload}\x1b\\text after`);
-      const found: ScannedFrame[] = [];
+      const found: ChannelFrame[] = [];
       const scanner = new ChannelScanner(nonce, (f) => found.push(f), 4096);
       const input = mutate(frame, rnd);
       let passed = 0;

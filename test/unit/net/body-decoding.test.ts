@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
-import {
-  decodeBody,
-  isTextualMediaType,
-  parseContentType,
-  readCapped,
-  trimIncompleteUtf8,
-} from '../../../src/net/body.js';
+import { decodeBody, isTextualMediaType, parseContentType, readCapped } from '../../../src/net/body.js';
 import { followRedirect, isCrossOrigin } from '../../../src/net/redirects.js';
+import { trimIncompleteUtf8 } from '../../../src/shared/text.js';
 
 describe('body decoding', () => {
   it('treats text, JSON, XML, JavaScript and form data as text, and images as binary', () => {

@@ -55,11 +55,8 @@ export async function startDockServer(options: DockServerOptions = {}): Promise<
   const logger = silentLogger();
   const db = openDatabase(join(dir, 'paddock.db'));
   const audit = new SqliteAuditStore(db);
-  const registry = new ToolRegistry();
   const validator = new InputValidator();
-  registry.onChange(() => {
-    for (const tool of registry.list()) validator.compile(tool.inputSchema, tool.name);
-  });
+  const registry = new ToolRegistry(validator);
   registry.register(createMemoryTools({ store: new SqliteMemoryStore(db) }));
   const gateway = new Gateway({
     registry,

@@ -11,6 +11,7 @@ import { PreviewPanel } from './preview.js';
 import { DockSocket } from './socket.js';
 import { StatusBar } from './status-bar.js';
 import { TerminalPanel } from './terminals.js';
+import { WebMcpTools } from './webmcp.js';
 
 /** Short messages in the corner; the same text is not repeated within three seconds. */
 class Toasts {
@@ -37,6 +38,7 @@ class DockPage {
   private readonly activity: ActivityPanel;
   private readonly approvals: ApprovalsPanel;
   private revealedApproval = false;
+  private readonly webmcp: WebMcpTools;
   private readonly signedOut = h(
     'div',
     { class: 'overlay', hidden: true, 'data-testid': 'signed-out' },
@@ -63,6 +65,7 @@ class DockPage {
     this.socket = new DockSocket({
       message: (msg) => this.onMessage(msg),
       connection: (state) => {
+        if (state !== 'live') this.webmcp.disconnected();
         this.statusBar.setConnection(state);
         this.signedOut.hidden = state !== 'signed-out';
       },
@@ -73,6 +76,7 @@ class DockPage {
     this.preview = new PreviewPanel(this.socket, toast);
     this.activity = new ActivityPanel(this.socket, toast);
     this.approvals = new ApprovalsPanel(this.socket, toast);
+    this.webmcp = new WebMcpTools(this.socket);
     root.append(
       this.statusBar.el,
       ...this.statusBar.banners,
@@ -114,6 +118,7 @@ class DockPage {
       this.revealedApproval = true;
       this.approvals.reveal();
     }
+    if (s.features.computer) this.webmcp.refresh();
   }
 
   /** Shows the progress of this page's launch link and opens its startup job once known. */
@@ -188,6 +193,12 @@ class DockPage {
         return;
       case 'agent.started':
         this.activity.agents.runs.open(msg.runId);
+        return;
+      case 'webmcp.tools':
+        void this.webmcp.register(msg.tools);
+        return;
+      case 'webmcp.result':
+        this.webmcp.result(msg.callId, msg.result);
         return;
       case 'reply':
         return;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkPreviewPath } from '../../../src/computer/preview.js';
+import { checkPreviewPath } from '../../../src/computer/preview/preview-service.js';
+import { isPaddockError } from '../../../src/shared/errors.js';
 import {
   clientResponseHeaders,
   guestRequestHeaders,
@@ -8,8 +9,7 @@ import {
   type ProxyTarget,
   rewriteLocation,
   rewriteSetCookie,
-} from '../../../src/computer/preview-http.js';
-import { isPaddockError } from '../../../src/shared/errors.js';
+} from '../../../src/web/preview/http.js';
 
 const target: ProxyTarget = {
   path: '/',

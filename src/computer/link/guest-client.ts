@@ -5,7 +5,7 @@
  * once with NOT_RUNNING and later calls fail immediately: nothing waits on a dead guest.
  */
 import type { Readable, Writable } from 'node:stream';
-import { encodeFrame, type Frame, FrameDecoder, FrameKind, type FrameKindValue } from '../guest/frames.js';
+import { encodeFrame, type Frame, FrameDecoder, FrameKind, type FrameKindValue } from '../../guest/frames.js';
 import {
   type CallArgs,
   type CallOp,
@@ -13,8 +13,8 @@ import {
   callSchemas,
   type GuestEvent,
   guestMessageSchema,
-} from '../guest/protocol.js';
-import { PaddockError } from '../shared/errors.js';
+} from '../../guest/protocol.js';
+import { PaddockError } from '../../shared/errors.js';
 
 /** Default bound of one call to the guest. */
 export const DEFAULT_GUEST_CALL_TIMEOUT_MS = 30_000;

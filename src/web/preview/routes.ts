@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { WebRoute, WebUpgradeRoute } from './app.js';
+import type { WebRoute, WebUpgradeRoute } from '../app.js';
 
-/** What the preview routes need from the computer's preview service. */
+/** What the preview routes need: the relay (relay.ts). */
 export interface PreviewHandler {
   handlePreview(req: IncomingMessage, res: ServerResponse): Promise<void>;
   handlePreviewUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void>;

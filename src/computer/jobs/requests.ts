@@ -1,13 +1,13 @@
 /**
  * Job requests as the tools make them: argument checks, start and wait, cancel.
  */
-import { PaddockError } from '../shared/errors.js';
-import type { CallerContext } from '../tools/tool.js';
-import type { Computer } from './computer.js';
-import { GUEST_WORKSPACE } from './guest-layout.js';
+import { PaddockError } from '../../shared/errors.js';
+import type { CallerContext } from '../../tools/tool.js';
+import type { Computer } from '../computer.js';
+import { GUEST_WORKSPACE } from '../link/guest-layout.js';
+import type { ComputerLog } from '../logs.js';
+import { checkGuestPath } from '../paths.js';
 import type { Job, JobResult } from './job.js';
-import type { ComputerLog } from './logs.js';
-import { checkGuestPath } from './paths.js';
 import type { ToolChannel } from './tool-channel.js';
 
 /** Output returned inline by run_command (continue with read_job). */

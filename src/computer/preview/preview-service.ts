@@ -1,29 +1,20 @@
 /**
  * The web preview: a server listening inside the computer on the preview port, reached through
- * the host under `/preview/…` (HTTP and WebSocket upgrades), relayed by the guest agent over
- * its link — the computer's network namespace stays closed. `navigate_preview` (and the
+ * byte streams the guest agent relays over its link — the computer's network namespace stays
+ * closed. `navigate_preview` (and the
  * dock's path bar) move the dock's preview pane and report what they observed.
  *
- * The service has the shape of the dock's PreviewSource (state, navigate, onChange); the web
- * app mounts `handlePreview` and `handlePreviewUpgrade` behind the dock's authentication.
+ * The service has the shape of the dock's PreviewSource (state, navigate, onChange) and offers
+ * byte streams to guest ports (`openPort`); the web app speaks HTTP over them (web/preview/).
  */
-import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { type ClientRequest, request } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Disposable } from '../audit/types.js';
-import { isPaddockError, PaddockError } from '../shared/errors.js';
-import type { Computer } from './computer.js';
-import { GuestConnector, type GuestSocket } from './guest-socket.js';
-import type { ComputerLog } from './logs.js';
-import {
-  guestRequestHeaders,
-  type ProxyTarget,
-  proxyHttp,
-  refuseUpgrade,
-  sendPreviewPage,
-  upgradeHead,
-} from './preview-http.js';
-import { isTopLevelOpen, sendPreviewWrapper } from './preview-wrapper.js';
+import type { Disposable } from '../../shared/disposable.js';
+import { isPaddockError, PaddockError } from '../../shared/errors.js';
+import type { Computer } from '../computer.js';
+import { GuestConnector, type GuestSocket } from '../link/guest-socket.js';
+import type { ComputerLog } from '../logs.js';
 
 /** Port previewed when neither the configuration nor the profile names one. */
 export const DEFAULT_PREVIEW_PORT = 8000;
@@ -66,12 +57,8 @@ export interface PreviewHost {
 export interface PreviewServiceOptions {
   /** Port previewed in every profile (computer.previewPort), overriding the profile's. */
   portOverride?: number;
-  /** Where the web app mounts the preview; default `/preview` (`` on a preview origin of its own). */
+  /** Where the web app mounts the preview (the pane's URL prefix); default `/preview`. */
   basePath?: string;
-  /** The server's token, never forwarded to the guest. */
-  serverToken?: string;
-  /** Put every preview response in a CSP sandbox (default true). */
-  sandbox?: boolean;
 }
 
 /**
@@ -183,13 +170,12 @@ export class PreviewService {
       };
     }
     const httpStatus = await new Promise<number | null>((resolve) => {
-      const target = this.target(path.split('#', 1)[0]!, port);
       let req: ClientRequest;
       try {
         req = request({
           method: 'GET',
-          path: target.path,
-          headers: guestRequestHeaders({ accept: 'text/html,*/*' }, target),
+          path: path.split('#', 1)[0]!.replace(/[^\x21-\x7e]+/g, (run) => encodeURIComponent(run)),
+          headers: { host: `localhost:${port}`, accept: 'text/html,*/*' },
           createConnection: () => socket as unknown as Socket,
         });
       } catch {
@@ -217,73 +203,15 @@ export class PreviewService {
   }
 
   /**
-   * Relays one HTTP request to the preview server. `path` is the guest path with its query
-   * (default: the request URL without the base path); `port` defaults to the preview port.
+   * A byte stream to `port` inside the running computer (the preview relay's transport).
+   * NOT_RUNNING when no computer runs; NOT_FOUND with `reason: 'refused'` when nothing listens.
    */
-  async handlePreview(
-    req: IncomingMessage,
-    res: ServerResponse,
-    path?: string,
-    port?: number,
-  ): Promise<void> {
-    if (path === undefined && isTopLevelOpen(req)) {
-      sendPreviewWrapper(req, res, this.basePath);
-      return;
-    }
+  async openPort(port: number): Promise<Duplex> {
     const c = this.host.computer;
-    const target = this.target(path ?? this.guestPathOf(req.url), port ?? this.port(c));
     if (c?.lifecycle !== 'running') {
-      sendPreviewPage(res, 503, 'No computer is running', noComputer());
-      return;
+      throw new PaddockError('NOT_RUNNING', 'No computer is running; launch one with launch_computer.');
     }
-    let socket: GuestSocket;
-    try {
-      socket = await this.connector.open(c, target.port);
-    } catch (e) {
-      sendPreviewPage(res, 502, `Nothing answers on port ${target.port}`, unreachable(target.port, e));
-      return;
-    }
-    try {
-      proxyHttp(socket, req, res, target);
-    } catch (e) {
-      socket.destroy();
-      sendPreviewPage(res, 400, 'The preview cannot relay this request', (e as Error).message);
-    }
-  }
-
-  /** Relays a WebSocket (or other) upgrade to the preview server, bytes both ways. */
-  async handlePreviewUpgrade(
-    req: IncomingMessage,
-    socket: Duplex,
-    head: Buffer,
-    path?: string,
-    port?: number,
-  ): Promise<void> {
-    socket.on('error', () => socket.destroy());
-    const c = this.host.computer;
-    const target = this.target(path ?? this.guestPathOf(req.url), port ?? this.port(c));
-    if (c?.lifecycle !== 'running') {
-      refuseUpgrade(socket, 503, noComputer());
-      return;
-    }
-    let guest: GuestSocket;
-    try {
-      guest = await this.connector.open(c, target.port);
-    } catch (e) {
-      refuseUpgrade(socket, 502, unreachable(target.port, e));
-      return;
-    }
-    if (socket.destroyed) {
-      guest.destroy();
-      return;
-    }
-    guest.on('error', () => socket.destroy());
-    socket.on('close', () => guest.destroy());
-    guest.on('close', () => socket.destroy());
-    guest.write(upgradeHead(req, target));
-    if (head.length > 0) guest.write(head);
-    guest.pipe(socket);
-    socket.pipe(guest);
+    return this.connector.open(c, port);
   }
 
   /** Relayed connections open right now (diagnostics and tests). */
@@ -294,26 +222,6 @@ export class PreviewService {
   /** Per open relayed connection: bytes received from the guest and waiting for the client. */
   connectionStats(): { channel: number; receivedBytes: number; bufferedBytes: number }[] {
     return this.connector.stats();
-  }
-
-  private target(path: string, port: number): ProxyTarget {
-    return {
-      // Characters an HTTP request line cannot carry are percent-encoded (UTF-8).
-      path: path.replace(/[^\x21-\x7e]+/g, (run) => encodeURIComponent(run)),
-      port,
-      basePath: this.basePath,
-      serverToken: this.options.serverToken,
-      sandbox: this.options.sandbox !== false,
-    };
-  }
-
-  /** The guest path of a request URL under the base path. */
-  private guestPathOf(url: string | undefined): string {
-    const raw = url ?? '/';
-    const base = this.basePath;
-    const under = base !== '' && (raw === base || raw.startsWith(`${base}/`) || raw.startsWith(`${base}?`));
-    const rest = under ? raw.slice(base.length) : raw;
-    return rest.startsWith('/') ? rest : `/${rest}`;
   }
 
   private idle(navigation = 0): PreviewState {
@@ -340,14 +248,11 @@ export class PreviewService {
   }
 }
 
-function unreachable(port: number, e: unknown): string {
+/** What a person or agent reads when the preview port cannot be reached. */
+export function unreachable(port: number, e: unknown): string {
   if (isPaddockError(e) && e.code === 'NOT_FOUND' && e.details.reason === 'refused') {
     return `Nothing is listening on port ${port} inside the computer. Start a web server there, e.g. \`python3 -m http.server ${port}\` in a terminal or with run_command, then reload.`;
   }
   const why = e instanceof Error ? e.message : String(e);
   return `The preview could not reach port ${port} inside the computer: ${why}`;
-}
-
-function noComputer(): string {
-  return 'No computer is running, so there is nothing to preview. Launch one from the dock (or with launch_computer), start a web server in it, then reload.';
 }

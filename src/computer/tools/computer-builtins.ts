@@ -4,19 +4,13 @@
  * file and shell group of the nine built-ins.
  */
 
-import { GUEST_WORKSPACE } from '../../computer/guest-layout.js';
-import type { ComputerManager } from '../../computer/manager.js';
-import { checkGuestPath } from '../../computer/paths.js';
-import {
-  defineTool,
-  generationOf,
-  intOr,
-  objectSchema,
-  optString,
-  structured,
-} from '../../computer/tools/common.js';
-import { listFilesTool } from '../../computer/tools/file-tools.js';
-import type { Tool } from '../tool.js';
+import { s } from '../../tools/schema.js';
+import type { Tool } from '../../tools/tool.js';
+import { GUEST_WORKSPACE } from '../link/guest-layout.js';
+import type { ComputerManager } from '../manager.js';
+import { checkGuestPath } from '../paths.js';
+import { computerTool, generationOf, inputObject, structured } from './common.js';
+import { listFilesTool } from './file-tools.js';
 
 /** Default and largest timeout of `shell`. */
 export const SHELL_DEFAULT_TIMEOUT_MS = 60_000;
@@ -26,7 +20,7 @@ export const SHELL_OUTPUT_BYTES = 65_536;
 
 /** list_dir and shell over the current computer. */
 export function createComputerBuiltins(manager: ComputerManager): Tool[] {
-  const shell = defineTool(manager, {
+  const shell = computerTool(manager, {
     name: 'shell',
     title: 'Run a program',
     kind: 'act',
@@ -37,34 +31,31 @@ export function createComputerBuiltins(manager: ComputerManager): Tool[] {
       "Only executables the policy allows can run (looked up on the computer's fixed PATH, with per-program argument rules); check a refusal's message for the rule. " +
       'The program is killed with everything it started after timeoutMs (default 60 s, at most 300 s). The answer has the job shape of run_command with up to 64 KiB of output; more can be read with read_job. ' +
       'A program can call your tools from inside the computer with the paddock-tool command or the paddock_tool Python module.',
-    inputSchema: objectSchema(
+    input: inputObject(
       {
-        argv: {
-          type: 'array',
+        argv: s.array({
           description: 'The program and its arguments, e.g. ["git", "status", "--short"].',
-          items: { type: 'string', maxLength: 65536 },
+          items: s.string({ maxLength: 65536 }),
           minItems: 1,
           maxItems: 1024,
-        },
-        cwd: {
-          type: 'string',
+        }),
+        cwd: s.string({
           description: 'Working directory inside the computer; default /workspace.',
           maxLength: 1024,
-        },
-        timeoutMs: {
-          type: 'integer',
+        }),
+        timeoutMs: s.integer({
           description: 'Kill the program and its processes after this many ms; default 60000.',
           minimum: 1,
           maximum: SHELL_MAX_TIMEOUT_MS,
           default: SHELL_DEFAULT_TIMEOUT_MS,
-        },
+        }),
       },
       ['argv'],
     ),
     async execute(input, ctx) {
-      const argv = (input.argv as unknown[]).map(String);
-      const cwd = checkGuestPath(optString(input, 'cwd') ?? GUEST_WORKSPACE, 'cwd');
-      const timeoutMs = Math.min(intOr(input, 'timeoutMs', SHELL_DEFAULT_TIMEOUT_MS), SHELL_MAX_TIMEOUT_MS);
+      const { argv } = input;
+      const cwd = checkGuestPath(input.cwd ?? GUEST_WORKSPACE, 'cwd');
+      const timeoutMs = Math.min(input.timeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS, SHELL_MAX_TIMEOUT_MS);
       await manager.requireRunning(ctx.signal);
       const decision = await ctx.policy.enforce(
         { type: 'exec', argv, cwd },

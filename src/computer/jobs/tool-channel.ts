@@ -1,12 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
-import { TOOL_CHANNEL_ROOT } from '../guest/account.js';
-import type { CallerContext } from '../tools/tool.js';
-
-/** A frame the guest took out of a job's stderr (see src/guest/channel-scanner.ts). */
-export type ChannelFrame =
-  | { kind: 'request'; id: string; payload: string }
-  | { kind: 'oversized'; id: string }
-  | { kind: 'malformed'; id: string | null; reason: string };
+import type { ChannelGrant } from '../../channel/session.js';
+import { TOOL_CHANNEL_ROOT } from '../../guest/account.js';
+import type { ChannelFrame } from '../../guest/protocol.js';
 
 /** The host side of one job's tool channel (implemented in src/channel/, wired by main.ts). */
 export interface ToolChannel {
@@ -20,19 +15,8 @@ export interface ToolChannel {
   close(): void;
 }
 
-/** Who a job's channel acts for. */
-export interface ToolChannelGrant {
-  /** The caller that started the command. */
-  caller: CallerContext;
-  /** Invocation id of the `run_command` / `shell` call (parent of every channel call). */
-  parentId: string;
-  jobId: string;
-  /** Epoch ms: the command's timeout bounds every call. */
-  deadline: number;
-}
-
 /** Opens a channel for a job; null when the caller has none to offer. */
-export type ToolChannelFactory = (grant: ToolChannelGrant) => ToolChannel | null;
+export type ToolChannelFactory = (grant: ChannelGrant) => ToolChannel | null;
 
 /** The guest directory of a job's channel FIFOs (the private /tmp of the computer). */
 export function channelDir(jobNumber: number): string {

@@ -2,10 +2,11 @@
  * One command job on the host side: retained output per stream, the observed exit, and the
  * one result shape every job tool returns.
  */
-import { PaddockError } from '../shared/errors.js';
-import type { JobFamily } from './backend/types.js';
-import { decodeJobCursor, encodeJobCursor } from './cursors.js';
-import { OutputBuffer } from './output-buffer.js';
+import { PaddockError } from '../../shared/errors.js';
+import { utf8SafeLength } from '../../shared/text.js';
+import type { JobFamily } from '../backend/types.js';
+import { decodeJobCursor, encodeJobCursor } from '../cursors.js';
+import { OutputBuffer } from '../output-buffer.js';
 import type { ToolChannel } from './tool-channel.js';
 
 /** The result shape of run_command, read_job and shell. */
@@ -26,19 +27,6 @@ export interface JobResult {
   durationMs: number;
   /** Tool channel calls made by the job. */
   toolCalls: number;
-}
-
-/** Length of the longest prefix of `bytes` that does not end inside a UTF-8 sequence. */
-export function utf8SafeLength(bytes: Buffer): number {
-  const len = bytes.length;
-  for (let back = 1; back <= Math.min(4, len); back++) {
-    const b = bytes[len - back]!;
-    if ((b & 0xc0) === 0x80) continue;
-    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-    if (back >= need) return len;
-    return len - back > 0 ? len - back : len;
-  }
-  return len;
 }
 
 export class Job {

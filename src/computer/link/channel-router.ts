@@ -4,8 +4,9 @@
  * range, so a frame's channel alone says where it goes. One router per generation: when the
  * generation ends, every owner hears it once.
  */
-import type { Disposable } from '../audit/types.js';
-import type { GuestEvent } from '../guest/protocol.js';
+
+import type { GuestEvent } from '../../guest/protocol.js';
+import type { Disposable } from '../../shared/disposable.js';
 
 export type { Disposable };
 

@@ -3,10 +3,10 @@
  * opaque cursors, reads for read_terminal_output and live delivery to the dock. Output is
  * kept as bytes; text handed out never ends inside a UTF-8 sequence.
  */
-import type { Disposable } from '../audit/types.js';
-import { PaddockError } from '../shared/errors.js';
-import { utf8SafeLength } from './job.js';
-import { OutputBuffer } from './output-buffer.js';
+import type { Disposable } from '../../shared/disposable.js';
+import { PaddockError } from '../../shared/errors.js';
+import { incompleteUtf8Tail, leadingContinuationBytes, utf8SafeLength } from '../../shared/text.js';
+import { OutputBuffer } from '../output-buffer.js';
 
 /** A piece of live or replayed output (the dock's TerminalChunk). */
 export interface TerminalChunk {
@@ -207,10 +207,7 @@ export class Terminal {
   private alignedStart(): number {
     const start = this.output.startOffset;
     if (start === 0) return 0;
-    const { bytes } = this.output.read(start, 3);
-    let skip = 0;
-    while (skip < bytes.length && (bytes[skip]! & 0xc0) === 0x80) skip++;
-    return start + skip;
+    return start + leadingContinuationBytes(this.output.read(start, 3).bytes);
   }
 }
 
@@ -218,5 +215,5 @@ export class Terminal {
 function pendingTail(buffer: OutputBuffer): number {
   const from = Math.max(buffer.startOffset, buffer.endOffset - 4);
   const { bytes } = buffer.read(from, buffer.endOffset - from);
-  return bytes.length - utf8SafeLength(bytes);
+  return incompleteUtf8Tail(bytes);
 }

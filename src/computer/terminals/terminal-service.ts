@@ -7,14 +7,19 @@
  * The service has the shape of the dock's TerminalSource (list, write, resize, activate,
  * subscribe, onChange) and adds what the tools need (create, read, input by key).
  */
-import type { Disposable } from '../audit/types.js';
-import { PaddockError } from '../shared/errors.js';
-import { CHANNEL_RANGE, type ChannelEvent, type ChannelOwner, TERMINAL_CHANNEL_BASE } from './channels.js';
-import type { Computer } from './computer.js';
-import { parseId } from './cursors.js';
-import { baseJobEnv, GUEST_WORKSPACE } from './guest-layout.js';
-import type { ComputerLog } from './logs.js';
-import { terminalShell } from './shell-startup.js';
+import type { Disposable } from '../../shared/disposable.js';
+import { PaddockError } from '../../shared/errors.js';
+import type { Computer } from '../computer.js';
+import { parseId } from '../cursors.js';
+import {
+  CHANNEL_RANGE,
+  type ChannelEvent,
+  type ChannelOwner,
+  TERMINAL_CHANNEL_BASE,
+} from '../link/channel-router.js';
+import { baseJobEnv, GUEST_WORKSPACE } from '../link/guest-layout.js';
+import type { ComputerLog } from '../logs.js';
+import { terminalShell } from '../shell-startup.js';
 import { Terminal, type TerminalChunk, type TerminalInfo, type TerminalRead } from './terminal.js';
 
 export type { TerminalChunk, TerminalInfo, TerminalRead };

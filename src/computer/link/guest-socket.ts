@@ -5,10 +5,10 @@
  * buffers more than one window per connection however slow the other is.
  */
 import { Duplex } from 'node:stream';
-import { FrameKind, StreamId } from '../guest/frames.js';
-import { PaddockError } from '../shared/errors.js';
-import { CHANNEL_RANGE, type ChannelEvent, type ChannelOwner, RELAY_CHANNEL_BASE } from './channels.js';
-import type { Computer } from './computer.js';
+import { FrameKind, StreamId } from '../../guest/frames.js';
+import { PaddockError } from '../../shared/errors.js';
+import type { Computer } from '../computer.js';
+import { CHANNEL_RANGE, type ChannelEvent, type ChannelOwner, RELAY_CHANNEL_BASE } from './channel-router.js';
 
 /** Bytes in flight per direction and connection before the receiver grants more. */
 export const RELAY_WINDOW_BYTES = 512 * 1024;
