@@ -44,7 +44,13 @@ import type { Tool } from './tools/tool.js';
 import { InputValidator } from './tools/validation.js';
 import { WebApp } from './web/app.js';
 import { loadOrCreateToken } from './web/auth.js';
-import { createDock, DOCK_CALLER, dockAgentsFromService, dockComputerFromService } from './web/dock/index.js';
+import {
+  createDock,
+  DOCK_CALLER,
+  dockAgentsFromService,
+  dockApprovalsFromService,
+  dockComputerFromService,
+} from './web/dock/index.js';
 import { listenOrFallBack } from './web/listen.js';
 import { createOAuth } from './web/oauth/index.js';
 import { type PreviewPorts, PreviewRelay } from './web/preview/relay.js';
@@ -387,6 +393,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       tools: dockToolsFromGateway(paddock.gateway, DOCK_CALLER, () => dockComputer.target()),
       computer: dockComputer,
       agents: dockAgentsFromService(paddock.agents),
+      approvals: dockApprovalsFromService(paddock.approvals),
       secureCookie: server.publicUrl?.startsWith('https://') ?? false,
     });
     closers.push(() => dock.close());
