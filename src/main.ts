@@ -10,6 +10,7 @@ import { SqliteAuditStore } from './audit/sqlite-audit-store.js';
 import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
 import type { AuditStore, MemoryStore } from './audit/types.js';
 import { ChannelSession } from './channel/session.js';
+import { answerComputersRequest } from './computer/admin.js';
 import { BwrapBackend } from './computer/backend/bwrap.js';
 import { withPidFiles } from './computer/backend/sandbox-pids.js';
 import type { ComputerBackend } from './computer/backend/types.js';
@@ -44,7 +45,13 @@ import type { Tool } from './tools/tool.js';
 import { InputValidator } from './tools/validation.js';
 import { WebApp } from './web/app.js';
 import { loadOrCreateToken } from './web/auth.js';
-import { createDock, DOCK_CALLER, dockAgentsFromService, dockComputerFromService } from './web/dock/index.js';
+import {
+  createDock,
+  DOCK_CALLER,
+  dockAgentsFromService,
+  dockApprovalsFromService,
+  dockComputerFromService,
+} from './web/dock/index.js';
 import { listenOrFallBack } from './web/listen.js';
 import { createOAuth } from './web/oauth/index.js';
 import { type PreviewPorts, PreviewRelay } from './web/preview/relay.js';
@@ -387,6 +394,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       tools: dockToolsFromGateway(paddock.gateway, DOCK_CALLER, () => dockComputer.target()),
       computer: dockComputer,
       agents: dockAgentsFromService(paddock.agents),
+      approvals: dockApprovalsFromService(paddock.approvals),
       secureCookie: server.publicUrl?.startsWith('https://') ?? false,
     });
     closers.push(() => dock.close());
@@ -452,6 +460,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
         openLink: () => dock.loginLink(url),
         stop: () => requestStop(),
         approvals: (request) => answerApprovalRequest(paddock.approvals, request, 'cli'),
+        computers: (request) => answerComputersRequest(paddock.computer, loaded.dataDir, request),
       },
     });
     const { replacedStale } = await socket.listen({ version: VERSION, url });

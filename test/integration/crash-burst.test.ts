@@ -44,15 +44,6 @@ describe('a crash in the middle of a burst', () => {
     const clients: Client[] = [];
     try {
       for (let k = 0; k < CLIENTS; k++) clients.push(await connectHttp(serve.url, serve.token, `burst-${k}`));
-      // a long command that is running when the server dies
-      const sleeper = `sleep 300.${process.pid}`;
-      const long = await clients[0]!.callTool({
-        name: 'run_command',
-        arguments: { script: sleeper, waitMs: 0, timeoutMs: 300_000 },
-      });
-      assert.notEqual(long.isError, true, JSON.stringify(long.content));
-      await pollUntil(() => processesWith(sleeper).length > 0, 'the long command to be running', 60_000);
-
       let killed = false;
       const answered: Answered[] = [];
       const loops = clients.map((c, k) => burst(c, k, answered, () => killed));
@@ -61,11 +52,26 @@ describe('a crash in the middle of a burst', () => {
         'calls of every kind to be answered',
         120_000,
       );
+      // and a call still waiting for its command when the server dies
+      const sleeper = `sleep 300.${process.pid}`;
+      const waiting = await connectHttp(serve.url, serve.token, 'burst-waiting');
+      clients.push(waiting);
+      const inFlight = waiting
+        .callTool({ name: 'run_command', arguments: { script: sleeper, waitMs: 10_000, timeoutMs: 300_000 } })
+        .catch(() => undefined);
+      await pollUntil(
+        () =>
+          processesWith(sleeper).length > 0 &&
+          rows(project.dataDir).some((r) => r.state === 'running' && r.input.includes(sleeper)),
+        'the waiting command to be running and recorded',
+        60_000,
+      );
       killed = true;
       serve.child.kill('SIGKILL');
       await serve.stop();
       for (const c of clients) await c.close().catch(() => {});
       await Promise.all(loops);
+      await inFlight;
       const seen = [...answered];
 
       await pollUntil(

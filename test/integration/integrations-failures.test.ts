@@ -14,7 +14,7 @@ import { freePort } from '../fixtures/mcp/everything-http.js';
 import { fixturePath, pidAlive, pollUntil, readRecord, toolContext } from '../fixtures/mcp/harness.js';
 import { type HttpFixture, startHttpFixture } from '../fixtures/mcp/http-server.js';
 
-const base = { enabled: true, timeoutMs: 5000, permissions: {}, toolsets: [], startup: 'lazy' as const };
+const base = { enabled: true, timeoutMs: 30_000, permissions: {}, toolsets: [], startup: 'lazy' as const };
 
 function stdio(
   name: string,
@@ -196,7 +196,7 @@ export const t = { name: 'fx_structured', description: 'Collides with an upstrea
 
   test('a 50 MB result over stdio is refused with UPSTREAM_ERROR and the server is restarted', async () => {
     const restarts = status('fx').restarts;
-    await assert.rejects(call('fx_big', { megabytes: 50 }), (e: unknown) =>
+    await assert.rejects(call('fx_big', { megabytes: 50 }, 120_000), (e: unknown) =>
       upstream(e, /exceeded the 10 MiB result limit/),
     );
     assert.deepEqual(await call('fx_echo', { message: 'after' }), {
@@ -206,7 +206,7 @@ export const t = { name: 'fx_structured', description: 'Collides with an upstrea
   });
 
   test('a 50 MB result over HTTP is refused with UPSTREAM_ERROR and the next call reconnects', async () => {
-    await assert.rejects(call('httpfx_big', { megabytes: 50 }), (e: unknown) =>
+    await assert.rejects(call('httpfx_big', { megabytes: 50 }, 120_000), (e: unknown) =>
       upstream(e, /"httpfx".*exceeded the 10 MiB result limit/),
     );
     assert.deepEqual(await call('httpfx_echo', { message: 'again' }), {

@@ -23,6 +23,7 @@ import type {
   ComputerChange,
   Disposable,
   DockAgents,
+  DockApprovals,
   DockComputer,
   DockTools,
 } from './sources.js';
@@ -37,6 +38,8 @@ export interface DockHubOptions {
   computer: DockComputer | null;
   /** The agents panel's source; without it the page shows no agents tab. */
   agents?: DockAgents | null;
+  /** The approvals panel's source; while a page is connected it counts as an open dock session. */
+  approvals?: DockApprovals | null;
   logger: Logger;
   version: string;
   /** Caller name of the person at the dock, e.g. `dock:owner`. */
@@ -69,6 +72,7 @@ export class DockHub {
     this.actions = new DockActions({
       computer: options.computer,
       agents: options.agents ?? null,
+      approvals: options.approvals ?? null,
       logger: options.logger,
       caller: options.caller,
       launch: options.launch,
@@ -117,6 +121,7 @@ export class DockHub {
       preview: c?.preview ? c.preview.state() : null,
       launch: this.launch,
       agents: this.agentsState(),
+      approvals: this.options.approvals ? this.options.approvals.state() : null,
     };
   }
 
@@ -210,8 +215,15 @@ export class DockHub {
 
   /** Subscribes to the sources while at least one page is connected. */
   private acquire(): void {
-    const { audit, computer, agents } = this.options;
+    const { audit, computer, agents, approvals } = this.options;
     this.sources.push(audit.subscribe((row) => this.broadcast({ type: 'audit', row: toDockAuditRow(row) })));
+    if (approvals) {
+      this.sources.push(
+        approvals.onChange(() =>
+          this.broadcast({ type: 'approvals', approvals: approvals.state() }, 'approvals'),
+        ),
+      );
+    }
     if (agents) this.sources.push(agents.onChange((change) => this.onAgentsChange(agents, change)));
     if (!computer) return;
     this.sources.push(computer.onChange((change) => this.onComputerChange(computer, change)));

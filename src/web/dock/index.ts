@@ -15,10 +15,11 @@ import { DockHub, type DockLauncher } from './hub.js';
 import { LaunchNonces } from './launch-page.js';
 import { DockLogin, type DockLoginOptions } from './login.js';
 import { dockRoutes, sendSignIn } from './routes.js';
-import type { DockAgents, DockComputer, DockTools } from './sources.js';
+import type { DockAgents, DockApprovals, DockComputer, DockTools } from './sources.js';
 import { defaultUiDir, UiAssets } from './static-assets.js';
 
 export { dockAgentsFromService } from './agents-adapter.js';
+export { dockApprovalsFromService } from './approvals-adapter.js';
 export { type ComputerAdapterOptions, dockComputerFromService } from './computer-adapter.js';
 export type * from './sources.js';
 
@@ -37,6 +38,8 @@ export interface DockOptions {
   computer?: DockComputer | null;
   /** The agents panel's source (see dockAgentsFromService); without it the page has no agents tab. */
   agents?: DockAgents | null;
+  /** The approvals panel's source (see dockApprovalsFromService). */
+  approvals?: DockApprovals | null;
   /** When given and `launch_computer` is registered, launches from the page are tool calls (audited). */
   gateway?: Gateway | null;
   /** The computer tools the page registers through WebMCP (calls go through the gateway). */
@@ -98,6 +101,7 @@ export function createDock(options: DockOptions): Dock {
     audit: options.audit,
     computer,
     agents: options.agents ?? null,
+    approvals: options.approvals ?? null,
     logger,
     version: options.version,
     caller: DOCK_CALLER,

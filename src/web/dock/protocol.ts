@@ -184,6 +184,8 @@ export const agentRunSchema = z.object({
   error: z.string().nullable(),
   errorCode: z.string().nullable(),
   deliveries: z.array(z.object({ channel: z.string(), ok: z.boolean(), error: z.string().nullable() })),
+  /** The approval the run waits for (it shows `waiting for approval`). */
+  waitingApproval: z.string().nullable().optional(),
 });
 
 /** The agents part of the dock: definitions, load errors and recent runs (newest first). */
@@ -195,6 +197,42 @@ export const agentsStateSchema = z.object({
 
 /** A tool call of a run; `depth` 1 = made by the agent, 2 = by a job it started, … */
 export const agentCallSchema = auditRowSchema.extend({ depth: z.number().int() });
+
+/** Largest arguments text sent to the page for one approval; longer ones say so (never silently cut). */
+export const MAX_APPROVAL_ARGUMENTS_CHARS = 256 * 1024;
+
+/** One call that waits for a person's approval. */
+export const approvalSchema = z.object({
+  id: z.string(),
+  tool: z.string(),
+  description: z.string().nullable(),
+  /** Canonical JSON of the exact arguments (whole unless `argumentsTruncated`). */
+  arguments: z.string(),
+  argumentsChars: z.number().int(),
+  argumentsTruncated: z.boolean(),
+  argumentsSha256: z.string(),
+  caller: z.string(),
+  agent: z.string().nullable(),
+  runId: z.string().nullable(),
+  requestedAt: z.number(),
+  expiresAt: z.number(),
+});
+
+/** An "always allow this tool for this agent" rule. */
+export const approvalRuleSchema = z.object({
+  id: z.string(),
+  agent: z.string(),
+  tool: z.string(),
+  createdAt: z.number(),
+  createdBy: z.string(),
+  approvalId: z.string().nullable(),
+});
+
+/** The approvals panel: what waits (oldest first) and the standing rules. */
+export const approvalsStateSchema = z.object({
+  pending: z.array(approvalSchema),
+  rules: z.array(approvalRuleSchema),
+});
 
 /** What parts of the dock this server can drive. */
 export const featuresSchema = z.object({
@@ -221,6 +259,8 @@ export const snapshotSchema = z.object({
   launch: launchProgressSchema.nullable(),
   /** Null when the server runs no agents service. */
   agents: agentsStateSchema.nullable(),
+  /** Null when the server keeps no approvals. */
+  approvals: approvalsStateSchema.nullable(),
 });
 
 /** Messages from the server to the page. */
@@ -245,6 +285,7 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('launch.progress'), launch: launchProgressSchema }),
   z.object({ type: z.literal('agents'), agents: agentsStateSchema }),
   z.object({ type: z.literal('agent.run'), run: agentRunSchema }),
+  z.object({ type: z.literal('approvals'), approvals: approvalsStateSchema }),
   z.object({
     type: z.literal('agent.details'),
     run: agentRunSchema,
@@ -327,6 +368,22 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
     })
     .strict(),
   z.object({ type: z.literal('agent.show'), runId: z.string().min(1).max(64), requestId }).strict(),
+  z
+    .object({
+      type: z.literal('approval.decide'),
+      id: z.string().min(1).max(64),
+      approve: z.boolean(),
+      scope: z
+        .enum(['once', 'session', 'always'])
+        .optional()
+        .describe('once (default), the tool for the rest of the caller session, or always for this agent.'),
+      reason: z.string().max(2000).optional().describe('Told to the caller when denying.'),
+      requestId,
+    })
+    .strict(),
+  z
+    .object({ type: z.literal('approval.rule.remove'), ruleId: z.string().min(1).max(64), requestId })
+    .strict(),
   z.object({ type: z.literal('webmcp.list'), requestId }).strict(),
   z
     .object({
@@ -353,6 +410,9 @@ export type DockAgentRun = z.infer<typeof agentRunSchema>;
 export type DockAgentsState = z.infer<typeof agentsStateSchema>;
 export type DockAgentCall = z.infer<typeof agentCallSchema>;
 export type DockFeatures = z.infer<typeof featuresSchema>;
+export type DockApproval = z.infer<typeof approvalSchema>;
+export type DockApprovalRule = z.infer<typeof approvalRuleSchema>;
+export type DockApprovalsState = z.infer<typeof approvalsStateSchema>;
 export type DockWebMcpTool = z.infer<typeof webMcpToolSchema>;
 export type DockSnapshot = z.infer<typeof snapshotSchema>;
 export type ServerMessage = z.infer<typeof serverMessageSchema>;

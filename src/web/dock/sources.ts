@@ -10,6 +10,7 @@ import type {
   DockAgentCall,
   DockAgentLoadError,
   DockAgentRun,
+  DockApprovalsState,
   DockJob,
   DockLogEntry,
   DockPreview,
@@ -135,6 +136,22 @@ export interface DockAgentRunDetails {
  * here is an ordinary run with trigger `api`: its tool calls go through the gateway as the run's
  * own caller, under the agent's policy and allow-list.
  */
+/**
+ * The approvals panel's source. Decisions are made as the dock's caller; a page that watches
+ * counts as an open dock session (the default rule of who waits for `ask` tools).
+ */
+export interface DockApprovals {
+  state(): DockApprovalsState;
+  decide(
+    id: string,
+    decision: { approve: boolean; scope?: 'once' | 'session' | 'always'; reason?: string },
+    by: string,
+  ): void;
+  removeRule(ruleId: string, by: string): void;
+  /** Called on every request, decision and rule change; watching counts as a deciding dock page. */
+  onChange(listener: () => void): Disposable;
+}
+
 export interface DockAgents {
   list(): DockAgent[];
   loadErrors(): DockAgentLoadError[];

@@ -5,6 +5,7 @@
 import './styles.css';
 import type { DockLaunchProgress, DockSnapshot, ServerMessage } from '../../dock/protocol.js';
 import { ActivityPanel } from './activity.js';
+import { ApprovalsPanel } from './approvals.js';
 import { h } from './dom.js';
 import { PreviewPanel } from './preview.js';
 import { DockSocket } from './socket.js';
@@ -35,6 +36,8 @@ class DockPage {
   private readonly terminals: TerminalPanel;
   private readonly preview: PreviewPanel;
   private readonly activity: ActivityPanel;
+  private readonly approvals: ApprovalsPanel;
+  private revealedApproval = false;
   private readonly webmcp: WebMcpTools;
   private readonly signedOut = h(
     'div',
@@ -72,10 +75,13 @@ class DockPage {
     this.terminals = new TerminalPanel(this.socket);
     this.preview = new PreviewPanel(this.socket, toast);
     this.activity = new ActivityPanel(this.socket, toast);
+    this.approvals = new ApprovalsPanel(this.socket, toast);
     this.webmcp = new WebMcpTools(this.socket);
     root.append(
       this.statusBar.el,
       ...this.statusBar.banners,
+      this.approvals.badge,
+      this.approvals.el,
       h(
         'main',
         { class: 'layout' },
@@ -107,6 +113,11 @@ class DockPage {
     this.terminals.setList(s.terminals);
     this.terminals.reattach();
     this.onLaunch(s.launch);
+    this.approvals.set(s.approvals);
+    if (!this.revealedApproval) {
+      this.revealedApproval = true;
+      this.approvals.reveal();
+    }
     if (s.features.computer) this.webmcp.refresh();
   }
 
@@ -125,7 +136,8 @@ class DockPage {
   }
 
   private setTitle(profileName: string | null): void {
-    document.title = profileName ? `${profileName} · Paddock dock` : 'Paddock dock';
+    const waiting = /^\(\d+\) /.exec(document.title)?.[0] ?? '';
+    document.title = `${waiting}${profileName ? `${profileName} · Paddock dock` : 'Paddock dock'}`;
   }
 
   private onMessage(msg: ServerMessage): void {
@@ -175,6 +187,9 @@ class DockPage {
         return;
       case 'agent.details':
         this.activity.agents.runs.details(msg.run, msg.calls, msg.truncated);
+        return;
+      case 'approvals':
+        this.approvals.set(msg.approvals);
         return;
       case 'agent.started':
         this.activity.agents.runs.open(msg.runId);
