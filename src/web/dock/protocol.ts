@@ -54,6 +54,9 @@ export const auditRowSchema = z.object({
   jobId: z.string().nullable(),
   generation: z.number().int().nullable(),
   input: z.string().describe('Redacted input, at most 600 characters.'),
+  /** The approval that decided this `ask` call, and who decided (null for an expiry). */
+  approvalId: z.string().nullable().optional(),
+  approver: z.string().nullable().optional(),
 });
 
 /** A command job with the tail of its output. */

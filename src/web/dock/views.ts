@@ -34,6 +34,8 @@ export function toDockAuditRow(row: StoredInvocation): DockAuditRow {
     parentId: row.parentId ?? null,
     jobId: row.jobId ?? null,
     generation: row.generation ?? null,
+    approvalId: row.approvalId ?? null,
+    approver: row.approver ?? null,
     input:
       row.input.length > INPUT_PREVIEW_CHARS ? `${row.input.slice(0, INPUT_PREVIEW_CHARS - 1)}…` : row.input,
   };
