@@ -22,7 +22,8 @@ export async function launchCommand(args: string[]): Promise<number> {
     throw new UsageError('launch needs a link id: paddock launch <id> (the last part of /launch/<id>).');
   const linkId = id.replace(/^.*\/launch\//, '');
   return withPaddock(values, async (p) => {
-    const boot = await p.computer.bootLaunchLink(linkId);
+    const computer = p.computer.for({ caller: 'cli', via: 'direct', attended: true });
+    const boot = await computer.bootLaunchLink(linkId);
     if (boot.bootError) {
       process.stderr.write(`paddock launch: the computer did not boot: ${boot.bootError}\n`);
       return 1;
@@ -32,7 +33,7 @@ export async function launchCommand(args: string[]): Promise<number> {
     if (!boot.jobId) return 0;
     let cursor: string | undefined;
     for (;;) {
-      const r = await p.computer.readJob(boot.jobId, cursor, 65_536);
+      const r = computer.readJob(boot.jobId, cursor, 65_536);
       if (r.stdout) process.stdout.write(r.stdout);
       if (r.stderr) process.stderr.write(r.stderr);
       cursor = r.nextCursor;

@@ -62,7 +62,7 @@ export async function statusCommand(args: string[]): Promise<number> {
   out(`  Computers: ${computers.length === 0 ? 'none' : computers.length}`);
   for (const c of computers)
     out(
-      `    ${c.generation === null ? '(none launched)' : `g${c.generation}`}  ${c.profileId ?? ''}  ${c.lifecycle}`,
+      `    ${c.name ?? ''}  ${c.generation === null ? '(none launched)' : `g${c.generation}`}  ${c.profileId ?? ''}  ${c.lifecycle}`,
     );
   return 0;
 }

@@ -3,7 +3,16 @@
  * stream stdout/stderr as data frames, report the root's exit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chownSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync } from 'node:fs';
+import {
+  chownSync,
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  unlinkSync,
+} from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -187,6 +196,13 @@ export class JobRunner {
     if (!fstatSync(fd).isFIFO()) {
       closeSync(fd);
       return { delivered: false };
+    }
+    // The open descriptor is all the reply needs: removing the name now spares the client a
+    // process (`rm`) per call. Clients that remove it themselves ignore that it is gone.
+    try {
+      unlinkSync(join(dir, id));
+    } catch {
+      // already removed by the client
     }
     const socket = new Socket({ fd, readable: false, writable: true });
     socket.on('error', () => socket.destroy());

@@ -9,17 +9,6 @@ import type { Tool } from '../tools/tool.js';
 import { defineTool, isPluginTool, isToolSpec, type PluginTool } from './define-tool.js';
 import { clip } from './upstream-result.js';
 
-export {
-  type BrandedToolResult,
-  defineTool,
-  isPluginTool,
-  PLUGIN_TOOL_NAME,
-  type PluginReturn,
-  type PluginTool,
-  type ToolSpec,
-  toolResult,
-} from './define-tool.js';
-
 /** What `paddock servers list` (and the logs) say about one plugin module. */
 export interface PluginStatus {
   /** Module name: the file name without extension (tool source `plugin:<module>`). */

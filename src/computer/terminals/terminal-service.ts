@@ -1,5 +1,5 @@
 /**
- * The terminals of the current computer: PTYs owned by the guest agent, shared by the agent's
+ * The terminals of one computer: PTYs owned by the guest agent, shared by the agent's
  * tools and the person in the dock. Ids are generation-qualified (`g3.term2`); one terminal is
  * active (the one the dock shows). A relaunch ends every terminal of the old generation (their
  * processes die with its sandbox) and their ids answer STALE_GENERATION.
@@ -35,6 +35,8 @@ export interface TerminalHost {
   readonly computer: Computer | null;
   requireRunning(signal?: AbortSignal): Promise<Computer>;
   readonly log: ComputerLog;
+  /** Whether `generation` was one of this computer's (its ids are stale, not another's). */
+  launchedHere(generation: number): boolean;
 }
 
 export interface TerminalServiceOptions {
@@ -185,7 +187,7 @@ export class TerminalService {
   resolve(terminalId: string): { gen: Generation; terminal: Terminal } {
     const { generation, n } = parseId(terminalId, 'term');
     const c = this.host.computer;
-    if (c && generation < c.generation) {
+    if (c && generation < c.generation && this.host.launchedHere(generation)) {
       throw new PaddockError(
         'STALE_GENERATION',
         `${terminalId} belongs to generation ${generation}, which was replaced by generation ${c.generation}; its shell is gone. Call list_terminals or create_terminal.`,

@@ -12,7 +12,7 @@ import { ConnectionRecord, type EgressKind } from './connection-log.js';
 import { decideEgress, type EgressTarget } from './decide.js';
 import { endToEnd, parseAuthority, relayRequest } from './http-relay.js';
 import { injectedHeaders } from './inject.js';
-import { parseBasicCredentials, plainResponse } from './proxy.js';
+import { parseBasicCredentials, plainResponse } from './proxy-answers.js';
 import type { EgressPrincipal, EgressSession } from './types.js';
 import { connectFailure, connectPinned, idleGuard, tunnel } from './upstream.js';
 

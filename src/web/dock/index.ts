@@ -20,7 +20,7 @@ import { defaultUiDir, UiAssets } from './static-assets.js';
 
 export { dockAgentsFromService } from './agents-adapter.js';
 export { dockApprovalsFromService } from './approvals-adapter.js';
-export { dockComputerFromManager, type ManagerAdapterOptions } from './manager-adapter.js';
+export { type ComputerAdapterOptions, dockComputerFromService } from './computer-adapter.js';
 export type * from './sources.js';
 
 /** Path of the dock's websocket. */
@@ -152,7 +152,12 @@ function launcher(gateway: Gateway | null, computer: DockComputer | null): DockL
   return async (profileId) => {
     if (!gateway.listTools(caller).some((t) => t.name === 'launch_computer'))
       return computer.launch(profileId);
-    const outcome = await gateway.call('launch_computer', { profileId }, caller);
+    const target = computer.target?.();
+    const outcome = await gateway.call(
+      'launch_computer',
+      { profileId },
+      target ? { ...caller, computer: target } : caller,
+    );
     if (!outcome.ok) throw outcome.error;
     if (outcome.result.isError) {
       throw new PaddockError(

@@ -1,9 +1,10 @@
 /**
  * What the dock needs from the computer, as small interfaces. The computer side implements
- * them (see manager-adapter.ts for the ComputerManager; terminals and preview come from the
+ * them (see computer-adapter.ts for the ComputerService; terminals and preview come from the
  * guest's PTYs and preview relay). Every subscription returns a Disposable.
  */
 import type { Disposable } from '../../shared/disposable.js';
+import type { ComputerRef } from '../../tools/tool.js';
 import type {
   DockAgent,
   DockAgentCall,
@@ -109,6 +110,8 @@ export interface DockComputer {
   bootLaunchLink(id: string): Promise<LaunchLinkBoot>;
   /** Change notifications; the dock pulls the details. */
   onChange(listener: (change: ComputerChange) => void): Disposable;
+  /** The computer the dock acts on (its launches name it); absent: the dock caller's own. */
+  target?(): ComputerRef;
   terminals: TerminalSource | null;
   preview: PreviewSource | null;
 }
