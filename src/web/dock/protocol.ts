@@ -55,6 +55,9 @@ export const auditRowSchema = z.object({
   generation: z.number().int().nullable(),
   computer: z.string().nullable().describe('The computer that ran `generation`, when this server knows it.'),
   input: z.string().describe('Redacted input, at most 600 characters.'),
+  /** The approval that decided this `ask` call, and who decided (null for an expiry). */
+  approvalId: z.string().nullable().optional(),
+  approver: z.string().nullable().optional(),
 });
 
 /** A command job with the tail of its output. */

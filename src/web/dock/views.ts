@@ -41,6 +41,8 @@ export function toDockAuditRow(
     jobId: row.jobId ?? null,
     generation: row.generation ?? null,
     computer: row.generation != null && computerOf ? computerOf(row.generation) : null,
+    approvalId: row.approvalId ?? null,
+    approver: row.approver ?? null,
     input:
       row.input.length > INPUT_PREVIEW_CHARS ? `${row.input.slice(0, INPUT_PREVIEW_CHARS - 1)}…` : row.input,
   };

@@ -129,6 +129,7 @@ export class AuditList {
         `id ${row.id}`,
         row.parentId ? ` · parent ${row.parentId}` : '',
         row.jobId ? ` · job ${row.jobId}` : '',
+        row.approvalId ? ` · approval ${row.approvalId}${row.approver ? ` by ${row.approver}` : ''}` : '',
         ` · ${row.source}`,
       ),
     );
