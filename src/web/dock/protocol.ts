@@ -47,6 +47,9 @@ export const auditRowSchema = z.object({
   source: z.string(),
   caller: z.string(),
   via: z.enum(['direct', 'channel', 'agent', 'schedule', 'webmcp']),
+  state: z
+    .enum(['running', 'ended', 'interrupted'])
+    .describe('A row is pushed when its call starts and again when it ends (same id).'),
   success: z.boolean(),
   errorCode: z.string().nullable(),
   errorMessage: z.string().nullable(),
