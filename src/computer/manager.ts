@@ -54,7 +54,10 @@ export class ComputerManager implements ComputerSource {
   constructor(nameOrOptions: string | ComputerServiceOptions, context?: ComputerContext) {
     this.alone = typeof nameOrOptions !== 'string';
     this.name = typeof nameOrOptions === 'string' ? nameOrOptions : 'local';
-    this.context = typeof nameOrOptions === 'string' ? context! : new ComputerContext(nameOrOptions);
+    this.context =
+      typeof nameOrOptions === 'string'
+        ? context!
+        : new ComputerContext(nameOrOptions, { activeComputers: () => (this.active ? 1 : 0) });
     const name = this.name;
     const ctx = this.context;
     const emit = ctx.events.emit.bind(ctx.events);
@@ -247,6 +250,7 @@ export class ComputerManager implements ComputerSource {
     if (!this.alone) throw new Error('a computer of a ComputerService is closed by the service');
     this.context.close();
     await this.stop(new PaddockError('NOT_RUNNING', 'The server is shutting down.'));
+    await this.context.drainPool();
     await this.context.backend.dispose();
   }
 
