@@ -10,6 +10,7 @@ import { SqliteAuditStore } from './audit/sqlite-audit-store.js';
 import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
 import type { AuditStore, MemoryStore } from './audit/types.js';
 import { ChannelSession } from './channel/session.js';
+import { answerComputersRequest } from './computer/admin.js';
 import { BwrapBackend } from './computer/backend/bwrap.js';
 import { withPidFiles } from './computer/backend/sandbox-pids.js';
 import type { ComputerBackend } from './computer/backend/types.js';
@@ -459,6 +460,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
         openLink: () => dock.loginLink(url),
         stop: () => requestStop(),
         approvals: (request) => answerApprovalRequest(paddock.approvals, request, 'cli'),
+        computers: (request) => answerComputersRequest(paddock.computer, loaded.dataDir, request),
       },
     });
     const { replacedStale } = await socket.listen({ version: VERSION, url });

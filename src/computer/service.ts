@@ -146,6 +146,38 @@ export class ComputerService {
     });
   }
 
+  /**
+   * The key of a computer as a person names it: a listed key (`named:x`, `private:mcp:…`), or
+   * the bare name of a named computer.
+   */
+  keyOfName(name: string): string {
+    return name.startsWith('named:') || name.startsWith('private:') ? name : `named:${name}`;
+  }
+
+  /** Stops computer `name` (`paddock computers stop`); false when it was not running. */
+  async stopComputer(name: string): Promise<boolean> {
+    const manager = this.managers.get(this.keyOfName(name));
+    if (!manager?.active) return false;
+    manager.log.add('info', 'computer.stop', `${manager.name} stopped by the operator.`, {
+      generation: manager.computer?.generation,
+    });
+    await manager.stop(
+      new PaddockError(
+        'NOT_RUNNING',
+        'The operator stopped this computer (paddock computers stop); launch it again.',
+      ),
+    );
+    return true;
+  }
+
+  /** Stops and forgets computer `name` (`paddock computers rm`); false when the server knew none. */
+  async removeComputer(name: string): Promise<boolean> {
+    const key = this.keyOfName(name);
+    if (!this.managers.has(key)) return false;
+    await this.forget(key, 'the operator removed it (paddock computers rm)');
+    return true;
+  }
+
   /** Stops every computer and frees the backend. */
   async close(): Promise<void> {
     this.context.close();

@@ -37,6 +37,8 @@ export interface SocketControl {
   stop(): void;
   /** Answers a CLI approvals request; throws a PaddockError that is sent back as the refusal. */
   approvals?(request: Record<string, unknown>): Record<string, unknown>;
+  /** Answers `paddock computers` (list, stop, rm); throws a PaddockError sent back as the refusal. */
+  computers?(request: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
 export interface SocketServerOptions {
@@ -146,6 +148,7 @@ export class McpSocketServer {
     else if (hello.op === 'status') this.answer(socket, { paddock: 1, ok: true, ...control.status() });
     else if (hello.op === 'open') this.answer(socket, { paddock: 1, ok: true, url: control.openLink() });
     else if (hello.op === 'approvals') this.approvals(socket, hello.approvals ?? {});
+    else if (hello.op === 'computers') void this.computers(socket, hello.computers ?? {});
     else {
       this.answer(socket, { paddock: 1, ok: true, pid: process.pid });
       control.stop();
@@ -235,6 +238,20 @@ export class McpSocketServer {
     }
   }
 
+  private async computers(socket: Socket, request: Record<string, unknown>): Promise<void> {
+    const handler = this.options.control.computers;
+    if (!handler) {
+      this.refuse(socket, 'UNSUPPORTED_CAPABILITY', 'This server runs no computers.');
+      return;
+    }
+    try {
+      this.answer(socket, { paddock: 1, ok: true, ...(await handler(request)) });
+    } catch (e) {
+      const error = toPaddockError(e);
+      this.refuse(socket, error.code, error.message);
+    }
+  }
+
   /** Sends the one reply line and closes; a peer that keeps the connection open is cut off. */
   private answer(socket: Socket, reply: SocketReply): void {
     socket.end(`${JSON.stringify(reply)}\n`);
@@ -264,10 +281,12 @@ function parseHello(line: string): SocketHello | string {
   const v = value as Partial<SocketHello> | null;
   if (!v || typeof v !== 'object' || v.paddock !== 1)
     return 'The opening line must be a {"paddock":1,…} object.';
-  if (!['mcp', 'status', 'stop', 'open', 'approvals'].includes(v.op as string))
-    return 'op must be one of mcp, status, stop, open, approvals.';
+  if (!['mcp', 'status', 'stop', 'open', 'approvals', 'computers'].includes(v.op as string))
+    return 'op must be one of mcp, status, stop, open, approvals, computers.';
   if (v.approvals !== undefined && (typeof v.approvals !== 'object' || v.approvals === null))
     return 'approvals must be an object.';
+  if (v.computers !== undefined && (typeof v.computers !== 'object' || v.computers === null))
+    return 'computers must be an object.';
   if (typeof v.key !== 'string') return 'key must be the string of run/server.json.';
   if (v.computer !== undefined && typeof v.computer !== 'string') return 'computer must be a string.';
   if (
