@@ -129,6 +129,7 @@ export class ComputerContext {
   /** From now on nothing launches. */
   close(): void {
     this.closing = true;
+    this.pool.close();
   }
 
   /** Destroys every pooled sandbox (at shutdown, after close). */
@@ -229,8 +230,8 @@ export class ComputerContext {
   }
 
   /**
-   * Removes the host directories of pooled or warm-started sandboxes a previous run left (they
-   * never hold a kept workspace; a crash leaves them behind).
+   * Removes the host directories of pooled or warm-started sandboxes a previous run left in the
+   * computers directory (`warm-XXXXXX`: never a kept workspace; a crash leaves them behind).
    */
   private sweepWarmDirs(): void {
     for (const name of readdirSync(this.computersDir)) {

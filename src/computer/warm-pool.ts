@@ -118,15 +118,20 @@ export class WarmPool {
     for (const slot of this.slots.values()) this.fill(slot);
   }
 
-  /** Stops refilling and destroys every pooled sandbox, waiting for boots under way. */
-  async drain(): Promise<void> {
+  /** Stops refilling: nothing boots from now on (the server is shutting down). */
+  close(): void {
     this.closed = true;
-    const sandboxes: BootedSandbox[] = [];
     for (const slot of this.slots.values()) {
       if (slot.retry) clearTimeout(slot.retry);
       slot.retry = null;
-      sandboxes.push(...slot.ready.splice(0));
     }
+  }
+
+  /** Stops refilling and destroys every pooled sandbox, waiting for boots under way. */
+  async drain(): Promise<void> {
+    this.close();
+    const sandboxes: BootedSandbox[] = [];
+    for (const slot of this.slots.values()) sandboxes.push(...slot.ready.splice(0));
     await Promise.all([...sandboxes.map((s) => s.destroy()), ...this.inFlight]);
   }
 
