@@ -85,10 +85,7 @@ export class ComputerContext {
       logger: options.logger.child({ domain: 'computer' }),
       dir: this.computersDir,
       bootTimeoutMs: options.config.bootTimeoutMs,
-      targets: this.profiles
-        .all()
-        .filter((p) => this.profiles.availability(p).available)
-        .map((p) => ({ profile: this.withSharedMounts(p), warm: options.config.warm[p.id] ?? p.warm })),
+      targets: this.warmTargets(),
       files: () => options.egress?.guestFiles() ?? {},
       room: (pooled) => (hooks.activeComputers?.() ?? 0) + pooled < options.config.maxComputers,
     });
@@ -227,6 +224,34 @@ export class ComputerContext {
     const dir = join(own, 'workspace');
     mkdirSync(dir, { recursive: true, mode: 0o755 });
     return dir;
+  }
+
+  /**
+   * How many warm sandboxes each available profile keeps. An id in `computer.warm` that names no
+   * profile fails the start; a profile that keeps some but cannot launch here is logged and skipped.
+   */
+  private warmTargets(): { profile: ProfileConfig; warm: number }[] {
+    const { warm } = this.options.config;
+    const known = new Set(this.profiles.all().map((p) => p.id));
+    for (const id of Object.keys(warm)) {
+      if (!known.has(id))
+        throw new PaddockError(
+          'INVALID_ARGUMENT',
+          `computer.warm.${id}: no profile "${id}"; use one of ${[...known].join(', ')}.`,
+        );
+    }
+    const targets: { profile: ProfileConfig; warm: number }[] = [];
+    for (const p of this.profiles.all()) {
+      const n = warm[p.id] ?? p.warm;
+      if (n === 0) continue;
+      const { available, reason } = this.profiles.availability(p);
+      if (!available) {
+        this.options.logger.warn('computer.warm_unavailable', { profile: p.id, reason });
+        continue;
+      }
+      targets.push({ profile: this.withSharedMounts(p), warm: n });
+    }
+    return targets;
   }
 
   /**
