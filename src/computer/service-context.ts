@@ -89,10 +89,11 @@ export class ComputerContext {
       files: () => options.egress?.guestFiles() ?? {},
       room: (pooled) => (hooks.activeComputers?.() ?? 0) + pooled < options.config.maxComputers,
     });
-    // a computer that ends frees room under the cap
+    // a computer that ends frees room under the cap; the refill waits for the launch under way
+    // (a relaunch stops the previous generation) to run first
     this.events.subscribe((e) => {
       if (e.type === 'lifecycle' && (e.lifecycle === 'stopped' || e.lifecycle === 'error'))
-        this.pool.refill();
+        setImmediate(() => this.pool.refill());
     });
     this.pool.start();
   }
