@@ -21,6 +21,7 @@ import type { ProfileInfo } from './profiles.js';
 import { ComputerContext, type ComputerServiceOptions } from './service-context.js';
 import { type ComputerStatus, describeStatus, type LaunchResult } from './status.js';
 import { TerminalService } from './terminals/terminal-service.js';
+import type { WarmPool } from './warm-pool.js';
 
 export type { CancelResult, RunRequest } from './jobs/requests.js';
 export type { ComputerStatus, LaunchResult } from './status.js';
@@ -85,6 +86,11 @@ export class ComputerManager implements ComputerSource {
 
   listProfiles(search?: string): ProfileInfo[] {
     return this.context.profiles.list(search);
+  }
+
+  /** The warm pool of its server (its state for tests and status). */
+  get pool(): WarmPool {
+    return this.context.pool;
   }
 
   /** The dock's URL for this server. */

@@ -20,7 +20,9 @@ import { PaddockError } from '../../src/shared/errors.js';
 import { createLogger, type Logger } from '../../src/shared/logger.js';
 import { processesWith } from '../helpers/audit-rows.js';
 import { startServe, tempProject } from '../helpers/paddock-process.js';
-import { hostDescendants, pollUntil } from '../unit/computer/fixture.js';
+import { hostDescendants, launchRunning, pollUntil } from '../unit/computer/fixture.js';
+import { startServer } from '../unit/net/helpers.js';
+import { withEgressComputer } from './egress-fixture.js';
 
 interface Pool {
   service: ComputerService;
@@ -308,6 +310,29 @@ function pidsInGroup(name: string): number[] {
   }
   return pids;
 }
+
+describe('warm pool with egress (bwrap)', () => {
+  it('a warm sandbox of a proxy profile reaches an allowed host, with the egress relay and credentials bound at take time', async () => {
+    const stub = await startServer((req, res) => res.end(`stub says hi to ${req.url}`));
+    try {
+      const policy = { http: { allow: [`stub.test:${stub.port}`], hosts: { 'stub.test': '127.0.0.1' } } };
+      await withEgressComputer({ policy, profile: { warm: 1 } }, async ({ manager, run, rows }) => {
+        await pollUntil(() => manager.pool.ready('net') >= 1, 30_000, 'a warm net sandbox');
+        const c = await launchRunning(manager, 'net');
+        assert.equal(c.bootSource, 'warm');
+        const r = await run(`curl -sS --max-time 20 http://stub.test:${stub.port}/warm`);
+        assert.equal(r.exitCode, 0, r.stderr);
+        assert.match(r.stdout, /stub says hi to \/warm/);
+        const mine = rows().filter((row) => row.jobId === r.jobId);
+        assert.equal(mine.length, 1);
+        assert.equal(mine[0]!.success, true);
+        assert.equal(mine[0]!.generation, c.generation);
+      });
+    } finally {
+      await stub.close();
+    }
+  });
+});
 
 describe('warm pool across a crash of the server', () => {
   it('kill -9 of a server with pooled sandboxes leaves none of their processes or directories after the next start', async () => {
