@@ -383,7 +383,10 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       previewBase,
       new PreviewRelay(watchedPreview(paddock.computer), { basePath: previewBase, serverToken: token.token }),
     );
-    const dockComputer = dockComputerFromService(paddock.computer, { logger });
+    const dockComputer = dockComputerFromService(paddock.computer, {
+      logger,
+      sessions: () => sessions.countByComputer((ref) => paddock.computer.keyOfRef(ref)),
+    });
     closers.push(() => dockComputer.close());
     const dock = createDock({
       audit: paddock.audit,

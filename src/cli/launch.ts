@@ -1,3 +1,4 @@
+import { sleep } from '../shared/abort.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
 import { CONFIG_OPTION, withPaddock } from './context.js';
 
@@ -38,7 +39,7 @@ export async function launchCommand(args: string[]): Promise<number> {
       if (r.stderr) process.stderr.write(r.stderr);
       cursor = r.nextCursor;
       if (r.terminationObserved && !r.stdout && !r.stderr) return r.exitCode === 0 ? 0 : 1;
-      if (!r.stdout && !r.stderr) await new Promise((resolve) => setTimeout(resolve, 100));
+      if (!r.stdout && !r.stderr) await sleep(100);
     }
   });
 }

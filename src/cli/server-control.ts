@@ -7,6 +7,7 @@ import { locateConfig } from '../config/locate.js';
 import { describeIdentity, type InstancePaths, instancePaths, processAlive } from '../mcp/instance.js';
 import { knock, requestServer } from '../mcp/socket-client.js';
 import type { SessionSummary } from '../mcp/socket-protocol.js';
+import { sleep } from '../shared/abort.js';
 import { out, parseCommandArgs } from './args.js';
 
 const OPTIONS = { config: { type: 'string' as const }, help: { type: 'boolean' as const, short: 'h' } };
@@ -91,7 +92,7 @@ export async function stopCommand(args: string[]): Promise<number> {
       );
       return 1;
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   out(`Stopped the Paddock server (pid ${pid}) of ${paths.dataDir}.`);
   return 0;

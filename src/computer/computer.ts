@@ -1,7 +1,7 @@
 /**
  * One generation of a computer: its sandbox, its guest link and what runs in it. The computer
  * boots the sandbox, speaks to its guest agent and routes the guest's events — job events to
- * its JobTable, terminals and relayed connections to its ChannelRouter. Owned by a
+ * its JobTable, terminals and relayed connections to its StreamRouter. Owned by a
  * ComputerManager; replaced as a whole by a relaunch.
  */
 import { rm } from 'node:fs/promises';
@@ -14,8 +14,8 @@ import type { ComputerBackend, SandboxInstance } from './backend/types.js';
 import type { ComputerEgress, JobLineage } from './egress.js';
 import type { ComputerEvent, Lifecycle } from './events.js';
 import { JobTable } from './jobs/job-table.js';
-import { ChannelRouter } from './link/channel-router.js';
 import type { CallOptions, GuestClient, WithAttachment } from './link/guest-client.js';
+import { StreamRouter } from './link/stream-router.js';
 import type { ComputerLog } from './logs.js';
 import { type BootedSandbox, bootSandbox, describeExit, sandboxSpec } from './sandbox-boot.js';
 
@@ -58,8 +58,8 @@ export class Computer {
   readonly booted: Promise<void>;
   /** The jobs of this generation. */
   readonly jobs: JobTable;
-  /** Terminals and relayed preview connections of this generation (channels that are not jobs). */
-  readonly channels = new ChannelRouter();
+  /** Terminals and relayed preview connections of this generation (streams that are not jobs). */
+  readonly streams = new StreamRouter();
   private client: GuestClient | null = null;
   private sandbox: BootedSandbox | null = null;
   /** Cancels a cold boot that is still waiting for the guest (stop or shutdown). */
@@ -126,13 +126,13 @@ export class Computer {
       }
       sandbox.attach({
         onEvent: (e) => this.route(e),
-        onData: (channel, stream, payload) => {
-          if (!this.channels.data(channel, stream, payload)) this.jobs.onData(channel, stream, payload);
+        onData: (stream, fd, payload) => {
+          if (!this.streams.data(stream, fd, payload)) this.jobs.onData(stream, fd, payload);
         },
-        onEnd: (channel, stream) => {
-          if (!this.channels.end(channel, stream)) this.jobs.onEnd(channel, stream);
+        onEnd: (stream, fd) => {
+          if (!this.streams.end(stream, fd)) this.jobs.onEnd(stream, fd);
         },
-        onWindow: (channel, stream, bytes) => this.channels.window(channel, stream, bytes),
+        onWindow: (stream, fd, bytes) => this.streams.window(stream, fd, bytes),
         onBroken: (reason) => this.fail(`The guest agent broke the protocol (${reason})`),
       });
       void sandbox.instance.exited.then((how) => this.onSandboxExit(how));
@@ -158,11 +158,11 @@ export class Computer {
 
   /** A guest event: job events to the job table, terminal and relay events to their owners. */
   private route(e: GuestEvent): void {
-    if (e.t === 'exit') this.jobs.onExit(e.channel, e.exitCode, e.signal);
-    else if (e.t === 'channel.request') this.jobs.onChannelRequest(e.channel, e.nonce, e.frame);
+    if (e.t === 'exit') this.jobs.onExit(e.stream, e.exitCode, e.signal);
+    else if (e.t === 'channel.request') this.jobs.onChannelRequest(e.stream, e.nonce, e.frame);
     else if (e.t === 'log')
       this.options.log.add(e.level, 'guest.log', e.message, { generation: this.generation });
-    else this.channels.event(e);
+    else this.streams.event(e);
   }
 
   private diagnosticSuffix(): string {
@@ -182,7 +182,7 @@ export class Computer {
       ),
     );
     this.jobs.endAll();
-    this.channels.close(message);
+    this.streams.close(message);
     this.abort.abort();
     void this.instance?.destroy();
     this.emitLifecycle();
@@ -218,9 +218,9 @@ export class Computer {
   }
 
   /** Sends a stream frame on a terminal or relay channel; false when not running or congested. */
-  sendFrame(kind: FrameKindValue, channel: number, stream: number, payload: Buffer): boolean {
+  sendFrame(kind: FrameKindValue, stream: number, fd: number, payload: Buffer): boolean {
     if (this.lifecycle !== 'running' || !this.client) return false;
-    return this.client.sendFrame(kind, channel, stream, payload);
+    return this.client.sendFrame(kind, stream, fd, payload);
   }
 
   /** The proxy variables of a job or terminal (none without egress). */
@@ -234,7 +234,7 @@ export class Computer {
     if (this.lifecycle !== 'error') this.lifecycle = 'stopped';
     this.client?.fail(reason);
     this.jobs.endAll();
-    this.channels.close(reason.message);
+    this.streams.close(reason.message);
     if (was !== this.lifecycle) this.emitLifecycle();
     this.abort.abort();
     await this.booted;

@@ -50,7 +50,9 @@ export type ComputerEvent =
   /** The preview pane moved or observed something. */
   | { type: 'preview'; computer: string; state: PreviewState }
   /** An entry was added to the computer's log. */
-  | { type: 'log'; computer: string; entry: ComputerLogEntry };
+  | { type: 'log'; computer: string; entry: ComputerLogEntry }
+  /** The dock now watches this computer (a launch from anywhere, or the person's switch). */
+  | { type: 'watch'; computer: string };
 
 /** The event types, for subscribers that want only some. */
 export type ComputerEventType = ComputerEvent['type'];

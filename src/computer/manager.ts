@@ -98,6 +98,11 @@ export class ComputerManager implements ComputerSource {
     return this.context.dockUrl();
   }
 
+  /** The dock, opened on this computer (what launch_computer and get_computer_status answer). */
+  get watchUrl(): string {
+    return `${this.context.dockUrl()}?computer=${encodeURIComponent(this.name)}`;
+  }
+
   /** The current generation, if any was launched. */
   get computer(): Computer | null {
     return this.current;
@@ -130,13 +135,13 @@ export class ComputerManager implements ComputerSource {
       generation: computer.generation,
       profileId: computer.profile.id,
       lifecycle: computer.lifecycle,
-      url: this.dockUrl,
+      url: this.watchUrl,
       message: 'The computer is booting; poll get_computer_status until lifecycle is running or error.',
     };
   }
 
   status(): ComputerStatus {
-    return describeStatus(this.current, this.dockUrl, {
+    return describeStatus(this.current, this.watchUrl, {
       activeTerminal: this.terminals.active(),
       preview: this.current ? this.preview.state() : null,
     });

@@ -85,9 +85,9 @@ export async function bootSandbox(
     client = new GuestClient(instance.fromGuest, instance.toGuest, {
       onHello: resolve,
       onEvent: (e) => target?.onEvent(e),
-      onData: (channel, stream, payload) => target?.onData(channel, stream, payload),
-      onEnd: (channel, stream) => target?.onEnd(channel, stream),
-      onWindow: (channel, stream, bytes) => target?.onWindow?.(channel, stream, bytes),
+      onData: (stream, fd, payload) => target?.onData(stream, fd, payload),
+      onEnd: (stream, fd) => target?.onEnd(stream, fd),
+      onWindow: (stream, fd, bytes) => target?.onWindow?.(stream, fd, bytes),
       onBroken: (reason) => {
         if (target) target.onBroken(reason);
         else {

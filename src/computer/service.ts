@@ -28,20 +28,29 @@ export interface ComputerSummary {
   workspace: 'keep' | 'fresh';
 }
 
+/** Generations whose computer the service remembers. */
+const MAX_REMEMBERED_GENERATIONS = 10_000;
+
 export class ComputerService {
   private readonly context: ComputerContext;
   private readonly managers = new Map<string, ComputerManager>();
   private readonly lastUsed = new Map<string, number>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private focus: string | null = null;
+  private readonly generations = new Map<number, string>();
 
   constructor(private readonly options: ComputerServiceOptions) {
     this.context = new ComputerContext(options, {
       assertCapacity: (key) => this.assertCapacity(key),
-      launched: (key) => {
-        this.focus = key;
-      },
+      launched: (key) => this.setFocus(key),
       activeComputers: () => [...this.managers.values()].filter((m) => m.active).length,
+    });
+    this.context.events.subscribe((event) => {
+      if (event.type !== 'lifecycle' || this.generations.get(event.generation) === event.computer) return;
+      this.generations.set(event.generation, event.computer);
+      // a bounded memory of which computer ran which generation (for the dock's filters)
+      if (this.generations.size > MAX_REMEMBERED_GENERATIONS)
+        this.generations.delete(this.generations.keys().next().value as number);
     });
     options.logger.info('computer.service', { backend: options.backend.name });
   }
@@ -114,6 +123,30 @@ export class ComputerService {
   /** The computer the dock watches: the one launched last (null before any launch). */
   watched(): ComputerManager | null {
     return this.focus ? (this.managers.get(this.focus) ?? null) : null;
+  }
+
+  /** The key of the computer the dock watches, or null. */
+  watching(): string | null {
+    return this.focus;
+  }
+
+  /** Makes the dock watch computer `name` (a listed key or a named computer's name). */
+  watch(name: string): void {
+    const key = this.keyOfName(name);
+    if (!this.managers.has(key))
+      throw new PaddockError('NOT_FOUND', `No computer "${name}" on this server; pick one from the list.`);
+    this.setFocus(key);
+  }
+
+  /** The computer that ran `generation` in this server's lifetime, or null. */
+  computerOf(generation: number): string | null {
+    return this.generations.get(generation) ?? null;
+  }
+
+  private setFocus(key: string): void {
+    if (this.focus === key) return;
+    this.focus = key;
+    this.context.events.emit({ type: 'watch', computer: key });
   }
 
   /** Every computer, for status listings. */

@@ -181,6 +181,26 @@ describe('computers by session and by name (bwrap)', { concurrency: false }, () 
     });
   });
 
+  it('releases a session\u2019s private computer computer.sessionGraceMs after the session ends, and leaves a named one', async () => {
+    await withServer({ sessionGraceMs: 500 }, async ({ session, service }) => {
+      const gone = session('gone');
+      await launched(gone);
+      const c = service.byKey('private:mcp:gone').computer!;
+      await launched(session('named-user', 'stays'));
+      service.releaseOwner('mcp:gone');
+      service.releaseOwner('mcp:named-user');
+      const names = () => service.list().map((m) => m.name);
+      await pollUntil(
+        () => !names().includes('private:mcp:gone'),
+        20_000,
+        'the private computer to be released',
+      );
+      await pollUntil(() => c.lifecycle === 'stopped', 20_000, 'its sandbox to stop');
+      assert.ok(names().includes('named:stays'));
+      assert.equal(service.list().find((m) => m.name === 'named:stays')?.lifecycle, 'running');
+    });
+  });
+
   it('keeps a `workspace: keep` computer\u2019s /workspace across a relaunch and a restart, and never removes what lies next to it; a fresh one starts empty', async () => {
     const root = mkdtempSync(join(tmpdir(), 'paddock-sessions-keep-'));
     const config = { named: { keeper: { workspace: 'keep' } } };

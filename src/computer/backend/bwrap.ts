@@ -10,6 +10,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { type BwrapLayout, buildBwrapArgs, generatedEtc, sandboxName } from './bwrap-args.js';
@@ -369,7 +370,7 @@ class BwrapInstance implements SandboxInstance {
   private async teardown(): Promise<void> {
     if (this.node) await this.node.kill();
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
-    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 2000))]);
+    await Promise.race([this.exited, sleep(2000)]);
     if (this.node && !(await this.node.destroy(2000))) {
       this.logger.warn('computer.cgroup_leftover', {
         generation: this.spec.generation,

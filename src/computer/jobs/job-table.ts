@@ -5,6 +5,7 @@
  */
 import { CHANNEL_ENV } from '../../channel/wire.js';
 import { TOOL_CHANNEL_ROOT } from '../../guest/account.js';
+import { Fd } from '../../guest/frames.js';
 import type { ChannelFrame, Hello } from '../../guest/protocol.js';
 import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
@@ -145,28 +146,28 @@ export class JobTable {
     return shape(this.familyGone(held) ? 'cancelled' : 'cancelling');
   }
 
-  /** Bytes from the guest on a job's stream (stdout 1, stderr 2). */
-  onData(n: number, stream: number, payload: Buffer): void {
+  /** Bytes from the guest on one of a job's fds (stdout 1, stderr 2). */
+  onData(n: number, fd: number, payload: Buffer): void {
     const job = this.jobs.get(n)?.job;
-    const fd = stream === 1 ? 'stdout' : stream === 2 ? 'stderr' : null;
-    if (!job || !fd) return;
-    job.append(fd, payload);
+    const name = fd === Fd.Stdout ? 'stdout' : fd === Fd.Stderr ? 'stderr' : null;
+    if (!job || !name) return;
+    job.append(name, payload);
     this.options.emit({
       type: 'job.output',
       computer: this.options.computer,
       generation: this.options.generation,
       jobId: job.id,
-      fd,
+      fd: name,
       bytes: payload.length,
     });
   }
 
-  /** A job's stream ended. */
-  onEnd(n: number, stream: number): void {
+  /** One of a job's fds ended. */
+  onEnd(n: number, fd: number): void {
     const job = this.jobs.get(n)?.job;
     if (!job) return;
-    if (stream === 1) job.endStream('stdout');
-    else if (stream === 2) job.endStream('stderr');
+    if (fd === Fd.Stdout) job.endStream('stdout');
+    else if (fd === Fd.Stderr) job.endStream('stderr');
   }
 
   /** A job's root exited. */
@@ -203,7 +204,7 @@ export class JobTable {
         job.noteToolCalls(channel.toolCalls);
         const client = this.options.client();
         if (line === null || frame.id === null || !client) return;
-        void client.call('channel.reply', { channel: n, id: frame.id, body: line }).catch(() => undefined);
+        void client.call('channel.reply', { stream: n, id: frame.id, body: line }).catch(() => undefined);
       },
       (e: unknown) => this.log('err', 'channel.failed', `${job.id}: ${(e as Error).message}`, job.id),
     );
@@ -262,7 +263,7 @@ export class JobTable {
     const hold = instance.familyMechanism === 'cgroup' || channel !== null;
     try {
       const { pid } = await client.call('exec', {
-        channel: n,
+        stream: n,
         argv: started.argv,
         cwd,
         env: {
@@ -284,11 +285,11 @@ export class JobTable {
         try {
           held.family = await instance.adoptJob(`job${n}`, pid, hello.pid);
         } catch (e) {
-          await client.call('signal', { channel: n, signal: 'SIGKILL', group: false }).catch(() => undefined);
+          await client.call('signal', { stream: n, signal: 'SIGKILL', group: false }).catch(() => undefined);
           throw e;
         }
       }
-      if (hold) await client.call('release', { channel: n });
+      if (hold) await client.call('release', { stream: n });
     } catch (e) {
       this.jobs.delete(n);
       channel?.close();
@@ -319,7 +320,7 @@ export class JobTable {
       const client = this.options.client();
       if (!client) return;
       await client
-        .call('signal', { channel: held.job.n, signal: 'SIGKILL', group: true })
+        .call('signal', { stream: held.job.n, signal: 'SIGKILL', group: true })
         .catch(() => undefined);
       await sleep(20);
     }

@@ -11,13 +11,13 @@ import type { Disposable } from '../../shared/disposable.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Computer } from '../computer.js';
 import { parseId } from '../cursors.js';
-import {
-  CHANNEL_RANGE,
-  type ChannelEvent,
-  type ChannelOwner,
-  TERMINAL_CHANNEL_BASE,
-} from '../link/channel-router.js';
 import { baseJobEnv, GUEST_WORKSPACE } from '../link/guest-layout.js';
+import {
+  STREAM_RANGE,
+  type StreamEvent,
+  type StreamOwner,
+  TERMINAL_STREAM_BASE,
+} from '../link/stream-router.js';
 import type { ComputerLog } from '../logs.js';
 import { terminalShell } from '../shell-startup.js';
 import { Terminal, type TerminalChunk, type TerminalInfo, type TerminalRead } from './terminal.js';
@@ -75,14 +75,14 @@ export class TerminalService {
     const n = gen.next++;
     const id = `g${c.generation}.term${n}`;
     const retention = c.profile.limits.outputBytes ?? this.options.retentionBytes;
-    const t = new Terminal(id, c.generation, n, TERMINAL_CHANNEL_BASE + n, `Terminal ${n}`, retention, {
+    const t = new Terminal(id, c.generation, n, TERMINAL_STREAM_BASE + n, `Terminal ${n}`, retention, {
       ...DEFAULT_SIZE,
     });
     gen.terminals.set(n, t);
     const shell = terminalShell(c.hello?.shell ?? '/bin/sh');
     try {
       await c.call('pty.open', {
-        channel: t.channel,
+        stream: t.stream,
         argv: shell.argv,
         cwd: GUEST_WORKSPACE,
         env: {
@@ -137,7 +137,7 @@ export class TerminalService {
     const { gen, terminal } = this.resolve(terminalId);
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     this.requireLive(terminal);
-    await gen.computer.call('pty.write', { channel: terminal.channel }, { attachment: bytes });
+    await gen.computer.call('pty.write', { stream: terminal.stream }, { attachment: bytes });
   }
 
   /** Follows the dock's viewport. */
@@ -158,7 +158,7 @@ export class TerminalService {
     }
     if (terminal.cols === cols && terminal.rows === rows) return;
     this.requireLive(terminal);
-    await gen.computer.call('pty.resize', { channel: terminal.channel, cols, rows });
+    await gen.computer.call('pty.resize', { stream: terminal.stream, cols, rows });
     terminal.cols = cols;
     terminal.rows = rows;
   }
@@ -223,20 +223,20 @@ export class TerminalService {
     if (this.current?.computer === c) return this.current;
     const gen: Generation = { computer: c, terminals: new Map(), active: null, next: 1 };
     this.current = gen;
-    c.channels.attach(this.owner(gen));
+    c.streams.attach(this.owner(gen));
     return gen;
   }
 
-  private owner(gen: Generation): ChannelOwner {
-    const byChannel = (channel: number) => gen.terminals.get(channel - TERMINAL_CHANNEL_BASE);
+  private owner(gen: Generation): StreamOwner {
+    const byChannel = (stream: number) => gen.terminals.get(stream - TERMINAL_STREAM_BASE);
     return {
-      owns: (channel) => channel >= TERMINAL_CHANNEL_BASE && channel < TERMINAL_CHANNEL_BASE + CHANNEL_RANGE,
-      onData: (channel, _stream, payload) => byChannel(channel)?.append(payload),
+      owns: (stream) => stream >= TERMINAL_STREAM_BASE && stream < TERMINAL_STREAM_BASE + STREAM_RANGE,
+      onData: (stream, _stream, payload) => byChannel(stream)?.append(payload),
       onEnd: () => undefined,
       onWindow: () => undefined,
-      onEvent: (event: ChannelEvent) => {
+      onEvent: (event: StreamEvent) => {
         if (event.t !== 'pty.exit') return;
-        const t = byChannel(event.channel);
+        const t = byChannel(event.stream);
         if (!t || t.exited) return;
         t.markExited(event.exitCode, event.signal);
         const how = event.signal ? `was killed by ${event.signal}` : `exited with code ${event.exitCode}`;

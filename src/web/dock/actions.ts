@@ -122,6 +122,10 @@ export class DockActions {
           caller: this.deps.caller,
         });
         return `Launching ${message.profileId}.`;
+      case 'computer.watch':
+        if (!computer.watch) throw notYet('Switching computers');
+        computer.watch(message.name);
+        return `Watching ${message.name}.`;
       case 'preview.navigate': {
         if (!computer.preview) throw notYet('The preview');
         const state = await computer.preview.navigate(message.path);

@@ -15,6 +15,7 @@ import type { Logger } from '../../shared/logger.js';
 import { utf8Inner } from '../../shared/text.js';
 import type { ComputerRef } from '../../tools/tool.js';
 import type {
+  DockComputerSummary,
   DockJob,
   DockLogEntry,
   DockPreview,
@@ -35,6 +36,8 @@ import type {
 /** Options of {@link dockComputerFromService}. */
 export interface ComputerAdapterOptions {
   logger: Logger;
+  /** MCP sessions acting on each computer now, by computer key (the switcher shows the count). */
+  sessions?: () => Map<string, number>;
   /** Bytes of each output stream a job message carries. Default 8 KiB. */
   tailBytes?: number;
 }
@@ -192,8 +195,39 @@ class ServiceAdapter implements DockComputer {
     this.subscription = null;
   }
 
+  computers(): DockComputerSummary[] {
+    const sessions = this.options.sessions?.() ?? new Map<string, number>();
+    return this.service.list().map((c) => ({
+      name: c.name,
+      profileId: c.profileId,
+      lifecycle: c.lifecycle,
+      generation: c.generation,
+      sessions: sessions.get(c.name) ?? 0,
+      idleMs: c.idleMs,
+      workspace: c.workspace,
+    }));
+  }
+
+  watching(): string | null {
+    return this.service.watching();
+  }
+
+  watch(name: string): void {
+    this.service.watch(name);
+  }
+
+  computerOf(generation: number): string | null {
+    return this.service.computerOf(generation);
+  }
+
   /** One event of any computer: only the watched computer's reach the page. */
   private onEvent(event: ComputerEvent): void {
+    if (event.type === 'watch') {
+      this.emit({ kind: 'watch' });
+      this.notifyTerminals();
+      return;
+    }
+    if (event.type === 'lifecycle') this.emit({ kind: 'computers' });
     if (event.computer !== this.watched?.name) return;
     switch (event.type) {
       case 'lifecycle':

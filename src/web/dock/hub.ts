@@ -7,13 +7,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import type { AuditStore } from '../../audit/types.js';
+import type { AuditStore, StoredInvocation } from '../../audit/types.js';
 import { PaddockError, toPaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { DockActions, type DockConnection, type DockLauncher } from './actions.js';
 import { type ClientLimits, DEFAULT_CLIENT_LIMITS, DockClient } from './client.js';
 import {
   type DockAgentsState,
+  type DockAuditRow,
   type DockLaunchProgress,
   type DockSnapshot,
   MAX_CLIENT_MESSAGE_BYTES,
@@ -114,13 +115,15 @@ export class DockHub {
       features: { computer: c !== null, terminals: c?.terminals != null, preview: c?.preview != null },
       status: c ? c.status() : UNAVAILABLE_STATUS,
       profiles: c ? c.profiles() : [],
-      audit: rows.reverse().map(toDockAuditRow),
+      audit: rows.reverse().map((r) => this.auditRow(r)),
       jobs: c ? c.jobs() : [],
       logs: c ? c.recentLogs(this.options.snapshotLogEntries ?? 300) : [],
       terminals: c?.terminals ? c.terminals.list() : [],
       preview: c?.preview ? c.preview.state() : null,
       launch: this.launch,
       agents: this.agentsState(),
+      computers: c?.computers?.() ?? [],
+      watching: c?.watching?.() ?? null,
       approvals: this.options.approvals ? this.options.approvals.state() : null,
     };
   }
@@ -216,7 +219,7 @@ export class DockHub {
   /** Subscribes to the sources while at least one page is connected. */
   private acquire(): void {
     const { audit, computer, agents, approvals } = this.options;
-    this.sources.push(audit.subscribe((row) => this.broadcast({ type: 'audit', row: toDockAuditRow(row) })));
+    this.sources.push(audit.subscribe((row) => this.broadcast({ type: 'audit', row: this.auditRow(row) })));
     if (approvals) {
       this.sources.push(
         approvals.onChange(() =>
@@ -263,7 +266,30 @@ export class DockHub {
         if (job) this.broadcast({ type: 'job', job }, `job:${job.jobId}`);
         return;
       }
+      case 'computers':
+        this.broadcast(
+          {
+            type: 'computers',
+            computers: computer.computers?.() ?? [],
+            watching: computer.watching?.() ?? null,
+          },
+          'computers',
+        );
+        return;
+      case 'watch':
+        // another computer: its terminals are other terminals, and every panel starts over
+        for (const conn of this.connections) {
+          for (const sub of conn.terminals.values()) sub.dispose();
+          conn.terminals.clear();
+          conn.client.send(this.snapshot(true));
+        }
+        return;
     }
+  }
+
+  private auditRow(row: StoredInvocation): DockAuditRow {
+    const computer = this.options.computer;
+    return toDockAuditRow(row, computer?.computerOf?.bind(computer));
   }
 
   /** Keyed like the computer's state messages, so a slow page holds one of each at most. */

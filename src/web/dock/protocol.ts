@@ -53,7 +53,11 @@ export const auditRowSchema = z.object({
   parentId: z.string().nullable(),
   jobId: z.string().nullable(),
   generation: z.number().int().nullable(),
+  computer: z.string().nullable().describe('The computer that ran `generation`, when this server knows it.'),
   input: z.string().describe('Redacted input, at most 600 characters.'),
+  /** The approval that decided this `ask` call, and who decided (null for an expiry). */
+  approvalId: z.string().nullable().optional(),
+  approver: z.string().nullable().optional(),
 });
 
 /** A command job with the tail of its output. */
@@ -234,6 +238,18 @@ export const approvalsStateSchema = z.object({
   rules: z.array(approvalRuleSchema),
 });
 
+/** One computer of the server, for the dock's switcher. */
+export const computerSummarySchema = z.object({
+  name: z.string().describe('`named:<name>` or `private:<owner>`.'),
+  profileId: z.string().nullable(),
+  lifecycle: z.string(),
+  generation: z.number().int().nullable(),
+  /** MCP sessions acting on it now. */
+  sessions: z.number().int(),
+  idleMs: z.number(),
+  workspace: z.enum(['keep', 'fresh']),
+});
+
 /** What parts of the dock this server can drive. */
 export const featuresSchema = z.object({
   computer: z.boolean(),
@@ -259,6 +275,9 @@ export const snapshotSchema = z.object({
   launch: launchProgressSchema.nullable(),
   /** Null when the server runs no agents service. */
   agents: agentsStateSchema.nullable(),
+  /** Every computer of the server, and the one this page shows (null before any launch). */
+  computers: z.array(computerSummarySchema),
+  watching: z.string().nullable(),
   /** Null when the server keeps no approvals. */
   approvals: approvalsStateSchema.nullable(),
 });
@@ -298,6 +317,11 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     agent: z.string(),
     runId: z.string(),
     requestId: z.string().nullable(),
+  }),
+  z.object({
+    type: z.literal('computers'),
+    computers: z.array(computerSummarySchema),
+    watching: z.string().nullable(),
   }),
   z.object({
     type: z.literal('webmcp.tools'),
@@ -387,6 +411,13 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('webmcp.list'), requestId }).strict(),
   z
     .object({
+      type: z.literal('computer.watch'),
+      name: z.string().min(1).max(200).describe('A computer as the switcher lists it.'),
+      requestId,
+    })
+    .strict(),
+  z
+    .object({
       type: z.literal('webmcp.call'),
       callId: z.string().min(1).max(64).describe('Echoed in the `webmcp.result` of this call.'),
       name: z.string().min(1).max(128),
@@ -414,6 +445,7 @@ export type DockApproval = z.infer<typeof approvalSchema>;
 export type DockApprovalRule = z.infer<typeof approvalRuleSchema>;
 export type DockApprovalsState = z.infer<typeof approvalsStateSchema>;
 export type DockWebMcpTool = z.infer<typeof webMcpToolSchema>;
+export type DockComputerSummary = z.infer<typeof computerSummarySchema>;
 export type DockSnapshot = z.infer<typeof snapshotSchema>;
 export type ServerMessage = z.infer<typeof serverMessageSchema>;
 export type ClientMessage = z.infer<typeof clientMessageSchema>;

@@ -11,6 +11,7 @@ import type {
   DockAgentLoadError,
   DockAgentRun,
   DockApprovalsState,
+  DockComputerSummary,
   DockJob,
   DockLogEntry,
   DockPreview,
@@ -73,7 +74,11 @@ export type ComputerChange =
   | { kind: 'status' }
   | { kind: 'profiles' }
   | { kind: 'job'; jobId: string }
-  | { kind: 'log'; entry: DockLogEntry };
+  | { kind: 'log'; entry: DockLogEntry }
+  /** A computer appeared, changed lifecycle or went: the switcher's list changed. */
+  | { kind: 'computers' }
+  /** The dock watches another computer: every panel starts over. */
+  | { kind: 'watch' };
 
 /** A launch link as the confirm page shows it. */
 export interface LaunchLinkView {
@@ -112,6 +117,14 @@ export interface DockComputer {
   onChange(listener: (change: ComputerChange) => void): Disposable;
   /** The computer the dock acts on (its launches name it); absent: the dock caller's own. */
   target?(): ComputerRef;
+  /** Every computer of the server, for the switcher (absent: a server with one computer). */
+  computers?(): DockComputerSummary[];
+  /** The computer shown, as `computers()` names it. */
+  watching?(): string | null;
+  /** Shows another computer; throws NOT_FOUND for an unknown name. */
+  watch?(name: string): void;
+  /** The computer that ran a generation, for the activity's filter. */
+  computerOf?(generation: number): string | null;
   terminals: TerminalSource | null;
   preview: PreviewSource | null;
 }

@@ -112,12 +112,16 @@ export class ApprovalsPanel {
       b.addEventListener('click', fn);
       return b;
     };
+    const deny = button('Deny', 'deny', 'primary danger', () => decide(false));
     const buttons = [
       button('Approve once', 'approve-once', 'primary', () => decide(true, 'once')),
-      a.agent
-        ? button(`Always allow for ${a.agent}`, 'approve-always', 'ghost', () => decide(true, 'always'))
-        : button('Approve for this session', 'approve-session', 'ghost', () => decide(true, 'session')),
-      button('Deny', 'deny', 'primary danger', () => decide(false)),
+      button(a.agent ? 'Approve for this run' : 'Approve for this session', 'approve-session', 'ghost', () =>
+        decide(true, 'session'),
+      ),
+      ...(a.agent
+        ? [button(`Always allow for ${a.agent}`, 'approve-always', 'ghost', () => decide(true, 'always'))]
+        : []),
+      deny,
     ];
     const who = a.agent ? `agent ${a.agent} (run ${a.runId ?? '?'})` : a.caller;
     return h(
@@ -136,7 +140,7 @@ export class ApprovalsPanel {
       ),
       a.description ? description(a.description) : null,
       argumentsView(a),
-      h('div', { class: 'approval-actions' }, ...buttons.slice(0, 2), reason, buttons[2]),
+      h('div', { class: 'approval-actions' }, ...buttons.filter((b) => b !== deny), reason, deny),
     );
   }
 

@@ -55,12 +55,16 @@ class DockPage {
   );
   /** The launch link this page was opened for (`/?launch=<id>` after a confirmation). */
   private readonly launchOfPage: string | null;
+  /** The computer this page was opened on (`/?computer=<name>`, the URL launch_computer answers). */
+  private computerOfPage: string | null;
   private launch: DockLaunchProgress | null = null;
   private focusedLaunchJob = false;
 
   constructor(root: HTMLElement) {
-    this.launchOfPage = new URLSearchParams(location.search).get('launch');
-    if (this.launchOfPage) history.replaceState(null, '', '/');
+    const query = new URLSearchParams(location.search);
+    this.launchOfPage = query.get('launch');
+    this.computerOfPage = query.get('computer');
+    if (this.launchOfPage || this.computerOfPage) history.replaceState(null, '', '/');
     const toast = (text: string, kind?: 'err' | 'ok') => this.toasts.show(text, kind);
     this.socket = new DockSocket({
       message: (msg) => this.onMessage(msg),
@@ -118,6 +122,13 @@ class DockPage {
       this.revealedApproval = true;
       this.approvals.reveal();
     }
+    this.statusBar.setComputers(s.computers, s.watching);
+    this.activity.audit.setWatched(s.watching);
+    // opened from the URL launch_computer answered: show that computer
+    const asked = this.computerOfPage;
+    this.computerOfPage = null;
+    if (asked && asked !== s.watching && s.computers.some((c) => c.name === asked))
+      this.socket.send({ type: 'computer.watch', name: asked });
     if (s.features.computer) this.webmcp.refresh();
   }
 
@@ -193,6 +204,10 @@ class DockPage {
         return;
       case 'agent.started':
         this.activity.agents.runs.open(msg.runId);
+        return;
+      case 'computers':
+        this.statusBar.setComputers(msg.computers, msg.watching);
+        this.activity.audit.setWatched(msg.watching);
         return;
       case 'webmcp.tools':
         void this.webmcp.register(msg.tools);
