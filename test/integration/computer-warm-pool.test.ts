@@ -4,7 +4,7 @@
  * cold, a pool that cannot boot never breaks a launch, and shutdown leaves no pooled process.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -181,6 +181,37 @@ describe('warm pool (bwrap)', { concurrency: false }, () => {
       assert.equal(first.lifecycle, 'stopped');
       assert.equal(await sh(m, 'ls -A /workspace; echo end'), 'end\n');
     });
+  });
+
+  it('a warm relaunch of a profile with a read-write mount runs only after every process of the previous generation is gone', async () => {
+    const shared = mkdtempSync(join(tmpdir(), 'paddock-warm-shared-'));
+    chmodSync(shared, 0o777);
+    try {
+      const profile = {
+        id: 'rw',
+        name: 'RW',
+        requires: ['bash'],
+        warm: 1,
+        mounts: [{ source: shared, target: '/shared', readOnly: false }],
+      };
+      await withPool({ profiles: [profile] }, async (pool) => {
+        const m = pool.service.byKey('private:mcp:a');
+        await readyOf(pool, 1, 'rw');
+        const first = await running(m, 'rw');
+        let firstExited = false;
+        void first.instance!.exited.then(() => {
+          firstExited = true;
+        });
+        await sh(m, 'echo from-first > /shared/mark');
+        await readyOf(pool, 1, 'rw');
+        const second = await running(m, 'rw');
+        assert.equal(second.bootSource, 'warm');
+        assert.equal(firstExited, true, 'the previous sandbox was still alive when the new one ran');
+        assert.equal(await sh(m, 'cat /shared/mark'), 'from-first\n');
+      });
+    } finally {
+      rmSync(shared, { recursive: true, force: true });
+    }
   });
 
   it('a computer with a kept workspace boots cold and leaves the warm sandbox in the pool', async () => {
