@@ -76,21 +76,28 @@ export function startGeneration(ctx: ComputerContext, req: GenerationRequest): C
       { generation: previous.generation },
     );
   }
-  const computer = new Computer({
-    name: req.name,
-    generation,
-    profile: ctx.withSharedMounts(profile),
-    backend: ctx.backend,
-    log,
-    hostDir: warm?.hostDir ?? ctx.generationDir(generation),
-    ...(keptWorkspace ? { keptWorkspace } : {}),
-    retentionBytes: profile.limits.outputBytes ?? ctx.config.retentionBytes,
-    bootTimeoutMs: ctx.config.bootTimeoutMs,
-    warm,
-    before: room ? Promise.all([teardown, room]).then(() => undefined) : waitFor,
-    egress: ctx.egress?.forComputer(generation, profile, log) ?? null,
-    emit: (event) => ctx.events.emit(event),
-  });
+  let computer: Computer;
+  try {
+    computer = new Computer({
+      name: req.name,
+      generation,
+      profile: ctx.withSharedMounts(profile),
+      backend: ctx.backend,
+      log,
+      hostDir: warm?.hostDir ?? ctx.generationDir(generation),
+      ...(keptWorkspace ? { keptWorkspace } : {}),
+      retentionBytes: profile.limits.outputBytes ?? ctx.config.retentionBytes,
+      bootTimeoutMs: ctx.config.bootTimeoutMs,
+      warm,
+      before: room ? Promise.all([teardown, room]).then(() => undefined) : waitFor,
+      egress: ctx.egress?.forComputer(generation, profile, log) ?? null,
+      emit: (event) => ctx.events.emit(event),
+    });
+  } catch (e) {
+    // a taken warm sandbox is this generation's alone: it never goes back to the pool
+    void warm?.destroy();
+    throw e;
+  }
   log.add(
     'info',
     'computer.launch',
