@@ -27,6 +27,7 @@ import type {
   DockApprovals,
   DockComputer,
   DockTools,
+  LaunchLinkBoot,
 } from './sources.js';
 import { toDockAuditRow, UNAVAILABLE_STATUS } from './views.js';
 
@@ -49,6 +50,11 @@ export interface DockHubOptions {
   launch?: DockLauncher;
   /** The computer tools the page registers through WebMCP. */
   tools?: DockTools | null;
+  /**
+   * Boots a confirmed launch link (through the gateway, so both the launch and the script are
+   * audited); resolves once the launch is accepted. Default: `computer.bootLaunchLink`.
+   */
+  bootLink?: (linkId: string) => Promise<{ boot: Promise<LaunchLinkBoot> }>;
   limits?: Partial<ClientLimits>;
   /** Rows, jobs and log entries in a snapshot. */
   snapshotAuditRows?: number;
@@ -148,15 +154,21 @@ export class DockHub {
     const c = this.options.computer;
     if (!c)
       throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs without the computer service.');
-    const booting = c.bootLaunchLink(linkId);
-    const early = await Promise.race([
-      booting.then(
-        () => null,
-        (e: unknown) => toPaddockError(e),
-      ),
-      new Promise<null>((resolve) => setImmediate(() => resolve(null))),
-    ]);
-    if (early) throw early;
+    let booting: Promise<LaunchLinkBoot>;
+    if (this.options.bootLink) {
+      // through the gateway: a refused launch rejects here, the boot and the script go on
+      booting = (await this.options.bootLink(linkId)).boot;
+    } else {
+      booting = c.bootLaunchLink(linkId);
+      const early = await Promise.race([
+        booting.then(
+          () => null,
+          (e: unknown) => toPaddockError(e),
+        ),
+        new Promise<null>((resolve) => setImmediate(() => resolve(null))),
+      ]);
+      if (early) throw early;
+    }
     this.setLaunch({ linkId, state: 'booting', jobId: null, terminalId: null, error: null });
     booting.then(
       (r) =>

@@ -34,6 +34,7 @@ export function toDockAuditRow(
     source: row.source,
     caller: row.caller,
     via: row.via,
+    state: row.state,
     success: row.success,
     errorCode: row.errorCode ?? null,
     errorMessage: row.errorMessage ?? null,

@@ -68,7 +68,16 @@ export class AuditList {
   }
 
   add(row: DockAuditRow, animate = true): void {
-    if (this.items.has(row.id)) return;
+    const known = this.items.get(row.id);
+    if (known) {
+      // the same call again, now ended: the row takes its outcome, its nested calls stay
+      const next = this.render(row);
+      next.children.append(...known.children.childNodes);
+      known.el.replaceWith(next.el);
+      this.items.set(row.id, next);
+      this.filterOne(next);
+      return;
+    }
     const item = this.render(row);
     if (animate) {
       item.el.classList.add('fresh');
@@ -99,9 +108,12 @@ export class AuditList {
   }
 
   private render(row: DockAuditRow): Item {
-    const outcome = row.success
-      ? h('span', { class: 'outcome ok', title: 'Succeeded' }, 'ok')
-      : h('span', { class: 'outcome err', title: row.errorMessage ?? '' }, row.errorCode ?? 'failed');
+    const outcome =
+      row.state === 'running'
+        ? h('span', { class: 'outcome running', title: 'Still running' }, 'running')
+        : row.success
+          ? h('span', { class: 'outcome ok', title: 'Succeeded' }, 'ok')
+          : h('span', { class: 'outcome err', title: row.errorMessage ?? '' }, row.errorCode ?? 'failed');
     const lineage =
       row.via === 'channel' && row.jobId
         ? h('span', { class: 'chip via' }, `via ${row.jobId}`)
@@ -141,7 +153,7 @@ export class AuditList {
     const el = h(
       'div',
       {
-        class: `audit-row${row.success ? '' : ' failed'}`,
+        class: `audit-row${row.state === 'running' ? ' running' : row.success ? '' : ' failed'}`,
         'data-tool': row.tool,
         'data-id': row.id,
         'data-computer': row.computer ?? '',
