@@ -27,6 +27,7 @@ import { AlreadyRunningError, ensureRunDir, instancePaths, readServerInfo } from
 import { acquireLock } from './mcp/instance-lock.js';
 import { type EndedSession, McpSessions } from './mcp/sessions.js';
 import { McpSocketServer } from './mcp/socket.js';
+import type { CliRunner } from './mcp/socket-ops.js';
 import { compileInjectRules } from './net/egress/inject.js';
 import { loadTerminatingCa } from './net/egress/tls-ca.js';
 import { DEFAULT_EGRESS_LIMITS } from './net/egress/types.js';
@@ -318,6 +319,8 @@ export interface ServerOptions {
    * listens on a free port when the configured one is taken.
    */
   background?: boolean;
+  /** Runs the acting CLI commands that arrive over the socket (`paddock tools call`, …) on the server's services. */
+  cli?: (paddock: Paddock) => CliRunner;
 }
 
 /** A listening server: the one process of its data directory. */
@@ -448,6 +451,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
         openLink: () => dock.loginLink(url),
         stop: () => requestStop(),
         approvals: (request) => answerApprovalRequest(paddock.approvals, request, 'cli'),
+        ...(options.cli ? { cli: options.cli(paddock) } : {}),
       },
     });
     const { replacedStale } = await socket.listen({ version: VERSION, url });

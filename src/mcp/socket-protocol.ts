@@ -7,7 +7,7 @@
 import type { ConfigIdentity } from './instance.js';
 
 /** Operations of the socket: an MCP session, or a one-shot request of the CLI. */
-export type SocketOp = 'mcp' | 'status' | 'stop' | 'open' | 'approvals';
+export type SocketOp = 'mcp' | 'status' | 'stop' | 'open' | 'approvals' | 'cli';
 
 /** Largest opening line a client may send. */
 export const MAX_HELLO_BYTES = 64 * 1024;
@@ -25,6 +25,8 @@ export interface SocketHello {
   toolsets?: string[];
   /** `approvals`: the request (list, show, approve, deny, rules, remove-rule), checked by the server. */
   approvals?: Record<string, unknown>;
+  /** `cli`: the acting CLI command to run inside the server (see src/cli/acts.ts). */
+  cli?: Record<string, unknown>;
 }
 
 /** The server's answer to the opening line. */
@@ -41,3 +43,16 @@ export interface SessionSummary {
   openedAt: string;
   client?: string;
 }
+
+/** Why a `cli` command failed in the server, for the CLI to print as it would have itself. */
+export interface CliErrorFrame {
+  code: string;
+  message: string;
+  /** A command-line mistake (exit 2) rather than a failed operation (exit 1). */
+  usage: boolean;
+  /** Not a PaddockError: a defect, printed as an unexpected error. */
+  unexpected?: boolean;
+}
+
+/** One line the server streams on a `cli` connection after its welcome. */
+export type CliFrame = { stdout?: string; stderr?: string; exit?: number; error?: CliErrorFrame };

@@ -26,6 +26,7 @@ import {
 import { LineLimiter, MAX_MESSAGE_BYTES, oversizedReply } from './line-limit.js';
 import { createMcpServer, type McpServerDeps } from './server.js';
 import { type McpSessions, sessionCaller, sessionComputer } from './sessions.js';
+import { type CliRunner, serveCli } from './socket-ops.js';
 import { MAX_HELLO_BYTES, type SocketHello, type SocketReply } from './socket-protocol.js';
 
 /** The one-shot requests of the CLI, answered by the server that owns everything. */
@@ -37,6 +38,8 @@ export interface SocketControl {
   stop(): void;
   /** Answers a CLI approvals request; throws a PaddockError that is sent back as the refusal. */
   approvals?(request: Record<string, unknown>): Record<string, unknown>;
+  /** Runs an acting CLI command inside the server (`paddock tools call`, `agents run`, …). */
+  cli?: CliRunner;
 }
 
 export interface SocketServerOptions {
@@ -146,6 +149,10 @@ export class McpSocketServer {
     else if (hello.op === 'status') this.answer(socket, { paddock: 1, ok: true, ...control.status() });
     else if (hello.op === 'open') this.answer(socket, { paddock: 1, ok: true, url: control.openLink() });
     else if (hello.op === 'approvals') this.approvals(socket, hello.approvals ?? {});
+    else if (hello.op === 'cli' && control.cli)
+      serveCli(socket, hello.cli ?? {}, control.cli, this.options.logger);
+    else if (hello.op === 'cli')
+      this.refuse(socket, 'UNSUPPORTED_CAPABILITY', 'This server runs no CLI commands.');
     else {
       this.answer(socket, { paddock: 1, ok: true, pid: process.pid });
       control.stop();
@@ -163,7 +170,7 @@ export class McpSocketServer {
           'The socket key does not match this server; read it from run/server.json of the data directory.',
       };
     }
-    if (hello.op !== 'mcp') return null;
+    if (hello.op !== 'mcp' && hello.op !== 'cli') return null;
     if (hello.config && !sameIdentity(hello.config, identity)) {
       return {
         code: 'CONFIG_MISMATCH',
@@ -264,8 +271,9 @@ function parseHello(line: string): SocketHello | string {
   const v = value as Partial<SocketHello> | null;
   if (!v || typeof v !== 'object' || v.paddock !== 1)
     return 'The opening line must be a {"paddock":1,…} object.';
-  if (!['mcp', 'status', 'stop', 'open', 'approvals'].includes(v.op as string))
-    return 'op must be one of mcp, status, stop, open, approvals.';
+  if (!['mcp', 'status', 'stop', 'open', 'approvals', 'cli'].includes(v.op as string))
+    return 'op must be one of mcp, status, stop, open, approvals, cli.';
+  if (v.cli !== undefined && (typeof v.cli !== 'object' || v.cli === null)) return 'cli must be an object.';
   if (v.approvals !== undefined && (typeof v.approvals !== 'object' || v.approvals === null))
     return 'approvals must be an object.';
   if (typeof v.key !== 'string') return 'key must be the string of run/server.json.';
