@@ -36,6 +36,7 @@ import { createSystemHostResolver } from './policy/index.js';
 import type { Sandbox } from './policy/types.js';
 import { isPaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
+import { DEFAULT_SLOW_READER_LIMITS } from './shared/slow-reader.js';
 import { createBuiltinServices, createBuiltinTools } from './tools/builtin/index.js';
 import { Gateway } from './tools/gateway.js';
 import { PermissionPolicy, type PermissionRule } from './tools/permissions.js';
@@ -402,8 +403,10 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
             },
           })
         : undefined;
+    const slowReader = { ...DEFAULT_SLOW_READER_LIMITS, stallMs: server.stalledPeerSeconds * 1000 };
     const mcp = new McpHttpEndpoint(mcpDeps, logger, {
       sessions,
+      slowReader,
       ...(oauth ? { revokedGrants: (ids: string[]) => oauth.store.revokedAmong(ids) } : {}),
     });
     oauth?.onRevoked((ids) => mcp.closeGrants(ids));
@@ -438,6 +441,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       mcp: mcpDeps,
       sessions,
       logger,
+      slowReader,
       control: {
         status: () => ({
           pid: process.pid,

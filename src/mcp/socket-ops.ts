@@ -5,16 +5,14 @@
  * `{"stdout":…}`, `{"stderr":…}`, then `{"exit":N}` or `{"error":{…}}` — and closes. The client
  * may send `{"cancel":true}` (Ctrl-C); closing the connection cancels too.
  *
- * A client that stops reading is cut off once {@link MAX_CLI_BUFFERED_BYTES} wait unsent, so a
- * peer that never reads cannot grow the server's memory.
+ * A client that stops reading is cut off by the socket's slow-reader bounds, so a peer that
+ * never reads cannot grow the server's memory.
  */
 import type { Socket } from 'node:net';
 import { isPaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import { guardSlowReader, type SlowReaderLimits } from '../shared/slow-reader.js';
 import type { CliErrorFrame, CliFrame } from './socket-protocol.js';
-
-/** Most bytes of frames that may wait for a slow CLI before the server drops it. */
-export const MAX_CLI_BUFFERED_BYTES = 8 * 1024 * 1024;
 
 /** Runs a CLI request inside the server; `write` streams what the person sees. */
 export type CliRunner = (
@@ -29,7 +27,7 @@ export function serveCli(
   request: Record<string, unknown>,
   run: CliRunner,
   logger: Logger,
-  maxBufferedBytes = MAX_CLI_BUFFERED_BYTES,
+  limits: SlowReaderLimits,
 ): void {
   const controller = new AbortController();
   const cancel = () => controller.abort();
@@ -42,16 +40,9 @@ export function serveCli(
     if (input.length > 4096) input = input.slice(-64);
   });
   socket.resume();
+  guardSlowReader(socket, limits, (drop) => logger.warn('server.cli_peer_dropped', { ...drop }));
   const send = (frame: CliFrame) => {
-    if (socket.destroyed) return;
-    socket.write(`${JSON.stringify(frame)}\n`);
-    if (socket.writableLength > maxBufferedBytes) {
-      logger.warn('server.cli_peer_dropped', {
-        reason: 'not reading',
-        bufferedBytes: socket.writableLength,
-      });
-      socket.destroy();
-    }
+    if (!socket.destroyed) socket.write(`${JSON.stringify(frame)}\n`);
   };
   socket.write(`${JSON.stringify({ paddock: 1, ok: true, pid: process.pid })}\n`);
   const io = { write: (stream: 'stdout' | 'stderr', text: string) => send({ [stream]: text }) };

@@ -16,6 +16,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { computerNameProblem } from '../shared/computer-name.js';
 import { toPaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import { DEFAULT_SLOW_READER_LIMITS, guardSlowReader, type SlowReaderLimits } from '../shared/slow-reader.js';
 import {
   type ConfigIdentity,
   describeIdentity,
@@ -53,6 +54,8 @@ export interface SocketServerOptions {
   maxMessageBytes?: number;
   /** How long a client may take to send its opening line. */
   helloTimeoutMs?: number;
+  /** Bounds for a client that stops reading (sessions and CLI commands). */
+  slowReader?: SlowReaderLimits;
 }
 
 /** Listens on the run directory's socket; each `mcp` connection is one MCP session. */
@@ -60,11 +63,13 @@ export class McpSocketServer {
   private readonly server: Server;
   private readonly connections = new Set<Socket>();
   private readonly maxMessageBytes: number;
+  private readonly slowReader: SlowReaderLimits;
   /** The key of server.json that clients must present; new at every start. */
   private readonly key = randomBytes(32).toString('base64url');
 
   constructor(private readonly options: SocketServerOptions) {
     this.maxMessageBytes = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+    this.slowReader = options.slowReader ?? DEFAULT_SLOW_READER_LIMITS;
     this.server = createServer((socket) => this.accept(socket));
   }
 
@@ -150,7 +155,7 @@ export class McpSocketServer {
     else if (hello.op === 'open') this.answer(socket, { paddock: 1, ok: true, url: control.openLink() });
     else if (hello.op === 'approvals') this.approvals(socket, hello.approvals ?? {});
     else if (hello.op === 'cli' && control.cli)
-      serveCli(socket, hello.cli ?? {}, control.cli, this.options.logger);
+      serveCli(socket, hello.cli ?? {}, control.cli, this.options.logger, this.slowReader);
     else if (hello.op === 'cli')
       this.refuse(socket, 'UNSUPPORTED_CAPABILITY', 'This server runs no CLI commands.');
     else {
@@ -193,6 +198,9 @@ export class McpSocketServer {
       if (!socket.destroyed) socket.write(oversizedReply(dropped, this.maxMessageBytes));
     });
     const transport = new StdioServerTransport(limiter, socket);
+    guardSlowReader(socket, this.slowReader, (drop) =>
+      logger.warn('mcp.peer_dropped', { session: id, transport: 'socket', ...drop }),
+    );
     let ended = false;
     const finish = () => {
       if (ended) return;
