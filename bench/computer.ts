@@ -99,7 +99,7 @@ async function inProcess(figures: Figure[]): Promise<void> {
     });
     const { job: running } = m.resolveJob(job.jobId);
     await running.waitForExit(300_000);
-    while (!(running.ended.stdout && running.ended.stderr)) await new Promise((r) => setTimeout(r, 1));
+    while (!running.outputEnded) await new Promise((r) => setTimeout(r, 1));
     const seconds = (performance.now() - t) / 1000;
     figures.push({
       name: 'job output through the pipeline',

@@ -10,11 +10,13 @@ import { SqliteAuditStore } from './audit/sqlite-audit-store.js';
 import { SqliteMemoryStore } from './audit/sqlite-memory-store.js';
 import type { AuditStore, MemoryStore } from './audit/types.js';
 import { ChannelSession } from './channel/session.js';
+import { answerComputersRequest } from './computer/admin.js';
 import { BwrapBackend } from './computer/backend/bwrap.js';
 import { withPidFiles } from './computer/backend/sandbox-pids.js';
 import type { ComputerBackend } from './computer/backend/types.js';
 import { EgressService } from './computer/egress.js';
-import { ComputerManager } from './computer/manager.js';
+import { DEFAULT_PREVIEW_PORT } from './computer/preview/preview-service.js';
+import { ComputerService } from './computer/service.js';
 import { createComputerBuiltins } from './computer/tools/computer-builtins.js';
 import { createComputerTools } from './computer/tools/index.js';
 import { ConfigError, type LoadedConfig } from './config/load.js';
@@ -34,7 +36,7 @@ import { DEFAULT_EGRESS_LIMITS } from './net/egress/types.js';
 import { compilePolicy } from './policy/compile.js';
 import { createSystemHostResolver } from './policy/index.js';
 import type { Sandbox } from './policy/types.js';
-import { isPaddockError } from './shared/errors.js';
+import { isPaddockError, PaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
 import { DEFAULT_SLOW_READER_LIMITS } from './shared/slow-reader.js';
 import { createBuiltinServices, createBuiltinTools } from './tools/builtin/index.js';
@@ -45,10 +47,16 @@ import type { Tool } from './tools/tool.js';
 import { InputValidator } from './tools/validation.js';
 import { WebApp } from './web/app.js';
 import { loadOrCreateToken } from './web/auth.js';
-import { createDock, DOCK_CALLER, dockAgentsFromService, dockComputerFromManager } from './web/dock/index.js';
+import {
+  createDock,
+  DOCK_CALLER,
+  dockAgentsFromService,
+  dockApprovalsFromService,
+  dockComputerFromService,
+} from './web/dock/index.js';
 import { listenOrFallBack } from './web/listen.js';
 import { createOAuth } from './web/oauth/index.js';
-import { PreviewRelay } from './web/preview/relay.js';
+import { type PreviewPorts, PreviewRelay } from './web/preview/relay.js';
 import { newPreviewBasePath, previewRoutes } from './web/preview/routes.js';
 
 export { compilePolicy } from './policy/compile.js';
@@ -122,7 +130,7 @@ export interface Paddock {
   gateway: Gateway;
   approvals: ApprovalService;
   integrations: IntegrationsService;
-  computer: ComputerManager;
+  computer: ComputerService;
   agents: AgentsService;
   /** Tells the services where the dock listens (links in launch answers and approval requests). */
   setDockUrl(url: string): void;
@@ -217,7 +225,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     });
 
     const skillsDir = join(loaded.projectDir, '.paddock', 'skills');
-    const computer = new ComputerManager({
+    const computer = new ComputerService({
       backend: sandboxBackend(config.computer.sandboxUid, dataDir, logger),
       config: config.computer,
       dataDir,
@@ -282,6 +290,11 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       ...(existsSync(skillsDir) ? { skillsGuestRoot: SKILLS_GUEST_ROOT } : {}),
     });
     closers.push(() => agents.close());
+    // a finished run's private computer goes after the grace period (a named one stays)
+    const runsEnd = agents.onRunEvent((event) => {
+      if (event.type === 'run.finished') computer.releaseOwner(`agent:${event.run.id}`);
+    });
+    closers.push(() => runsEnd.dispose());
 
     return {
       loaded,
@@ -372,21 +385,23 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     };
     const preview = previewRoutes(
       previewBase,
-      new PreviewRelay(paddock.computer.preview, { basePath: previewBase, serverToken: token.token }),
+      new PreviewRelay(watchedPreview(paddock.computer), { basePath: previewBase, serverToken: token.token }),
     );
+    const dockComputer = dockComputerFromService(paddock.computer, {
+      logger,
+      sessions: () => sessions.countByComputer((ref) => paddock.computer.keyOfRef(ref)),
+    });
+    closers.push(() => dockComputer.close());
     const dock = createDock({
       audit: paddock.audit,
       logger,
       version: VERSION,
       auth: server.auth,
       gateway: paddock.gateway,
-      tools: dockToolsFromGateway(paddock.gateway, DOCK_CALLER),
-      computer: dockComputerFromManager(paddock.computer, {
-        logger,
-        terminals: paddock.computer.terminals,
-        preview: paddock.computer.preview,
-      }),
+      tools: dockToolsFromGateway(paddock.gateway, DOCK_CALLER, () => dockComputer.target()),
+      computer: dockComputer,
       agents: dockAgentsFromService(paddock.agents),
+      approvals: dockApprovalsFromService(paddock.approvals),
       secureCookie: server.publicUrl?.startsWith('https://') ?? false,
     });
     closers.push(() => dock.close());
@@ -450,11 +465,12 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
           dataDir: loaded.dataDir,
           config: identity,
           sessions: sessions.list(),
-          computers: [paddock.computer.status()],
+          computers: paddock.computer.list(),
         }),
         openLink: () => dock.loginLink(url),
         stop: () => requestStop(),
         approvals: (request) => answerApprovalRequest(paddock.approvals, request, 'cli'),
+        computers: (request) => answerComputersRequest(paddock.computer, loaded.dataDir, request),
         ...(options.cli ? { cli: options.cli(paddock) } : {}),
       },
     });
@@ -478,10 +494,22 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
 }
 
 /**
- * The end of an MCP session. Per-session computers release a session's private computer here
- * (after their grace period); until the computer service keys computers by session, there is
- * nothing of the session's own to release.
+ * The end of an MCP session: its private computer is released after computer.sessionGraceMs (a
+ * named computer stays for the other sessions naming it).
  */
 function releaseSessionComputer(paddock: Paddock, ended: EndedSession): void {
   paddock.logger.debug('mcp.session_released', { caller: ended.caller, computer: ended.computer });
+  if (ended.computer.kind === 'private') paddock.computer.releaseOwner(ended.computer.owner);
+}
+
+/** The preview relay's ports: those of the computer the dock watches. */
+function watchedPreview(computers: ComputerService): PreviewPorts {
+  return {
+    port: () => computers.watched()?.preview.port() ?? DEFAULT_PREVIEW_PORT,
+    openPort: async (port) => {
+      const watched = computers.watched();
+      if (!watched) throw new PaddockError('NOT_RUNNING', 'No computer is running; launch one first.');
+      return watched.preview.openPort(port);
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { runLimitsSchema } from '../config/agents-schema.js';
 import { execRuleSchema } from '../config/schema.js';
+import { COMPUTER_NAME_PATTERN } from '../shared/computer-name.js';
 import { parseDurationMs } from '../shared/duration.js';
 
 /** Agent and skill names: lower-case letters, digits and single hyphens (the directory name). */
@@ -80,6 +81,7 @@ export const AGENT_KEYS = [
   'limits',
   'policy',
   'catchUp',
+  'computer',
   'approvals',
 ] as const;
 
@@ -141,6 +143,13 @@ export const agentFrontmatterSchema = z
       .boolean()
       .optional()
       .describe('Run once at start after missed ticks (default: paddock.yaml agents.catchUp).'),
+    computer: z
+      .string()
+      .regex(COMPUTER_NAME_PATTERN, 'a computer name: lower-case letters, digits and inner dashes')
+      .optional()
+      .describe(
+        'A named computer the runs share (with each other and with sessions naming it); absent: each run gets its own.',
+      ),
     approvals: z
       .object({
         wait: approvalWait.describe(

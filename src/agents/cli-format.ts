@@ -49,7 +49,7 @@ export function formatRunRow(run: AgentRun): string {
     run.id.padEnd(30),
     run.agent.padEnd(20),
     run.trigger.padEnd(9),
-    run.status.padEnd(10),
+    (run.status === 'running' && run.waitingApproval ? 'waiting for approval' : run.status).padEnd(10),
     iso(run.startedAt),
     duration.padStart(8),
     `${run.turns} turns`.padStart(9),

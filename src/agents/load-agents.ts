@@ -215,6 +215,7 @@ function buildDefinition(
     skills,
     schedules: schedules.schedules,
     notify: fm.notify ?? [],
+    ...(fm.computer ? { computer: fm.computer } : {}),
     limits: { ...ctx.limits, ...fm.limits },
     ...(fm.approvals ? { approvalWaitMs: fm.approvals.wait } : {}),
     ...(fm.catchUp !== undefined ? { catchUp: fm.catchUp } : {}),

@@ -144,6 +144,8 @@ async function loop(
     signal: controller.signal,
     allowTool: agent.allowTool,
     policy: agent.sandbox,
+    // a run acts on the agent's named computer, else on a private one of its own (agent:<run>)
+    ...(agent.computer ? { computer: { kind: 'named' as const, name: agent.computer } } : {}),
     approvals: {
       agent: agent.name,
       ...(agent.approvalWaitMs === undefined ? {} : { waitMs: agent.approvalWaitMs }),

@@ -56,6 +56,8 @@ export interface AgentDefinition {
   limits: RunLimits;
   /** Catch-up after downtime for this agent; the global default when absent. */
   catchUp?: boolean;
+  /** The named computer the agent's runs share; absent: each run gets a private one. */
+  computer?: string;
   /** The agent's `policy` block, merged over the global policy (see narrowPolicyConfig). */
   policyConfig?: PolicyConfig;
   /** The policy the agent's calls see: the global one AND the agent's own. */

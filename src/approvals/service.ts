@@ -1,6 +1,7 @@
 import { PaddockError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
+import { pidAlive } from '../shared/pid.js';
 import type { Admission, AdmitRequest, ApprovalGate } from '../tools/approval-gate.js';
 import type { CallerContext, Tool } from '../tools/tool.js';
 import { argumentsSha256, canonicalJson } from './canonical.js';
@@ -60,7 +61,7 @@ export class ApprovalService implements ApprovalGate {
   private readonly sessionGrants = new Map<string, Map<string, { id: string; by: string }>>();
 
   constructor(private readonly options: ApprovalServiceOptions) {
-    const interrupted = options.store.interruptAll(Date.now());
+    const interrupted = options.store.interruptOrphans(Date.now());
     if (interrupted.length > 0)
       options.logger.warn('approval.interrupted', { approvals: interrupted.length });
   }
@@ -251,6 +252,14 @@ export class ApprovalService implements ApprovalGate {
       );
     }
     const waiter = this.waiters.get(id);
+    const owner = store.ownerPid(id);
+    if (!waiter && owner !== null && owner !== process.pid && pidAlive(owner)) {
+      throw new PaddockError(
+        'NOT_RUNNING',
+        `The call of approval "${id}" waits in another Paddock process (pid ${owner}, e.g. a \`paddock agents run\` of the CLI), which this server cannot wake; it ends at its expiry. Run agents that wait for approval from the dock or on a schedule of the server.`,
+        { id, pid: owner },
+      );
+    }
     if (!waiter) {
       this.endByServer(id, 'interrupted', 'No call waited for this approval any more.');
       throw new PaddockError(

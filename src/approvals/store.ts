@@ -2,6 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { applyMigrations } from '../audit/migrations.js';
 import { PaddockError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
+import { pidAlive } from '../shared/pid.js';
 import type {
   Approval,
   ApprovalRequest,
@@ -115,6 +116,14 @@ export class SqliteApprovalStore {
     return row ? fromRow(row) : undefined;
   }
 
+  /** The process whose call waits for this approval. */
+  ownerPid(id: string): number | null {
+    const row = this.db.prepare('SELECT owner_pid FROM approvals WHERE id = ?').get(id) as
+      | { owner_pid: number | null }
+      | undefined;
+    return row?.owner_pid ?? null;
+  }
+
   /** How many approvals of this caller are pending. */
   pendingCount(caller: string): number {
     return (this.pendingOf.get(caller) as { n: number }).n;
@@ -130,14 +139,18 @@ export class SqliteApprovalStore {
   }
 
   /**
-   * Marks every pending approval as `interrupted`: at start no call of an earlier server can
-   * still be waiting. Returns the approvals it marked.
+   * Marks pending approvals whose process is gone as `interrupted` (the server stopped while
+   * their calls waited). Approvals of a live process (a running server, while a one-shot CLI
+   * command opens the same database) are left alone. Returns the approvals it marked.
    */
-  interruptAll(at: number): Approval[] {
-    const pending = (this.db.prepare("SELECT * FROM approvals WHERE status = 'pending'").all() as Row[]).map(
-      fromRow,
-    );
-    for (const a of pending) {
+  interruptOrphans(at: number, isAlive: (pid: number) => boolean = pidAlive): Approval[] {
+    const rows = this.db.prepare("SELECT * FROM approvals WHERE status = 'pending'").all() as (Row & {
+      owner_pid: number | null;
+    })[];
+    const orphans = rows
+      .filter((r) => r.owner_pid === null || (r.owner_pid !== process.pid && !isAlive(r.owner_pid)))
+      .map(fromRow);
+    for (const a of orphans) {
       this.end(a.id, {
         status: 'interrupted',
         by: null,
@@ -147,7 +160,7 @@ export class SqliteApprovalStore {
         at,
       });
     }
-    return pending;
+    return orphans;
   }
 
   /** Writes "always allow `tool` for `agent`"; an active rule for the pair is kept as it is. */

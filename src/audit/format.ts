@@ -9,7 +9,7 @@ type FormattableRow = Pick<
   StoredInvocation,
   'startedAt' | 'durationMs' | 'tool' | 'caller' | 'via' | 'success' | 'errorCode'
 > &
-  Partial<Pick<StoredInvocation, 'state'>>;
+  Partial<Pick<StoredInvocation, 'state' | 'approvalId' | 'approver'>>;
 
 /**
  * One line for people reading `paddock audit`: time, duration, tool, caller, via, outcome
@@ -32,7 +32,9 @@ export function formatAuditRow(row: FormattableRow, options: FormatAuditRowOptio
     clean(row.tool).padEnd(20),
     clean(row.caller).padEnd(12),
     clean(row.via).padEnd(8),
-    outcome,
+    row.approvalId
+      ? `${outcome}  (approval ${clean(row.approvalId)}${row.approver ? ` by ${clean(row.approver)}` : ''})`
+      : outcome,
   ].join('  ');
 }
 

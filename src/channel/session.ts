@@ -61,6 +61,8 @@ export class ChannelSession {
       attended: false,
       ...(grant.caller.runId ? { runId: grant.caller.runId } : {}),
       ...(grant.caller.policy ? { policy: grant.caller.policy } : {}),
+      // a command's tool calls act on the computer that runs it
+      ...(grant.caller.computer ? { computer: grant.caller.computer } : {}),
       allowTool: (name, tool) => channelOffers(tool) && (outer ? outer(name, tool) : true),
     };
   }

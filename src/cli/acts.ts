@@ -11,6 +11,7 @@ import { renderError, renderToolResult, serverLogs, serversList, serverTools } f
 import type { IntegrationsService } from '../integrations/service.js';
 import type { Paddock } from '../main.js';
 import { describeTool } from '../mcp/server.js';
+import { sleep } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import { neutralizeControls } from '../shared/terminal-text.js';
 import type { CallerContext } from '../tools/tool.js';
@@ -222,9 +223,10 @@ async function agents(
   }
 }
 
-/** Boots the link's computer and follows its startup job until it ends (or Ctrl-C). */
+/** Boots the link's computer (the `cli` caller's) and follows its startup job until it ends (or Ctrl-C). */
 async function launch(p: Paddock, linkId: string, json: boolean, io: ActIo, signal: AbortSignal) {
-  const boot = await p.computer.bootLaunchLink(linkId);
+  const computer = p.computer.for(cliCaller());
+  const boot = await computer.bootLaunchLink(linkId);
   if (boot.bootError) {
     io.write('stderr', `paddock launch: the computer did not boot: ${boot.bootError}\n`);
     return 1;
@@ -234,12 +236,12 @@ async function launch(p: Paddock, linkId: string, json: boolean, io: ActIo, sign
   if (!boot.jobId) return 0;
   let cursor: string | undefined;
   while (!signal.aborted) {
-    const r = await p.computer.readJob(boot.jobId, cursor, 65_536);
+    const r = computer.readJob(boot.jobId, cursor, 65_536);
     if (r.stdout) io.write('stdout', r.stdout);
     if (r.stderr) io.write('stderr', r.stderr);
     cursor = r.nextCursor;
     if (r.terminationObserved && !r.stdout && !r.stderr) return r.exitCode === 0 ? 0 : 1;
-    if (!r.stdout && !r.stderr) await new Promise((resolve) => setTimeout(resolve, 100));
+    if (!r.stdout && !r.stderr) await sleep(100, signal);
   }
   return 130;
 }

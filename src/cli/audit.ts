@@ -1,6 +1,7 @@
 import { formatAuditRow } from '../audit/format.js';
 import { parseSince } from '../audit/since.js';
 import type { AuditQuery, StoredInvocation } from '../audit/types.js';
+import { sleep } from '../shared/abort.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
 import { CONFIG_OPTION, withAuditStore } from './context.js';
 
@@ -58,7 +59,7 @@ export async function auditCommand(args: string[]): Promise<number> {
       const fresh = audit.query({ ...query, afterSeq, ascending: true, limit: 1000 });
       for (const row of fresh) print(row);
       afterSeq = fresh.at(-1)?.seq ?? afterSeq;
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     return 0;
   });

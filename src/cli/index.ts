@@ -36,6 +36,10 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     load: async () => (await import('./audit.js')).auditCommand,
     summary: 'read the audit log of tool calls',
   },
+  computers: {
+    load: async () => (await import('./computers.js')).computersCommand,
+    summary: 'computers of the server: list (with disk use), stop, rm',
+  },
   approvals: {
     load: async () => (await import('./approvals.js')).approvalsCommand,
     summary: 'calls of ask tools waiting for a person: list, show, approve, deny, rules',

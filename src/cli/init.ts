@@ -21,6 +21,12 @@ permissions: {}
   # "github_*": auto
   # "*_delete_*": deny
 
+# Who waits for ask tools of MCP clients (docs/approvals.md). Unset: the gateway holds the call
+# for a person when the client can ask by elicitation or a dock page is open, else the client confirms.
+# approvals:
+#   mcp: gateway           # client | gateway
+#   timeoutSeconds: 300
+
 # The whitelist policy every tool checks before it acts.
 policy:
   files:

@@ -7,6 +7,7 @@ import { locateConfig } from '../config/locate.js';
 import { describeIdentity, type InstancePaths, instancePaths, processAlive } from '../mcp/instance.js';
 import { knock, requestServer } from '../mcp/socket-client.js';
 import type { SessionSummary } from '../mcp/socket-protocol.js';
+import { sleep } from '../shared/abort.js';
 import { out, parseCommandArgs } from './args.js';
 
 const OPTIONS = { config: { type: 'string' as const }, help: { type: 'boolean' as const, short: 'h' } };
@@ -62,7 +63,7 @@ export async function statusCommand(args: string[]): Promise<number> {
   out(`  Computers: ${computers.length === 0 ? 'none' : computers.length}`);
   for (const c of computers)
     out(
-      `    ${c.generation === null ? '(none launched)' : `g${c.generation}`}  ${c.profileId ?? ''}  ${c.lifecycle}`,
+      `    ${c.name ?? ''}  ${c.generation === null ? '(none launched)' : `g${c.generation}`}  ${c.profileId ?? ''}  ${c.lifecycle}`,
     );
   return 0;
 }
@@ -91,7 +92,7 @@ export async function stopCommand(args: string[]): Promise<number> {
       );
       return 1;
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   out(`Stopped the Paddock server (pid ${pid}) of ${paths.dataDir}.`);
   return 0;

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { AuditStore } from '../audit/types.js';
 import type { ProfileConfig } from '../config/computer-schema.js';
-import { EGRESS_CHANNEL_BASE } from '../guest/egress-relay.js';
+import { EGRESS_STREAM_BASE } from '../guest/egress-relay.js';
 import { compileNetworkAllow, type EgressScope } from '../net/egress/decide.js';
 import type { InjectRules } from '../net/egress/inject.js';
 import { EgressProxy } from '../net/egress/proxy.js';
@@ -17,10 +17,10 @@ import type { HostResolver, Sandbox } from '../policy/types.js';
 import { randomId } from '../shared/ids.js';
 import type { CallerContext } from '../tools/tool.js';
 import type { Computer } from './computer.js';
-import type { ChannelEvent } from './link/channel-router.js';
 import type { GuestClient } from './link/guest-client.js';
 import { GUEST_CA_BUNDLE, GUEST_EGRESS_CA, GUEST_EGRESS_PORT } from './link/guest-layout.js';
 import { GuestSocket, RELAY_WINDOW_BYTES, RelayedSockets } from './link/guest-socket.js';
+import type { StreamEvent } from './link/stream-router.js';
 import type { ComputerLog } from './logs.js';
 
 /** Who started a job: the caller of its run_command and that invocation's id. */
@@ -101,7 +101,7 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
   /** Opens the guest's relay port (during boot, before any job runs). */
   async start(computer: Computer, client: GuestClient): Promise<void> {
     this.computer = computer;
-    computer.channels.attach(this);
+    computer.streams.attach(this);
     await client.call('egress.listen', { port: GUEST_EGRESS_PORT, windowBytes: RELAY_WINDOW_BYTES });
   }
 
@@ -177,19 +177,19 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
     return this.proxy.openConnections;
   }
 
-  owns(channel: number): boolean {
-    return channel >= EGRESS_CHANNEL_BASE;
+  owns(stream: number): boolean {
+    return stream >= EGRESS_STREAM_BASE;
   }
 
-  override onEvent(event: ChannelEvent): void {
+  override onEvent(event: StreamEvent): void {
     if (event.t !== 'egress.open') {
       super.onEvent(event);
       return;
     }
     const computer = this.computer;
-    if (!computer || this.sockets.has(event.channel)) return;
-    const socket = new GuestSocket(computer, event.channel, () => this.sockets.delete(event.channel));
-    this.sockets.set(event.channel, socket);
+    if (!computer || this.sockets.has(event.stream)) return;
+    const socket = new GuestSocket(computer, event.stream, () => this.sockets.delete(event.stream));
+    this.sockets.set(event.stream, socket);
     this.proxy.handle(socket);
   }
 

@@ -43,6 +43,8 @@ export class ComputerLog {
     private readonly logger: Logger,
     private readonly capacity = DEFAULT_LOG_CAPACITY,
     private readonly now: () => number = () => performance.now(),
+    /** Hears every entry as it is added (the computer's `log` events). */
+    private readonly onEntry: (entry: ComputerLogEntry) => void = () => undefined,
   ) {
     this.bootedAt = now();
   }
@@ -65,6 +67,7 @@ export class ComputerLog {
     };
     this.entries.push(entry);
     if (this.entries.length > this.capacity) this.entries.shift();
+    this.onEntry(entry);
     const mirror = { message, ...fields };
     if (level === 'err') this.logger.error(event, mirror);
     else if (level === 'warn') this.logger.warn(event, mirror);

@@ -1,92 +1,97 @@
 /**
- * The ComputerManager: profiles, generations, launch and status, jobs, files, logs, launch
- * links and request idempotency. One current computer per server; a launch replaces it.
+ * One computer as its sessions see it: its current generation, launch and status, its jobs,
+ * terminals, preview, log and request idempotency. A launch replaces the generation as a whole.
+ * The ComputerService holds one manager per named computer and per private owner.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Database } from '../audit/database.js';
-import type { ComputerConfig } from '../config/computer-schema.js';
 import type { ExecResolver, PathResolver } from '../policy/types.js';
+import { raceAbort } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
-import type { ComputerBackend } from './backend/types.js';
-import { Computer, type Lifecycle, MAX_FINISHED_JOBS } from './computer.js';
-import { parseId } from './cursors.js';
-import type { EgressService } from './egress.js';
+import type { CallerContext } from '../tools/tool.js';
+import type { Computer } from './computer.js';
+import { afterBootScripts, startGeneration } from './generation.js';
+import { guestExecResolver, guestPathResolver } from './guest-resolvers.js';
 import { IdempotencyCache } from './idempotency.js';
 import type { Job, JobResult } from './jobs/job.js';
-import { abortable, type CancelResult, cancelJobOn, type RunRequest, startJobOn } from './jobs/requests.js';
-import type { ToolChannelFactory } from './jobs/tool-channel.js';
-import { type LaunchLink, LaunchLinkStore } from './launch-links.js';
+import type { CancelResult, RunRequest } from './jobs/requests.js';
+import { resolveJobId } from './jobs/resolve.js';
+import { bootLaunchLink, createLaunchLink, type LaunchLink, type LaunchLinkBoot } from './launch-links.js';
 import { ComputerLog } from './logs.js';
-import { PreviewService, type PreviewServiceOptions } from './preview/preview-service.js';
-import { ProfileCatalog, type ProfileInfo } from './profiles.js';
+import { PreviewService } from './preview/preview-service.js';
+import type { ProfileInfo } from './profiles.js';
+import { ComputerContext, type ComputerServiceOptions } from './service-context.js';
 import { type ComputerStatus, describeStatus, type LaunchResult } from './status.js';
 import { TerminalService } from './terminals/terminal-service.js';
 
 export type { CancelResult, RunRequest } from './jobs/requests.js';
 export type { ComputerStatus, LaunchResult } from './status.js';
 
-const PROBE = ['bash', 'sh', 'python3', 'node', 'npm', 'git', 'curl'];
+const STARTUP_TIMEOUT_MS = 300_000;
 
-export interface ComputerManagerOptions {
-  backend: ComputerBackend;
-  config: ComputerConfig;
-  /** The server's data directory; workspaces live under <dataDir>/computers unless configured. */
-  dataDir: string;
-  /** Base URL of the dock, e.g. http://127.0.0.1:7331 (launch answers `<dockUrl>/`). */
-  dockUrl: string;
-  logger: Logger;
-  /** Database holding `launch_links`; without it launch links are unavailable. */
-  db?: Database | null;
-  /** Opens tool channels for commands (none: commands have no channel). */
-  toolChannels?: ToolChannelFactory;
-  /** How the web app serves the preview (base path, the token to keep from the guest). */
-  preview?: Omit<PreviewServiceOptions, 'portOverride'>;
-  /** Egress through the host proxy for profiles with network mode "proxy" (none: such profiles are unavailable). */
-  egress?: EgressService;
-  /** Read-only host directories every computer sees (e.g. the skills of `.paddock/skills` at /skills). */
-  sharedMounts?: { source: string; target: string; readOnly: true }[];
+/** Where tools find the computer of a caller: a ComputerService, or one ComputerManager for all. */
+export interface ComputerSource {
+  for(caller: CallerContext): ComputerManager;
+  listProfiles(search?: string): ProfileInfo[];
 }
 
-export class ComputerManager {
+export class ComputerManager implements ComputerSource {
   readonly log: ComputerLog;
-  readonly profiles: ProfileCatalog;
   readonly idempotency = new IdempotencyCache();
-  readonly launchLinks: LaunchLinkStore | null;
-  /** The terminals of the current computer (PTYs in the guest). */
+  /** The terminals of this computer (PTYs in the guest). */
   readonly terminals: TerminalService;
-  /** The web preview of the current computer. */
+  /** The web preview of this computer. */
   readonly preview: PreviewService;
   private current: Computer | null = null;
-  private lastGeneration: number;
-  private readonly computersDir: string;
-  private closed = false;
+  /** The computer's key: `named:<name>` or `private:<owner>` (`local` when it runs alone). */
+  readonly name: string;
+  private readonly context: ComputerContext;
+  /** Whether this manager runs alone (it then owns the backend and closes it). */
+  private readonly alone: boolean;
 
-  constructor(private readonly options: ComputerManagerOptions) {
-    this.log = new ComputerLog(options.logger.child({ domain: 'computer' }));
-    this.profiles = new ProfileCatalog(
-      options.config.profiles,
-      (name) => options.backend.hasProgram(name),
-      options.egress !== undefined,
+  /**
+   * A computer of a ComputerService (`name`, `context`), or one running alone over its own
+   * backend (`options`: tests, benches), which then answers for every caller.
+   */
+  constructor(nameOrOptions: string | ComputerServiceOptions, context?: ComputerContext) {
+    this.alone = typeof nameOrOptions !== 'string';
+    this.name = typeof nameOrOptions === 'string' ? nameOrOptions : 'local';
+    this.context = typeof nameOrOptions === 'string' ? context! : new ComputerContext(nameOrOptions);
+    const name = this.name;
+    const ctx = this.context;
+    const emit = ctx.events.emit.bind(ctx.events);
+    this.log = new ComputerLog(
+      ctx.logger.child({ domain: 'computer', computer: name }),
+      undefined,
+      undefined,
+      (entry) => emit({ type: 'log', computer: name, entry }),
     );
-    this.launchLinks = options.db ? new LaunchLinkStore(options.db) : null;
-    this.computersDir = options.config.workspaceDir ?? join(options.dataDir, 'computers');
-    mkdirSync(this.computersDir, { recursive: true, mode: 0o700 });
-    this.lastGeneration = this.readGenerationCounter();
-    this.terminals = new TerminalService(this, { retentionBytes: options.config.retentionBytes });
-    this.preview = new PreviewService(this, { ...options.preview, portOverride: options.config.previewPort });
-    this.log.add('info', 'computer.service', `Computer service ready (backend ${options.backend.name}).`);
+    this.terminals = new TerminalService(this, { retentionBytes: ctx.config.retentionBytes });
+    this.preview = new PreviewService(this, {
+      portOverride: ctx.config.previewPort,
+      ...(ctx.previewBasePath !== undefined ? { basePath: ctx.previewBasePath } : {}),
+    });
+    this.terminals.onChange(() =>
+      emit({ type: 'terminal', computer: name, generation: this.current?.generation ?? null }),
+    );
+    this.preview.onChange((state) => emit({ type: 'preview', computer: name, state }));
   }
 
-  /** Sets the dock's base URL once the server knows it (it may listen on a port picked at start). */
-  setDockUrl(url: string): void {
-    this.options.dockUrl = url;
+  /** The computer `caller` acts on: this one (the shape tools take, shared with ComputerService). */
+  for(_caller: CallerContext): ComputerManager {
+    return this;
+  }
+
+  listProfiles(search?: string): ProfileInfo[] {
+    return this.context.profiles.list(search);
   }
 
   /** The dock's URL for this server. */
   get dockUrl(): string {
-    return `${this.options.dockUrl.replace(/\/+$/, '')}/`;
+    return this.context.dockUrl();
+  }
+
+  /** The dock, opened on this computer (what launch_computer and get_computer_status answer). */
+  get watchUrl(): string {
+    return `${this.context.dockUrl()}?computer=${encodeURIComponent(this.name)}`;
   }
 
   /** The current generation, if any was launched. */
@@ -94,134 +99,58 @@ export class ComputerManager {
     return this.current;
   }
 
-  listProfiles(search?: string): ProfileInfo[] {
-    return this.profiles.list(search);
+  /** Whether the current generation is booting or running (it counts against the server's cap). */
+  get active(): boolean {
+    return this.current?.lifecycle === 'booting' || this.current?.lifecycle === 'running';
   }
 
   /**
-   * Replaces the current computer with a new generation of `profileId` and returns at once; the
-   * new one boots in place. A launch while the current one is still booting is refused.
+   * Replaces the current generation with a new one of `profileId` and returns at once; the new
+   * one boots in place. A launch while the current one is still booting is refused.
    */
   launch(profileId: string, afterBoot?: (c: Computer) => Promise<void>): LaunchResult {
-    if (this.closed)
-      throw new PaddockError('NOT_RUNNING', 'The server is shutting down; launch after it restarts.');
-    const profile = this.profiles.get(profileId);
-    const { available, reason } = this.profiles.availability(profile);
-    if (!available) {
-      this.log.add('warn', 'computer.launch_refused', `Profile ${profile.id} cannot launch: ${reason}`);
-      throw new PaddockError(
-        'UNSUPPORTED_CAPABILITY',
-        `Profile "${profile.id}" is not available on this server (${reason}) Pick an available profile from list_profiles.`,
-      );
-    }
-    const previous = this.current;
-    if (previous?.lifecycle === 'booting') {
-      this.log.add(
-        'warn',
-        'computer.launch_refused',
-        `Launch of ${profile.id} refused: generation ${previous.generation} is still booting.`,
-        {
-          generation: previous.generation,
-        },
-      );
-      throw new PaddockError(
-        'NOT_RUNNING',
-        `Generation ${previous.generation} is still booting; poll get_computer_status until it is running or in error before launching again.`,
-        { generation: previous.generation },
-      );
-    }
-    const generation = ++this.lastGeneration;
-    writeFileSync(join(this.computersDir, 'generation'), `${generation}\n`);
-    const hostDir = join(this.computersDir, `g${generation}`);
-    const teardown = previous
-      ? previous.destroy(
-          new PaddockError(
-            'STALE_GENERATION',
-            `Generation ${previous.generation} was replaced by generation ${generation}; use the current computer.`,
-          ),
-        )
-      : Promise.resolve();
-    if (previous) {
-      this.log.add(
-        'info',
-        'computer.replace',
-        `Generation ${previous.generation} is being replaced; all its processes are killed.`,
-        {
-          generation: previous.generation,
-        },
-      );
-    }
-    const computer = new Computer({
-      generation,
-      profile: { ...profile, mounts: [...profile.mounts, ...(this.options.sharedMounts ?? [])] },
-      backend: this.options.backend,
+    const computer = startGeneration(this.context, {
+      name: this.name,
+      profileId,
       log: this.log,
-      hostDir,
-      retentionBytes: profile.limits.outputBytes ?? this.options.config.retentionBytes,
-      bootTimeoutMs: this.options.config.bootTimeoutMs,
-      probe: PROBE,
-      before: teardown,
-      egress: this.options.egress?.forComputer(generation, profile, this.log) ?? null,
+      previous: this.current,
+      active: this.active,
     });
     this.current = computer;
-    this.log.add(
-      'info',
-      'computer.launch',
-      `Launching generation ${generation} with profile ${profile.id}.`,
-      { generation },
+    this.context.launched(this.name, computer.generation);
+    computer.emitLifecycle();
+    void computer.booted.then(() =>
+      afterBootScripts(computer, this.log, (script) => this.startScript(computer, script), afterBoot),
     );
-    void computer.booted.then(() => this.afterBoot(computer, afterBoot));
     return {
-      generation,
-      profileId: profile.id,
+      generation: computer.generation,
+      profileId: computer.profile.id,
       lifecycle: computer.lifecycle,
-      url: this.dockUrl,
+      url: this.watchUrl,
       message: 'The computer is booting; poll get_computer_status until lifecycle is running or error.',
     };
   }
 
-  private async afterBoot(c: Computer, extra?: (c: Computer) => Promise<void>): Promise<void> {
-    if (c.lifecycle !== 'running') return;
-    const script = c.profile.startupScript;
-    if (script) {
-      await this.startOn(c, { script, waitMs: 0, timeoutMs: 300_000 }).catch((e: unknown) => {
-        this.log.add(
-          'err',
-          'computer.startup_failed',
-          `The profile's startup script did not start: ${(e as Error).message}`,
-          { generation: c.generation },
-        );
-      });
-    }
-    await extra?.(c).catch((e: unknown) => {
-      this.log.add(
-        'err',
-        'computer.startup_failed',
-        `The launch link's startup script did not start: ${(e as Error).message}`,
-        { generation: c.generation },
-      );
-    });
-  }
-
   status(): ComputerStatus {
-    return describeStatus(this.current, this.dockUrl, {
+    return describeStatus(this.current, this.watchUrl, {
       activeTerminal: this.terminals.active(),
       preview: this.current ? this.preview.state() : null,
     });
   }
 
   /**
-   * The running computer. With `autoLaunch`, a server that never launched one boots the default
+   * The running computer. With `autoLaunch`, a computer that never launched boots the default
    * profile first; a booting one is awaited. Anything else is NOT_RUNNING.
    */
   async requireRunning(signal?: AbortSignal): Promise<Computer> {
-    if (!this.current && this.options.config.autoLaunch && !this.closed) {
+    const { config } = this.context;
+    if (!this.current && config.autoLaunch && !this.context.closed) {
       this.log.add(
         'info',
         'computer.autolaunch',
-        `A tool needs the computer; booting the default profile ${this.options.config.defaultProfile}.`,
+        `A tool needs the computer; booting the default profile ${config.defaultProfile}.`,
       );
-      this.launch(this.options.config.defaultProfile);
+      this.launch(config.defaultProfile);
     }
     const c = this.current;
     if (!c) {
@@ -230,7 +159,13 @@ export class ComputerManager {
         'No computer is running; call launch_computer with a profileId from list_profiles, then poll get_computer_status.',
       );
     }
-    if (c.lifecycle === 'booting') await abortable(c.booted, signal);
+    if (c.lifecycle === 'booting') {
+      await raceAbort(
+        c.booted,
+        signal,
+        () => new PaddockError('TIMEOUT', 'The call was cancelled while the computer was booting; retry.'),
+      );
+    }
     if (c.lifecycle !== 'running') {
       throw new PaddockError(
         'NOT_RUNNING',
@@ -247,45 +182,24 @@ export class ComputerManager {
   }
 
   private startOn(c: Computer, req: RunRequest, signal?: AbortSignal): Promise<JobResult> {
-    const factory = this.options.toolChannels;
+    const factory = this.context.toolChannels;
     const grant = req.channel;
-    const enabled = c.profile.toolChannel ?? this.options.config.toolChannel;
+    const enabled = c.profile.toolChannel ?? this.context.config.toolChannel;
     const open =
       factory && grant && enabled
         ? (jobId: string) => factory({ ...grant, jobId, deadline: Date.now() + req.timeoutMs })
         : undefined;
-    return startJobOn(
-      c,
-      req,
-      c.profile.limits.outputBytes ?? this.options.config.retentionBytes,
-      signal,
-      open,
-    );
+    return c.jobs.run(req, signal, open);
+  }
+
+  /** Whether `generation` was one of this computer's (its ids are stale, not another's). */
+  launchedHere(generation: number): boolean {
+    return this.context.launchedHere(this.name, generation);
   }
 
   /** The job behind an id: STALE_GENERATION, NOT_FOUND or INVALID_ARGUMENT otherwise. */
   resolveJob(jobId: string): { computer: Computer; job: Job } {
-    const { generation, n } = parseId(jobId, 'job');
-    const c = this.current;
-    if (c && generation < c.generation) {
-      throw new PaddockError(
-        'STALE_GENERATION',
-        `${jobId} belongs to generation ${generation}, which was replaced by generation ${c.generation}; its processes are gone. Run the command again.`,
-      );
-    }
-    const job = c && generation === c.generation ? c.job(n) : undefined;
-    if (c && !job && generation === c.generation && c.hadJob(n)) {
-      throw new PaddockError(
-        'NOT_FOUND',
-        `${jobId} finished a while ago and its output was dropped (only the newest ${MAX_FINISHED_JOBS} finished jobs are kept); run the command again if you need its output.`,
-      );
-    }
-    if (!c || !job)
-      throw new PaddockError(
-        'NOT_FOUND',
-        `No job ${jobId} in the current computer; use a jobId that run_command returned.`,
-      );
-    return { computer: c, job };
+    return resolveJobId(jobId, this.current, (generation) => this.launchedHere(generation));
   }
 
   readJob(jobId: string, cursor: string | undefined, byteLimit: number): JobResult {
@@ -295,31 +209,17 @@ export class ComputerManager {
   /** Kills a job and every descendant; `cancelling` when they are not all gone within a second. */
   async cancelJob(jobId: string): Promise<CancelResult> {
     const { computer, job } = this.resolveJob(jobId);
-    return cancelJobOn(computer, job, this.log);
+    return computer.jobs.cancel(job);
   }
 
-  /** A PathResolver that resolves inside the current computer (for policy checks). */
+  /** A PathResolver that resolves inside this computer (for policy checks). */
   guestPathResolver(signal?: AbortSignal): PathResolver {
-    return {
-      realpath: async (path: string) => {
-        const c = await this.requireRunning(signal);
-        return (await c.call('fs.realpath', { path }, { signal })).path;
-      },
-      readlink: async (path: string) => {
-        const c = await this.requireRunning(signal);
-        return (await c.call('fs.readlink', { path }, { signal })).target;
-      },
-    };
+    return guestPathResolver(() => this.requireRunning(signal), signal);
   }
 
-  /** An ExecResolver that looks executables up inside the current computer (for policy checks). */
+  /** An ExecResolver that looks executables up inside this computer (for policy checks). */
   guestExecResolver(signal?: AbortSignal): ExecResolver {
-    return {
-      which: async (name: string, searchPath: readonly string[]) => {
-        const c = await this.requireRunning(signal);
-        return (await c.call('which', { name, searchPath: [...searchPath] }, { signal })).path;
-      },
-    };
+    return guestExecResolver(() => this.requireRunning(signal), signal);
   }
 
   readLogs(options: Parameters<ComputerLog['read']>[0]) {
@@ -328,71 +228,37 @@ export class ComputerManager {
 
   /** Stores a launch link for `profileId` (default: the current profile, else the default). */
   createLaunchLink(profileId: string | undefined, startupScript: string): LaunchLink & { url: string } {
-    if (!this.launchLinks) {
-      throw new PaddockError(
-        'UNSUPPORTED_CAPABILITY',
-        'Launch links need the server database; start Paddock with a data directory.',
-      );
-    }
-    const profile = this.profiles.get(
-      profileId ?? this.current?.profile.id ?? this.options.config.defaultProfile,
+    const profile = this.context.profiles.get(
+      profileId ?? this.current?.profile.id ?? this.context.config.defaultProfile,
     );
-    const link = this.launchLinks.create(profile.id, startupScript);
-    this.log.add('info', 'launch_link.create', `Launch link ${link.id} created for profile ${profile.id}.`);
-    return { ...link, url: `${this.dockUrl}launch/${link.id}` };
+    return createLaunchLink(this, this.context.launchLinks, profile.id, startupScript);
   }
 
   /**
    * Boots a launch link: launches its profile and, once running, starts its startup script as a
    * job. Resolves with the launch result and, when there is a script, the job's id.
    */
-  async bootLaunchLink(
-    id: string,
-  ): Promise<{ launch: LaunchResult; jobId: string | null; lifecycle: Lifecycle; bootError: string | null }> {
-    if (!this.launchLinks)
-      throw new PaddockError('UNSUPPORTED_CAPABILITY', 'Launch links need the server database.');
-    const link = this.launchLinks.get(id);
-    let started: (jobId: string | null) => void = () => undefined;
-    const jobStarted = new Promise<string | null>((resolve) => {
-      started = resolve;
-    });
-    const launch = this.launch(link.profileId, async (c) => {
-      if (!link.startupScript) return started(null);
-      try {
-        const r = await this.startOn(c, { script: link.startupScript, waitMs: 0, timeoutMs: 300_000 });
-        this.log.add('info', 'launch_link.boot', `Launch link ${id} started its script as ${r.jobId}.`, {
-          generation: c.generation,
-          jobId: r.jobId,
-        });
-        started(r.jobId);
-      } catch (e) {
-        started(null);
-        throw e;
-      }
-    });
-    const c = this.current!;
-    await c.booted;
-    const jobId = c.lifecycle === 'running' ? await jobStarted : null;
-    return { launch, jobId, lifecycle: c.lifecycle, bootError: c.bootError };
+  bootLaunchLink(id: string): Promise<LaunchLinkBoot> {
+    return bootLaunchLink(this, this.context.launchLinks, id);
   }
 
-  /** Stops the current computer and frees the backend. */
+  /** Starts a startup script as a job of `c` (profile or launch link). */
+  startScript(c: Computer, script: string): Promise<JobResult> {
+    return this.startOn(c, { script, waitMs: 0, timeoutMs: STARTUP_TIMEOUT_MS });
+  }
+
+  /** A manager running alone: stops its computer and frees its backend. */
   async close(): Promise<void> {
-    this.closed = true;
-    const c = this.current;
-    this.current = null;
-    await c?.destroy(new PaddockError('NOT_RUNNING', 'The server is shutting down.'));
-    await this.options.backend.dispose();
+    if (!this.alone) throw new Error('a computer of a ComputerService is closed by the service');
+    this.context.close();
+    await this.stop(new PaddockError('NOT_RUNNING', 'The server is shutting down.'));
+    await this.context.backend.dispose();
   }
 
-  private readGenerationCounter(): number {
-    let last = 0;
-    const file = join(this.computersDir, 'generation');
-    if (existsSync(file)) last = Number.parseInt(readFileSync(file, 'utf8'), 10) || 0;
-    for (const name of readdirSync(this.computersDir)) {
-      const m = /^g(\d+)$/.exec(name);
-      if (m) last = Math.max(last, Number(m[1]));
-    }
-    return last;
+  /** Stops the current generation (idle, released or shutdown); the manager can launch again. */
+  async stop(reason: PaddockError): Promise<void> {
+    const c = this.current;
+    if (!c || c.lifecycle === 'stopped') return;
+    await c.destroy(reason);
   }
 }

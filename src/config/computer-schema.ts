@@ -73,6 +73,18 @@ export const networkSchema = z
   })
   .strict();
 
+/** Whether a computer's /workspace starts empty at every launch or is kept. */
+const workspaceModeSchema = z.enum(['keep', 'fresh']);
+
+/** Settings of one named computer (shared by the sessions naming it). */
+export const namedComputerSchema = z
+  .object({
+    workspace: workspaceModeSchema
+      .optional()
+      .describe("Overrides the profile's workspace mode for this computer (keep or fresh)."),
+  })
+  .strict();
+
 /** One computer profile (as written; see profileSchema for the parsed form). */
 const profileInputSchema = z
   .object({
@@ -120,6 +132,11 @@ const profileInputSchema = z
       .array(z.string().min(1))
       .default([])
       .describe('Programs that must exist for the profile to be available.'),
+    workspace: workspaceModeSchema
+      .default('fresh')
+      .describe(
+        '"fresh": every launch starts with an empty /workspace. "keep": /workspace survives relaunches and server restarts.',
+      ),
   })
   .strict();
 
@@ -201,6 +218,36 @@ export const computerSchema = z
       .max(120_000)
       .default(15_000)
       .describe('How long a boot may take before the computer is in error.'),
+    maxComputers: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(20)
+      .describe('Computers booting or running at once on this server; a launch beyond it is LIMIT_EXCEEDED.'),
+    idleTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 24 * 3_600_000)
+      .default(30 * 60_000)
+      .describe('A computer without a tool call for this long is stopped (0: never).'),
+    sessionGraceMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(24 * 3_600_000)
+      .default(60_000)
+      .describe(
+        "How long a session's private computer outlives the session (a reconnecting client finds it).",
+      ),
+    named: z
+      .record(
+        z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'a computer name'),
+        namedComputerSchema,
+      )
+      .default({})
+      .describe('Settings of named computers (paddock mcp --computer NAME), by name.'),
   })
   .strict();
 

@@ -91,14 +91,14 @@ function main(): void {
         return jobs.exec(call.args as CallArgs<'exec'>);
       case 'channel.reply': {
         const a = call.args as CallArgs<'channel.reply'>;
-        return jobs.channelReply(a.channel, a.id, a.body);
+        return jobs.channelReply(a.stream, a.id, a.body);
       }
       case 'release':
-        jobs.release((call.args as CallArgs<'release'>).channel);
+        jobs.release((call.args as CallArgs<'release'>).stream);
         return {};
       case 'signal': {
         const a = call.args as CallArgs<'signal'>;
-        jobs.signal(a.channel, a.signal, a.group);
+        jobs.signal(a.stream, a.signal, a.group);
         return {};
       }
       case 'fs.list':
@@ -116,20 +116,20 @@ function main(): void {
       case 'pty.open':
         return terminals.open(call.args as CallArgs<'pty.open'>);
       case 'pty.write':
-        terminals.write((call.args as CallArgs<'pty.write'>).channel, attachment ?? Buffer.alloc(0));
+        terminals.write((call.args as CallArgs<'pty.write'>).stream, attachment ?? Buffer.alloc(0));
         return {};
       case 'pty.resize': {
         const a = call.args as CallArgs<'pty.resize'>;
-        terminals.resize(a.channel, a.cols, a.rows);
+        terminals.resize(a.stream, a.cols, a.rows);
         return {};
       }
       case 'pty.close':
-        terminals.close((call.args as CallArgs<'pty.close'>).channel);
+        terminals.close((call.args as CallArgs<'pty.close'>).stream);
         return {};
       case 'tcp.open':
         return relay.open(call.args as CallArgs<'tcp.open'>);
       case 'tcp.close':
-        relay.close((call.args as CallArgs<'tcp.close'>).channel);
+        relay.close((call.args as CallArgs<'tcp.close'>).stream);
         return {};
       case 'egress.listen':
         return egress.listen(call.args as CallArgs<'egress.listen'>);
@@ -143,7 +143,7 @@ function main(): void {
 
   function onFrame(frame: Frame): void {
     if (frame.kind === FrameKind.Attachment) {
-      attachments.set(frame.channel, frame.payload);
+      attachments.set(frame.stream, frame.payload);
       return;
     }
     // Host → guest stream frames belong to relayed connections (the preview).

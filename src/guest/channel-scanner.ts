@@ -33,13 +33,17 @@ type State =
 
 const TOKEN_CHAR = /^[A-Za-z0-9_-]$/;
 
+/** base64url, or standard base64 with its padding (the POSIX sh client sends `base64`'s own output). */
 function isB64url(byte: number): boolean {
   return (
     (byte >= 0x30 && byte <= 0x39) ||
     (byte >= 0x41 && byte <= 0x5a) ||
     (byte >= 0x61 && byte <= 0x7a) ||
     byte === 0x2d ||
-    byte === 0x5f
+    byte === 0x5f ||
+    byte === 0x2b ||
+    byte === 0x2f ||
+    byte === 0x3d
   );
 }
 

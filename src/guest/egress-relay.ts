@@ -12,7 +12,7 @@ import type { CallArgs } from './protocol.js';
 import type { TcpRelay } from './tcp-relay.js';
 
 /** Channels of egress connections: the top quarter of the channel space (the guest picks them). */
-export const EGRESS_CHANNEL_BASE = 0xc000_0000;
+export const EGRESS_STREAM_BASE = 0xc000_0000;
 const EGRESS_CHANNEL_RANGE = 0x3fff_ffff;
 
 export class EgressRelay {
@@ -31,12 +31,12 @@ export class EgressRelay {
     }
     const server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, (socket) => {
       this.next = (this.next + 1) % EGRESS_CHANNEL_RANGE;
-      const channel = EGRESS_CHANNEL_BASE + this.next;
-      if (!this.relay.adopt(channel, socket, args.windowBytes)) {
+      const stream = EGRESS_STREAM_BASE + this.next;
+      if (!this.relay.adopt(stream, socket, args.windowBytes)) {
         socket.destroy();
         return;
       }
-      this.link.send({ t: 'egress.open', channel });
+      this.link.send({ t: 'egress.open', stream });
       socket.resume();
     });
     this.server = server;

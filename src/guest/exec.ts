@@ -3,14 +3,23 @@
  * stream stdout/stderr as data frames, report the root's exit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chownSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync } from 'node:fs';
+import {
+  chownSync,
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  unlinkSync,
+} from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { type JobAccount, spawnIdentity, TOOL_CHANNEL_ROOT } from './account.js';
 import { ChannelScanner } from './channel-scanner.js';
 import { GuestFailure } from './failure.js';
-import { StreamId } from './frames.js';
+import { Fd } from './frames.js';
 import { openDirNoFollow } from './fs-walk.js';
 import type { GuestLink } from './link.js';
 import type { CallArgs } from './protocol.js';
@@ -88,10 +97,10 @@ export class JobRunner {
 
   /** Starts a job; resolves with its pid once spawned (held jobs wait for `release`). */
   async exec(args: CallArgs<'exec'>): Promise<{ pid: number }> {
-    if (this.jobs.has(args.channel)) {
+    if (this.jobs.has(args.stream)) {
       throw new GuestFailure(
         'INVALID_ARGUMENT',
-        `Channel ${args.channel} is already in use; use a new channel id.`,
+        `Channel ${args.stream} is already in use; use a new stream id.`,
       );
     }
     const missing = () =>
@@ -112,12 +121,12 @@ export class JobRunner {
     let scanner: ChannelScanner | null = null;
     if (args.toolChannel) {
       this.channelDirFor(args.toolChannel.dir);
-      const channel = args.channel;
+      const stream = args.stream;
       const nonce = args.toolChannel.nonce;
       scanner = new ChannelScanner(args.toolChannel.nonce, (frame) =>
         this.link.send({
           t: 'channel.request',
-          channel,
+          stream,
           nonce,
           frame: frame.kind === 'malformed' ? { ...frame, reason: frame.reason.slice(0, 256) } : frame,
         }),
@@ -154,19 +163,19 @@ export class JobRunner {
       maxTimer: null,
       channelDir: args.toolChannel?.dir ?? null,
     };
-    this.jobs.set(args.channel, job);
-    if (args.newSession) this.groups.set(args.channel, pid);
-    this.pipe(args.channel, job, StreamId.Stdout, child.stdout!, null);
-    this.pipe(args.channel, job, StreamId.Stderr, child.stderr!, scanner);
+    this.jobs.set(args.stream, job);
+    if (args.newSession) this.groups.set(args.stream, pid);
+    this.pipe(args.stream, job, Fd.Stdout, child.stdout!, null);
+    this.pipe(args.stream, job, Fd.Stderr, child.stderr!, scanner);
     child.on('exit', (code, signal) => {
       job.exited = { exitCode: code, signal };
       if (job.hold) job.hold.end();
       if (job.openStreams === 0) {
-        this.reportExit(args.channel, job);
+        this.reportExit(args.stream, job);
         return;
       }
-      job.maxTimer = setTimeout(() => this.reportExit(args.channel, job), EXIT_MAX_WAIT_MS);
-      this.armQuiet(args.channel, job);
+      job.maxTimer = setTimeout(() => this.reportExit(args.stream, job), EXIT_MAX_WAIT_MS);
+      this.armQuiet(args.stream, job);
     });
     return { pid };
   }
@@ -175,8 +184,8 @@ export class JobRunner {
    * Writes a tool-channel reply into the client's FIFO. The FIFO must exist, be a FIFO (never
    * followed through a symlink) and have a reader; otherwise the reply is dropped.
    */
-  channelReply(channel: number, id: string, body: string): { delivered: boolean } {
-    const dir = this.jobs.get(channel)?.channelDir;
+  channelReply(stream: number, id: string, body: string): { delivered: boolean } {
+    const dir = this.jobs.get(stream)?.channelDir;
     if (!dir) return { delivered: false };
     let fd: number;
     try {
@@ -188,6 +197,13 @@ export class JobRunner {
       closeSync(fd);
       return { delivered: false };
     }
+    // The open descriptor is all the reply needs: removing the name now spares the client a
+    // process (`rm`) per call. Clients that remove it themselves ignore that it is gone.
+    try {
+      unlinkSync(join(dir, id));
+    } catch {
+      // already removed by the client
+    }
     const socket = new Socket({ fd, readable: false, writable: true });
     socket.on('error', () => socket.destroy());
     socket.end(body);
@@ -195,19 +211,19 @@ export class JobRunner {
   }
 
   /** Lets a held job exec its program. */
-  release(channel: number): void {
-    const job = this.require(channel);
+  release(stream: number): void {
+    const job = this.require(stream);
     if (!job.hold) return;
     job.hold.end('go\n');
     job.hold = null;
   }
 
   /** Signals a job's root, or its whole process group. */
-  signal(channel: number, signal: NodeJS.Signals, group: boolean): void {
-    const job = this.jobs.get(channel);
+  signal(stream: number, signal: NodeJS.Signals, group: boolean): void {
+    const job = this.jobs.get(stream);
     // A job's process group outlives its root (it is the family when there is no cgroup).
-    const pid = job?.child.pid ?? this.groups.get(channel);
-    if (!pid) throw new GuestFailure('NOT_FOUND', `No job on channel ${channel}.`);
+    const pid = job?.child.pid ?? this.groups.get(stream);
+    if (!pid) throw new GuestFailure('NOT_FOUND', `No job on stream ${stream}.`);
     if (!group && (!job || job.exited)) return;
     try {
       process.kill(group ? -pid : pid, signal);
@@ -223,49 +239,49 @@ export class JobRunner {
     }
   }
 
-  private require(channel: number): RunningJob {
-    const job = this.jobs.get(channel);
-    if (!job) throw new GuestFailure('NOT_FOUND', `No job on channel ${channel}.`);
+  private require(stream: number): RunningJob {
+    const job = this.jobs.get(stream);
+    if (!job) throw new GuestFailure('NOT_FOUND', `No job on stream ${stream}.`);
     return job;
   }
 
   private pipe(
-    channel: number,
-    job: RunningJob,
     stream: number,
+    job: RunningJob,
+    fd: number,
     source: NodeJS.ReadableStream,
     filter: StreamFilter | null,
   ): void {
     source.on('data', (chunk: Buffer) => {
       const bytes = filter ? filter.push(chunk) : chunk;
-      if (bytes.length > 0 && !this.link.sendData(channel, stream, bytes)) {
+      if (bytes.length > 0 && !this.link.sendData(stream, fd, bytes)) {
         source.pause();
         this.link.onDrain(() => source.resume());
       }
-      if (job.exited) this.armQuiet(channel, job);
+      if (job.exited) this.armQuiet(stream, job);
     });
     source.on('end', () => {
       const rest = filter?.end();
-      if (rest && rest.length > 0) this.link.sendData(channel, stream, rest);
-      this.link.sendEnd(channel, stream);
+      if (rest && rest.length > 0) this.link.sendData(stream, fd, rest);
+      this.link.sendEnd(stream, fd);
       job.openStreams -= 1;
-      if (job.openStreams === 0 && job.exited) this.reportExit(channel, job);
+      if (job.openStreams === 0 && job.exited) this.reportExit(stream, job);
     });
     source.on('error', () => undefined);
   }
 
-  private armQuiet(channel: number, job: RunningJob): void {
+  private armQuiet(stream: number, job: RunningJob): void {
     if (job.quietTimer) clearTimeout(job.quietTimer);
-    job.quietTimer = setTimeout(() => this.reportExit(channel, job), EXIT_QUIET_MS);
+    job.quietTimer = setTimeout(() => this.reportExit(stream, job), EXIT_QUIET_MS);
   }
 
-  private reportExit(channel: number, job: RunningJob): void {
+  private reportExit(stream: number, job: RunningJob): void {
     if (job.reported || !job.exited) return;
     job.reported = true;
     if (job.quietTimer) clearTimeout(job.quietTimer);
     if (job.maxTimer) clearTimeout(job.maxTimer);
-    this.link.send({ t: 'exit', channel, exitCode: job.exited.exitCode, signal: job.exited.signal });
-    if (job.openStreams === 0) this.jobs.delete(channel);
-    else job.child.once('close', () => this.jobs.delete(channel));
+    this.link.send({ t: 'exit', stream, exitCode: job.exited.exitCode, signal: job.exited.signal });
+    if (job.openStreams === 0) this.jobs.delete(stream);
+    else job.child.once('close', () => this.jobs.delete(stream));
   }
 }

@@ -1,9 +1,9 @@
 /**
  * Binary framing of the host ↔ guest agent link (both directions, over the agent's stdio).
  *
- * Every frame is `[u32 length][u8 kind][u32 channel][u8 stream][payload]`, big-endian, where
+ * Every frame is `[u32 length][u8 kind][u32 stream][u8 fd][payload]`, big-endian, where
  * `length` counts everything after itself. Control frames carry one JSON message (see
- * protocol.ts); data frames carry raw bytes for one stream of one channel, so output is
+ * protocol.ts); data frames carry raw bytes for one fd of one stream, so output is
  * binary-safe and never re-encoded. This file is shared by the host and the guest: it imports
  * nothing but Node built-ins.
  */
@@ -13,17 +13,17 @@ export const PROTOCOL_VERSION = 1;
 
 /** What a frame carries. New kinds may be added; unknown kinds are a protocol error. */
 export const FrameKind = {
-  /** One JSON control message (calls, replies, events). Channel and stream are 0. */
+  /** One JSON control message (calls, replies, events). Stream and fd are 0. */
   Control: 0,
-  /** Raw bytes of `stream` on `channel`. */
+  /** Raw bytes of `fd` on `stream`. */
   Data: 1,
-  /** `stream` on `channel` has ended (EOF); no more data frames follow for it. */
+  /** `fd` on `stream` has ended (EOF); no more data frames follow for it. */
   End: 2,
-  /** Flow-control credit for `channel`/`stream`: payload is a u32 byte count (reserved). */
+  /** Flow-control credit for `stream`/`fd`: payload is a u32 byte count. */
   Window: 3,
   /**
    * Raw bytes that belong to the call (host → guest) or reply (guest → host) whose id is
-   * `channel`; sent immediately before that control frame, so file contents never go through
+   * `stream`; sent immediately before that control frame, so file contents never go through
    * base64 and JSON.
    */
   Attachment: 4,
@@ -31,10 +31,10 @@ export const FrameKind = {
 
 export type FrameKindValue = (typeof FrameKind)[keyof typeof FrameKind];
 
-/** Stream numbers inside a channel (a job uses Stdout and Stderr; a PTY or TCP relay uses Stdin/Stdout). */
-export const StreamId = { Stdin: 0, Stdout: 1, Stderr: 2 } as const;
+/** Fds inside a stream (a job uses Stdout and Stderr; a PTY or TCP relay uses Stdin/Stdout). */
+export const Fd = { Stdin: 0, Stdout: 1, Stderr: 2 } as const;
 
-/** Bytes before the payload: length (4) + kind (1) + channel (4) + stream (1). */
+/** Bytes before the payload: length (4) + kind (1) + stream (4) + fd (1). */
 export const FRAME_HEADER_BYTES = 10;
 
 /** Largest payload either side accepts; a bigger frame is a protocol error. */
@@ -43,16 +43,18 @@ export const MAX_FRAME_PAYLOAD_BYTES = 8 * 1024 * 1024;
 /** One decoded frame. `payload` may share memory with the decoder's input chunk. */
 export interface Frame {
   kind: FrameKindValue;
-  channel: number;
+  /** The multiplexed stream: a job, a PTY, a relayed connection, or a call's id for attachments. */
   stream: number;
+  /** Which of the stream's byte flows (Fd). */
+  fd: number;
   payload: Buffer;
 }
 
 /** The header of a frame whose payload has `payloadBytes` bytes. */
 export function encodeFrameHeader(
   kind: FrameKindValue,
-  channel: number,
   stream: number,
+  fd: number,
   payloadBytes: number,
 ): Buffer {
   if (payloadBytes > MAX_FRAME_PAYLOAD_BYTES) {
@@ -61,14 +63,14 @@ export function encodeFrameHeader(
   const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
   header.writeUInt32BE(payloadBytes + FRAME_HEADER_BYTES - 4, 0);
   header.writeUInt8(kind, 4);
-  header.writeUInt32BE(channel >>> 0, 5);
-  header.writeUInt8(stream, 9);
+  header.writeUInt32BE(stream >>> 0, 5);
+  header.writeUInt8(fd, 9);
   return header;
 }
 
 /** A whole frame in one buffer (for small frames; large data is better written as header + payload). */
-export function encodeFrame(kind: FrameKindValue, channel: number, stream: number, payload: Buffer): Buffer {
-  return Buffer.concat([encodeFrameHeader(kind, channel, stream, payload.length), payload]);
+export function encodeFrame(kind: FrameKindValue, stream: number, fd: number, payload: Buffer): Buffer {
+  return Buffer.concat([encodeFrameHeader(kind, stream, fd, payload.length), payload]);
 }
 
 const KNOWN_KINDS = new Set<number>(Object.values(FrameKind));
@@ -104,8 +106,8 @@ export class FrameDecoder {
       const whole = this.take(total);
       frames.push({
         kind: kind as FrameKindValue,
-        channel: whole.readUInt32BE(5),
-        stream: whole.readUInt8(9),
+        stream: whole.readUInt32BE(5),
+        fd: whole.readUInt8(9),
         payload: whole.subarray(FRAME_HEADER_BYTES),
       });
     }

@@ -63,20 +63,20 @@ export class GuestLink {
   }
 
   /** Sends stream bytes; `false` means the host link is congested: pause and wait for `onDrain`. */
-  sendData(channel: number, stream: number, payload: Buffer): boolean {
-    return this.sendRaw(FrameKind.Data, channel, stream, payload);
+  sendData(stream: number, fd: number, payload: Buffer): boolean {
+    return this.sendRaw(FrameKind.Data, stream, fd, payload);
   }
 
   /** Marks a stream as ended. */
-  sendEnd(channel: number, stream: number): void {
-    this.sendRaw(FrameKind.End, channel, stream, Buffer.alloc(0));
+  sendEnd(stream: number, fd: number): void {
+    this.sendRaw(FrameKind.End, stream, fd, Buffer.alloc(0));
   }
 
-  /** Grants the host `bytes` more credit on `channel`/`stream` (flow control of relayed connections). */
-  sendWindow(channel: number, stream: number, bytes: number): void {
+  /** Grants the host `bytes` more credit on `stream`/`fd` (flow control of relayed connections). */
+  sendWindow(stream: number, fd: number, bytes: number): void {
     const payload = Buffer.allocUnsafe(4);
     payload.writeUInt32BE(bytes >>> 0, 0);
-    this.sendRaw(FrameKind.Window, channel, stream, payload);
+    this.sendRaw(FrameKind.Window, stream, fd, payload);
   }
 
   /** Runs `callback` once the outgoing buffer has drained. */
@@ -90,10 +90,10 @@ export class GuestLink {
     this.send({ t: 'log', level, message: message.slice(0, 4096) });
   }
 
-  private sendRaw(kind: FrameKindValue, channel: number, stream: number, payload: Buffer): boolean {
+  private sendRaw(kind: FrameKindValue, stream: number, fd: number, payload: Buffer): boolean {
     if (this.closed) return true;
     this.out.cork();
-    this.out.write(encodeFrameHeader(kind, channel, stream, payload.length));
+    this.out.write(encodeFrameHeader(kind, stream, fd, payload.length));
     const ok = payload.length > 0 ? this.out.write(payload) : true;
     this.out.uncork();
     return ok && this.out.writableLength < this.out.writableHighWaterMark;

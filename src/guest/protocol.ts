@@ -3,8 +3,8 @@
  *
  * Transport: frames (frames.ts) over the agent's stdin (host → guest) and stdout
  * (guest → host). Control frames carry one JSON message of this file; data frames carry raw
- * stream bytes for a channel (a job today; a PTY, a preview TCP connection or the tool
- * channel later: each is a new `op` plus a channel id, with no change to the framing).
+ * the bytes of a stream (a job, a PTY, a preview TCP connection, an egress connection: each is
+ * an `op` plus a stream id, with no change to the framing).
  *
  * Trust: the host validates every message from the guest with these schemas (a process in
  * the computer may have tampered with the agent). The guest trusts its host and only
@@ -28,7 +28,7 @@ export const guestErrorCodeSchema = z.enum([
 ]);
 export type GuestErrorCode = z.infer<typeof guestErrorCodeSchema>;
 
-const channelId = z.number().int().min(1).max(0xffffffff);
+const streamId = z.number().int().min(1).max(0xffffffff);
 /** Credit of a relayed connection in each direction. */
 const windowBytes = z
   .number()
@@ -52,14 +52,14 @@ export const callSchemas = {
   /** Liveness check. */
   ping: { args: z.object({}).strict(), result: z.object({}).strict() },
   /**
-   * Spawn a job. `argv` runs with stdin on /dev/null and stdout/stderr streamed on `channel`.
+   * Spawn a job. `argv` runs with stdin on /dev/null and stdout/stderr sent on `stream`.
    * With `hold`, the process waits before exec until `release`, so the host can place it in
    * its process family (cgroup) before it can fork.
    */
   exec: {
     args: z
       .object({
-        channel: channelId,
+        stream: streamId,
         argv: z.array(z.string()).min(1),
         cwd: guestPath,
         env: z.record(z.string(), z.string()),
@@ -85,7 +85,7 @@ export const callSchemas = {
   'channel.reply': {
     args: z
       .object({
-        channel: channelId,
+        stream: streamId,
         id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
         body: z.string().max(16 * 1024 * 1024),
       })
@@ -93,11 +93,11 @@ export const callSchemas = {
     result: z.object({ delivered: z.boolean() }).strict(),
   },
   /** Let a held job continue to exec its program. */
-  release: { args: z.object({ channel: channelId }).strict(), result: z.object({}).strict() },
+  release: { args: z.object({ stream: streamId }).strict(), result: z.object({}).strict() },
   /** Send a signal to a job's root (and its process group when `group`). */
   signal: {
     args: z
-      .object({ channel: channelId, signal: z.enum(['SIGTERM', 'SIGKILL', 'SIGINT']), group: z.boolean() })
+      .object({ stream: streamId, signal: z.enum(['SIGTERM', 'SIGKILL', 'SIGINT']), group: z.boolean() })
       .strict(),
     result: z.object({}).strict(),
   },
@@ -173,12 +173,12 @@ export const callSchemas = {
   },
   /**
    * Open a PTY running `argv` (the login shell) in a new session; its output streams on
-   * `channel` (stream 1) until an End frame, then a `pty.exit` event follows.
+   * `stream` (fd 1) until an End frame, then a `pty.exit` event follows.
    */
   'pty.open': {
     args: z
       .object({
-        channel: channelId,
+        stream: streamId,
         argv: z.array(z.string()).min(1),
         cwd: guestPath,
         env: z.record(z.string(), z.string()),
@@ -189,12 +189,12 @@ export const callSchemas = {
     result: z.object({ pid: z.number().int().positive() }).strict(),
   },
   /** Write the call's attachment to a PTY's input (LIMIT_EXCEEDED while too much input is unread). */
-  'pty.write': { args: z.object({ channel: channelId }).strict(), result: z.object({}).strict() },
+  'pty.write': { args: z.object({ stream: streamId }).strict(), result: z.object({}).strict() },
   /** Change a PTY's window size (the program gets SIGWINCH). */
   'pty.resize': {
     args: z
       .object({
-        channel: channelId,
+        stream: streamId,
         cols: z.number().int().min(2).max(1000),
         rows: z.number().int().min(1).max(500),
       })
@@ -202,16 +202,16 @@ export const callSchemas = {
     result: z.object({}).strict(),
   },
   /** Hang up a PTY and kill its process group. */
-  'pty.close': { args: z.object({ channel: channelId }).strict(), result: z.object({}).strict() },
+  'pty.close': { args: z.object({ stream: streamId }).strict(), result: z.object({}).strict() },
   /**
    * Connect to 127.0.0.1:`port` inside the guest (the preview relay). Bytes flow as data frames
-   * on `channel` (host → guest stream 0, guest → host stream 1); each side may have
+   * on `stream` (host → guest fd 0, guest → host fd 1); each side may have
    * `windowBytes` unacknowledged bytes in flight and grants more with Window frames.
    */
   'tcp.open': {
     args: z
       .object({
-        channel: channelId,
+        stream: streamId,
         port: z.number().int().min(1).max(65_535),
         windowBytes,
       })
@@ -219,10 +219,10 @@ export const callSchemas = {
     result: z.object({}).strict(),
   },
   /** Drop a relayed TCP connection at once. */
-  'tcp.close': { args: z.object({ channel: channelId }).strict(), result: z.object({}).strict() },
+  'tcp.close': { args: z.object({ stream: streamId }).strict(), result: z.object({}).strict() },
   /**
    * Listen on 127.0.0.1:`port` inside the guest (the egress relay): every connection a program
-   * opens there becomes a channel announced by an `egress.open` event, relayed like `tcp.open`'s
+   * opens there becomes a stream announced by an `egress.open` event, relayed like `tcp.open`'s
    * (guest → host stream 1, host → guest stream 0, `windowBytes` of credit each way).
    */
   'egress.listen': {
@@ -294,7 +294,7 @@ export const guestEventSchema = z.discriminatedUnion('t', [
   z
     .object({
       t: z.literal('exit'),
-      channel: channelId,
+      stream: streamId,
       exitCode: z.number().int().nullable(),
       signal: z.string().max(32).nullable(),
     })
@@ -303,7 +303,7 @@ export const guestEventSchema = z.discriminatedUnion('t', [
   z
     .object({
       t: z.literal('channel.request'),
-      channel: channelId,
+      stream: streamId,
       nonce: z.string().max(64),
       frame: z.discriminatedUnion('kind', [
         z
@@ -331,17 +331,15 @@ export const guestEventSchema = z.discriminatedUnion('t', [
   z
     .object({
       t: z.literal('pty.exit'),
-      channel: channelId,
+      stream: streamId,
       exitCode: z.number().int().nullable(),
       signal: z.string().max(32).nullable(),
     })
     .strict(),
-  /** A program connected to the egress relay; its bytes flow on `channel` (an egress channel). */
-  z.object({ t: z.literal('egress.open'), channel: channelId }).strict(),
+  /** A program connected to the egress relay; its bytes flow on `stream` (an egress stream). */
+  z.object({ t: z.literal('egress.open'), stream: streamId }).strict(),
   /** A relayed TCP connection is gone (closed by either side, or failed with `error`). */
-  z
-    .object({ t: z.literal('tcp.closed'), channel: channelId, error: z.string().max(512).nullable() })
-    .strict(),
+  z.object({ t: z.literal('tcp.closed'), stream: streamId, error: z.string().max(512).nullable() }).strict(),
   /** A diagnostic line from the agent. */
   z
     .object({

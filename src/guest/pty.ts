@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import { type JobAccount, spawnIdentity } from './account.js';
 import { GuestFailure } from './failure.js';
-import { StreamId } from './frames.js';
+import { Fd } from './frames.js';
 import type { GuestLink } from './link.js';
 import type { CallArgs } from './protocol.js';
 
@@ -73,8 +73,8 @@ export class PtyHost {
 
   /** Spawns `argv` on a new PTY; resolves with its pid. */
   open(args: CallArgs<'pty.open'>): { pid: number } {
-    if (this.ptys.has(args.channel)) {
-      throw new GuestFailure('INVALID_ARGUMENT', `Channel ${args.channel} is already in use; use a new one.`);
+    if (this.ptys.has(args.stream)) {
+      throw new GuestFailure('INVALID_ARGUMENT', `Channel ${args.stream} is already in use; use a new one.`);
     }
     const pty = this.load();
     let proc: PtyProcess;
@@ -95,10 +95,10 @@ export class PtyHost {
       );
     }
     const entry: OpenPty = { proc, paused: false, exited: false };
-    this.ptys.set(args.channel, entry);
+    this.ptys.set(args.stream, entry);
     proc.onData((data) => {
       const bytes = typeof data === 'string' ? Buffer.from(data) : data;
-      if (!this.link.sendData(args.channel, StreamId.Stdout, bytes) && !entry.paused) {
+      if (!this.link.sendData(args.stream, Fd.Stdout, bytes) && !entry.paused) {
         entry.paused = true;
         proc.pause();
         this.link.onDrain(() => {
@@ -109,12 +109,12 @@ export class PtyHost {
     });
     proc.onExit(({ exitCode, signal }) => {
       entry.exited = true;
-      this.ptys.delete(args.channel);
-      this.link.sendEnd(args.channel, StreamId.Stdout);
+      this.ptys.delete(args.stream);
+      this.link.sendEnd(args.stream, Fd.Stdout);
       const name = signal ? (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) : null;
       this.link.send({
         t: 'pty.exit',
-        channel: args.channel,
+        stream: args.stream,
         exitCode: name ? null : exitCode,
         signal: name,
       });
@@ -123,8 +123,8 @@ export class PtyHost {
   }
 
   /** Hands bytes to a PTY's input. */
-  write(channel: number, data: Buffer): void {
-    const entry = this.require(channel);
+  write(stream: number, data: Buffer): void {
+    const entry = this.require(stream);
     const socket = (entry.proc as unknown as { _socket?: { writableLength?: number } })._socket;
     if ((socket?.writableLength ?? 0) + data.length > MAX_PENDING_INPUT_BYTES) {
       throw new GuestFailure(
@@ -136,13 +136,13 @@ export class PtyHost {
   }
 
   /** Changes a PTY's window size. */
-  resize(channel: number, cols: number, rows: number): void {
-    this.require(channel).proc.resize(cols, rows);
+  resize(stream: number, cols: number, rows: number): void {
+    this.require(stream).proc.resize(cols, rows);
   }
 
   /** Hangs up a PTY: SIGHUP to its process group, SIGKILL after a grace period. */
-  close(channel: number): void {
-    const entry = this.ptys.get(channel);
+  close(stream: number): void {
+    const entry = this.ptys.get(stream);
     if (!entry) return;
     const pid = entry.proc.pid;
     signalGroup(pid, 'SIGHUP');
@@ -157,12 +157,12 @@ export class PtyHost {
     for (const entry of this.ptys.values()) signalGroup(entry.proc.pid, 'SIGKILL');
   }
 
-  private require(channel: number): OpenPty {
-    const entry = this.ptys.get(channel);
+  private require(stream: number): OpenPty {
+    const entry = this.ptys.get(stream);
     if (!entry || entry.exited) {
       throw new GuestFailure(
         'NOT_FOUND',
-        `No running terminal on channel ${channel}; its shell has exited. Create a new terminal.`,
+        `No running terminal on stream ${stream}; its shell has exited. Create a new terminal.`,
       );
     }
     return entry;

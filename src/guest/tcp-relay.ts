@@ -11,7 +11,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { errnoOf, GuestFailure } from './failure.js';
-import { type Frame, FrameKind, StreamId } from './frames.js';
+import { Fd, type Frame, FrameKind } from './frames.js';
 import type { GuestLink } from './link.js';
 import type { CallArgs } from './protocol.js';
 
@@ -35,9 +35,9 @@ export class TcpRelay {
 
   /** Connects to 127.0.0.1:`port`; resolves once connected. */
   open(args: CallArgs<'tcp.open'>): Promise<Record<string, never>> {
-    if (this.relays.has(args.channel)) {
+    if (this.relays.has(args.stream)) {
       return Promise.reject(
-        new GuestFailure('INVALID_ARGUMENT', `Channel ${args.channel} is already in use; use a new one.`),
+        new GuestFailure('INVALID_ARGUMENT', `Channel ${args.stream} is already in use; use a new one.`),
       );
     }
     if (this.relays.size + this.opening >= MAX_RELAYED_CONNECTIONS) {
@@ -70,57 +70,57 @@ export class TcpRelay {
         socket.off('error', failed);
         socket.setNoDelay(true);
         const relay: Relay = { socket, credit: args.windowBytes, linkBlocked: false, error: null };
-        this.relays.set(args.channel, relay);
-        this.wire(args.channel, relay);
+        this.relays.set(args.stream, relay);
+        this.wire(args.stream, relay);
         resolve({});
       });
     });
   }
 
   /**
-   * Relays a connection the agent accepted (the egress relay) on `channel`, exactly like one it
+   * Relays a connection the agent accepted (the egress relay) on `stream`, exactly like one it
    * opened: false when the channel is taken or too many connections are open.
    */
-  adopt(channel: number, socket: Socket, windowBytes: number): boolean {
-    if (this.relays.has(channel) || this.relays.size + this.opening >= MAX_RELAYED_CONNECTIONS) return false;
+  adopt(stream: number, socket: Socket, windowBytes: number): boolean {
+    if (this.relays.has(stream) || this.relays.size + this.opening >= MAX_RELAYED_CONNECTIONS) return false;
     socket.setNoDelay(true);
     const relay: Relay = { socket, credit: windowBytes, linkBlocked: false, error: null };
-    this.relays.set(channel, relay);
-    this.wire(channel, relay);
+    this.relays.set(stream, relay);
+    this.wire(stream, relay);
     return true;
   }
 
   /** A stream frame from the host: bytes for the server, their end, or credit. */
   onFrame(frame: Frame): void {
-    if (frame.kind === FrameKind.Data) this.onData(frame.channel, frame.payload);
-    else if (frame.kind === FrameKind.End) this.onEnd(frame.channel);
+    if (frame.kind === FrameKind.Data) this.onData(frame.stream, frame.payload);
+    else if (frame.kind === FrameKind.End) this.onEnd(frame.stream);
     else if (frame.kind === FrameKind.Window && frame.payload.length === 4)
-      this.onWindow(frame.channel, frame.payload.readUInt32BE(0));
+      this.onWindow(frame.stream, frame.payload.readUInt32BE(0));
   }
 
   /** Bytes from the host for the server. */
-  onData(channel: number, payload: Buffer): void {
-    const relay = this.relays.get(channel);
+  onData(stream: number, payload: Buffer): void {
+    const relay = this.relays.get(stream);
     if (!relay || relay.socket.destroyed) return;
-    relay.socket.write(payload, () => this.link.sendWindow(channel, StreamId.Stdin, payload.length));
+    relay.socket.write(payload, () => this.link.sendWindow(stream, Fd.Stdin, payload.length));
   }
 
   /** The host finished sending (half-close towards the server). */
-  onEnd(channel: number): void {
-    this.relays.get(channel)?.socket.end();
+  onEnd(stream: number): void {
+    this.relays.get(stream)?.socket.end();
   }
 
   /** The host consumed bytes: more may be sent. */
-  onWindow(channel: number, bytes: number): void {
-    const relay = this.relays.get(channel);
+  onWindow(stream: number, bytes: number): void {
+    const relay = this.relays.get(stream);
     if (!relay) return;
     relay.credit += bytes;
     this.maybeResume(relay);
   }
 
   /** Drops a connection at once. */
-  close(channel: number): void {
-    this.relays.get(channel)?.socket.destroy();
+  close(stream: number): void {
+    this.relays.get(stream)?.socket.destroy();
   }
 
   /** Drops every connection (the agent is shutting down). */
@@ -128,11 +128,11 @@ export class TcpRelay {
     for (const relay of this.relays.values()) relay.socket.destroy();
   }
 
-  private wire(channel: number, relay: Relay): void {
+  private wire(stream: number, relay: Relay): void {
     const { socket } = relay;
     socket.on('data', (chunk: Buffer) => {
       relay.credit -= chunk.length;
-      if (!this.link.sendData(channel, StreamId.Stdout, chunk) && !relay.linkBlocked) {
+      if (!this.link.sendData(stream, Fd.Stdout, chunk) && !relay.linkBlocked) {
         relay.linkBlocked = true;
         this.link.onDrain(() => {
           relay.linkBlocked = false;
@@ -141,13 +141,13 @@ export class TcpRelay {
       }
       if (relay.credit <= 0 || relay.linkBlocked) socket.pause();
     });
-    socket.on('end', () => this.link.sendEnd(channel, StreamId.Stdout));
+    socket.on('end', () => this.link.sendEnd(stream, Fd.Stdout));
     socket.on('error', (e) => {
       relay.error = `${errnoOf(e) ?? 'error'}: ${e.message}`.slice(0, 512);
     });
     socket.on('close', () => {
-      this.relays.delete(channel);
-      this.link.send({ t: 'tcp.closed', channel, error: relay.error });
+      this.relays.delete(stream);
+      this.link.send({ t: 'tcp.closed', stream, error: relay.error });
     });
   }
 

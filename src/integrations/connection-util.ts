@@ -1,9 +1,9 @@
 import { SdkError, SdkErrorCode, type Tool as SdkTool } from '@modelcontextprotocol/client';
+import { raceAbort, sleep } from '../shared/abort.js';
 import type { Live, UpstreamToolDef } from './connection-types.js';
 import { isAlive, processTree, signalAll } from './process-tree.js';
 
 // ref'd on purpose: close() must finish even when nothing else keeps the process alive
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * Shuts one connection down: ends an HTTP session, closes the client (a stdio server's stdin
@@ -58,16 +58,9 @@ export function raceDeadline<T>(
   signal: AbortSignal | undefined,
   onLate: () => Error,
 ): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(onLate()),
-      Math.max(0, Math.min(deadline - Date.now(), 2_147_483_647)),
-    );
-    const onAbort = () => reject(onLate());
-    signal?.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    });
-  });
+  // a timer of its own (not AbortSignal.timeout): waiting for the deadline keeps the process alive
+  const late = new AbortController();
+  const timer = setTimeout(() => late.abort(), Math.max(0, Math.min(deadline - Date.now(), 2_147_483_647)));
+  const stop = signal ? AbortSignal.any([signal, late.signal]) : late.signal;
+  return raceAbort(promise, stop, onLate).finally(() => clearTimeout(timer));
 }

@@ -1,4 +1,5 @@
 import { Client, SdkError, SdkErrorCode, type Tool as SdkTool } from '@modelcontextprotocol/client';
+import { sleep } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import type { ConnectionOptions, Live, ServerState, UpstreamToolDef } from './connection-types.js';
 import { isConnectionFailure, raceDeadline, shutdown, toDef } from './connection-util.js';
@@ -98,7 +99,7 @@ export class ServerConnection {
       );
     }
     const attempt = (async () => {
-      if (!this.starting && waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
+      if (!this.starting && waitMs > 0) await sleep(waitMs);
       return this.connect();
     })();
     return raceDeadline(attempt, deadline, options.signal, () =>

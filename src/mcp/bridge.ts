@@ -14,6 +14,7 @@ import { dirname } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { locateConfig } from '../config/locate.js';
+import { sleep } from '../shared/abort.js';
 import { computerNameProblem } from '../shared/computer-name.js';
 import {
   type ConfigIdentity,
@@ -235,7 +236,7 @@ async function startServer(
         throw new BridgeError(
           `the Paddock server it started was not ready in time; see its log: ${paths.log}`,
         );
-      await new Promise((r) => setTimeout(r, delayMs));
+      await sleep(delayMs);
     }
   } finally {
     lock.release();

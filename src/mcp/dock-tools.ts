@@ -5,19 +5,21 @@
  * (or wait for an approval) like any other unattended caller's.
  */
 import type { Gateway } from '../tools/gateway.js';
-import type { CallerContext, Tool } from '../tools/tool.js';
+import type { CallerContext, ComputerRef, Tool } from '../tools/tool.js';
 import { describeTool, toCallToolResult, toErrorResult } from './server.js';
 
 /** Only the computer's own tools are offered to a page. */
 const computerOnly = (_name: string, tool: Tool) => tool.source === 'computer';
 
 /** What the dock's `DockTools` needs, built on the gateway. */
-export function dockToolsFromGateway(gateway: Gateway, caller: string) {
+export function dockToolsFromGateway(gateway: Gateway, caller: string, target?: () => ComputerRef) {
   const context = (signal?: AbortSignal): CallerContext => ({
     caller,
     via: 'webmcp',
     attended: false,
     allowTool: computerOnly,
+    // the page acts on the computer it watches
+    ...(target ? { computer: target() } : {}),
     ...(signal ? { signal } : {}),
   });
   return {

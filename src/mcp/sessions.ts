@@ -46,6 +46,13 @@ export class McpSessions {
     return [...this.open.values()].map(({ ref: _ref, ...summary }) => summary);
   }
 
+  /** Open sessions per computer, keyed by `keyOf` of each session's computer. */
+  countByComputer(keyOf: (ref: ComputerRef) => string): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const { ref } of this.open.values()) counts.set(keyOf(ref), (counts.get(keyOf(ref)) ?? 0) + 1);
+    return counts;
+  }
+
   get size(): number {
     return this.open.size;
   }

@@ -7,7 +7,7 @@
 import type { ConfigIdentity } from './instance.js';
 
 /** Operations of the socket: an MCP session, or a one-shot request of the CLI. */
-export type SocketOp = 'mcp' | 'status' | 'stop' | 'open' | 'approvals' | 'cli';
+export type SocketOp = 'mcp' | 'status' | 'stop' | 'open' | 'approvals' | 'computers' | 'cli';
 
 /** Largest opening line a client may send. */
 export const MAX_HELLO_BYTES = 64 * 1024;
@@ -25,6 +25,8 @@ export interface SocketHello {
   toolsets?: string[];
   /** `approvals`: the request (list, show, approve, deny, rules, remove-rule), checked by the server. */
   approvals?: Record<string, unknown>;
+  /** `computers`: `{action: list}`, `{action: stop | rm, name}`. */
+  computers?: Record<string, unknown>;
   /** `cli`: the acting CLI command to run inside the server (see src/cli/acts.ts). */
   cli?: Record<string, unknown>;
 }

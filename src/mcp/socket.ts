@@ -39,6 +39,8 @@ export interface SocketControl {
   stop(): void;
   /** Answers a CLI approvals request; throws a PaddockError that is sent back as the refusal. */
   approvals?(request: Record<string, unknown>): Record<string, unknown>;
+  /** Answers `paddock computers` (list, stop, rm); throws a PaddockError sent back as the refusal. */
+  computers?(request: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** Runs an acting CLI command inside the server (`paddock tools call`, `agents run`, …). */
   cli?: CliRunner;
 }
@@ -154,6 +156,7 @@ export class McpSocketServer {
     else if (hello.op === 'status') this.answer(socket, { paddock: 1, ok: true, ...control.status() });
     else if (hello.op === 'open') this.answer(socket, { paddock: 1, ok: true, url: control.openLink() });
     else if (hello.op === 'approvals') this.approvals(socket, hello.approvals ?? {});
+    else if (hello.op === 'computers') void this.computers(socket, hello.computers ?? {});
     else if (hello.op === 'cli' && control.cli)
       serveCli(socket, hello.cli ?? {}, control.cli, this.options.logger, this.slowReader);
     else if (hello.op === 'cli')
@@ -250,6 +253,20 @@ export class McpSocketServer {
     }
   }
 
+  private async computers(socket: Socket, request: Record<string, unknown>): Promise<void> {
+    const handler = this.options.control.computers;
+    if (!handler) {
+      this.refuse(socket, 'UNSUPPORTED_CAPABILITY', 'This server runs no computers.');
+      return;
+    }
+    try {
+      this.answer(socket, { paddock: 1, ok: true, ...(await handler(request)) });
+    } catch (e) {
+      const error = toPaddockError(e);
+      this.refuse(socket, error.code, error.message);
+    }
+  }
+
   /** Sends the one reply line and closes; a peer that keeps the connection open is cut off. */
   private answer(socket: Socket, reply: SocketReply): void {
     socket.end(`${JSON.stringify(reply)}\n`);
@@ -279,11 +296,13 @@ function parseHello(line: string): SocketHello | string {
   const v = value as Partial<SocketHello> | null;
   if (!v || typeof v !== 'object' || v.paddock !== 1)
     return 'The opening line must be a {"paddock":1,…} object.';
-  if (!['mcp', 'status', 'stop', 'open', 'approvals', 'cli'].includes(v.op as string))
-    return 'op must be one of mcp, status, stop, open, approvals, cli.';
+  if (!['mcp', 'status', 'stop', 'open', 'approvals', 'computers', 'cli'].includes(v.op as string))
+    return 'op must be one of mcp, status, stop, open, approvals, computers, cli.';
   if (v.cli !== undefined && (typeof v.cli !== 'object' || v.cli === null)) return 'cli must be an object.';
   if (v.approvals !== undefined && (typeof v.approvals !== 'object' || v.approvals === null))
     return 'approvals must be an object.';
+  if (v.computers !== undefined && (typeof v.computers !== 'object' || v.computers === null))
+    return 'computers must be an object.';
   if (typeof v.key !== 'string') return 'key must be the string of run/server.json.';
   if (v.computer !== undefined && typeof v.computer !== 'string') return 'computer must be a string.';
   if (

@@ -53,7 +53,8 @@ const PROGRESS_INTERVAL_MS = 1000;
 
 /**
  * The one pipeline every call passes, whoever makes it:
- * lookup → permission → input validation → execute (tools call policy first, bounded by
+ * lookup → permission → input validation → approval (`ask` tools; after validation, so nobody is
+ * asked to approve a call that cannot run) → execute (tools call policy first, bounded by
  * the deadline) → audit row. The row is committed before the outcome is returned.
  */
 export class Gateway {

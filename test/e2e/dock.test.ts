@@ -10,6 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { WebSocket } from 'ws';
+import { openDatabase } from '../../src/audit/database.js';
+import { SqliteAuditStore } from '../../src/audit/sqlite-audit-store.js';
+import { rows } from '../helpers/audit-rows.js';
 import { CHROMIUM } from '../helpers/clients.js';
 import {
   REPO_ROOT,
@@ -160,6 +163,25 @@ describe('the dock in a browser', () => {
     await page.locator('[data-tab=jobs]').click();
     await page.locator('.job-row.exited').filter({ hasText: marker }).waitFor({ timeout: 10_000 });
     await page.locator('[data-tab=audit]').click();
+    // the confirmation went through the gateway: the launch and the whole script have their rows
+    const all = rows(project.dataDir);
+    const launched = all.filter((r) => r.tool === 'launch_computer' && r.caller === 'dock:owner');
+    assert.ok(
+      launched.some((r) => r.input.includes('"profileId":"shell"')),
+      'the launch has its row',
+    );
+    const ran = all.find(
+      (r) => r.tool === 'run_command' && r.caller === 'dock:owner' && r.input.includes(marker),
+    );
+    assert.ok(ran, 'the startup script has its run_command row');
+    assert.ok(ran.inputSha256, 'a script this long is kept whole beside its preview');
+    const db = openDatabase(join(project.dataDir, 'paddock.db'));
+    try {
+      const whole = new SqliteAuditStore(db).fullInput(ran.inputSha256) ?? '';
+      assert.ok(whole.includes('script-end'), 'the whole script is kept');
+    } finally {
+      db.close();
+    }
   });
 
   it('launches from the dock through the gateway, audited as the person at the dock', async () => {

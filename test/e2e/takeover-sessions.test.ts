@@ -66,8 +66,9 @@ describe('two MCP sessions on one computer: a job of one cannot act as the other
   before(async () => {
     project = tempProject('computer:\n  defaultProfile: python\n');
     serve = await startServe(project);
-    alice = await connectHttp(serve.url, serve.token, 'alice');
-    mallory = await connectHttp(serve.url, serve.token, 'mallory');
+    // both name one computer: they share it, so mallory's jobs run beside alice's
+    alice = await connectHttp(serve.url, serve.token, 'alice', { computer: 'shared' });
+    mallory = await connectHttp(serve.url, serve.token, 'mallory', { computer: 'shared' });
     await call(alice, 'launch_computer', { profileId: 'python' });
     await pollUntil(
       async () => (await call(alice, 'get_computer_status', {})).lifecycle === 'running',

@@ -18,12 +18,18 @@ export async function connectStdio(project: TempProject, name = 'paddock-test'):
 }
 
 /** The official MCP client connected to a running `paddock serve` over Streamable HTTP. */
-export async function connectHttp(url: string, token: string, name = 'paddock-test'): Promise<Client> {
+export async function connectHttp(
+  url: string,
+  token: string,
+  name = 'paddock-test',
+  options: { computer?: string } = {},
+): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' });
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  // a named computer, shared by every session naming it (else the session's own)
+  if (options.computer) headers['paddock-computer'] = options.computer;
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
-    }),
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }),
   );
   return client;
 }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { connectHttp } from '../helpers/clients.js';
 import {
@@ -195,6 +197,42 @@ describe('approvals decided in the MCP client (elicitation)', () => {
       assert.match(row.approvalId ?? '', /^apr_/);
     } finally {
       await client.close();
+    }
+  });
+
+  it('a remote client over Streamable HTTP is asked by elicitation too', async () => {
+    // the server the stdio bridges of this project started (one per data directory)
+    await (await elicitingClient(project, async () => ({ action: 'decline' }))).close();
+    const status = JSON.parse((await runCli(project, ['status', '--json'])).stdout) as { url: string };
+    const token = readFileSync(join(project.dataDir, 'token'), 'utf8').trim();
+    const client = new Client(
+      { name: 'approvals-http', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler('elicitation/create', async (request) => {
+      asked.push(String((request.params as { message?: string }).message));
+      return { action: 'accept', content: { decision: 'approve' } } as never;
+    });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${status.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      const result = (await client.callTool({
+        name: 'save_memory',
+        arguments: { content: 'elicit-http' },
+      })) as {
+        isError?: boolean;
+      };
+      assert.notEqual(result.isError, true, JSON.stringify(result));
+      assert.equal(asked.length, 1);
+      assert.match(asked[0] ?? '', /save_memory/);
+      assert.match(asked[0] ?? '', /elicit-http/);
+      assert.match((await auditRow(project, 'elicit-http')).approvalId ?? '', /^apr_/);
+    } finally {
+      await client.close().catch(() => {});
     }
   });
 

@@ -235,6 +235,20 @@ echo started`);
     );
   });
 
+  it('leaves no reply FIFO behind after calls from the shell, Python and Node clients', async () => {
+    const job = await run(
+      [
+        `paddock-tool call save_memory '  {"content":"sh client"}\n' >/dev/null`,
+        `python3 -c 'import paddock_tool; paddock_tool.call_tool("save_memory", {"content": "py client"})'`,
+        `node -e 'require("paddock-tool").callTool("save_memory", {content: "node client"}).then(() => {})'`,
+        'ls -A "$PADDOCK_CHANNEL_DIR"',
+      ].join('; '),
+    );
+    assert.equal(job.exitCode, 0, job.stderr);
+    assert.equal(job.toolCalls, 3);
+    assert.equal(job.stdout, 'stderr\n', 'only the file naming the stderr is left');
+  });
+
   it('treats a frame with a wrong nonce, or a replayed frame, as ordinary output and runs no tool', async () => {
     const frame = (nonce: string) =>
       `\\033_paddock;${nonce};r1;${Buffer.from(JSON.stringify({ v: 1, op: 'call', name: 'save_memory', args: { content: 'forged' } })).toString('base64url')}\\033\\\\`;
@@ -274,7 +288,7 @@ def ask(rid, payload):
     import select; data = b""
     while b"\\n" not in data:
         select.select([r], [], [], 10); data += os.read(r, 65536)
-    os.close(r); os.close(w); os.unlink(fifo)
+    os.close(r); os.close(w); os.path.exists(fifo) and os.unlink(fifo)  # the guest removes it when it replies
     print(rid, json.loads(data)["error"]["code"])
 ask("bad1", base64.urlsafe_b64encode(b"not json").rstrip(b"="))
 ask("bad2", base64.urlsafe_b64encode(json.dumps({"v": 1, "op": "explode"}).encode()).rstrip(b"="))

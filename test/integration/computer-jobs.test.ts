@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { DEFAULT_SANDBOX_UID } from '../../src/computer/backend/bwrap.js';
-import { MAX_FINISHED_JOBS } from '../../src/computer/computer.js';
 import type { JobResult } from '../../src/computer/jobs/job.js';
+import { MAX_FINISHED_JOBS } from '../../src/computer/jobs/job-table.js';
 import type { ComputerManager } from '../../src/computer/manager.js';
 import { isPaddockError } from '../../src/shared/errors.js';
 import {
@@ -13,6 +13,14 @@ import {
   sandboxProcesses,
   withComputer,
 } from '../unit/computer/fixture.js';
+
+/** Host pids of a job's process family (cgroup backends). */
+function hostPidsOf(manager: ComputerManager, jobId: string): number[] {
+  const { computer, job } = manager.resolveJob(jobId);
+  const pids = computer.jobs.hostPids(job);
+  assert.ok(pids, `${jobId} has no host-side family`);
+  return pids;
+}
 
 async function finished(manager: ComputerManager, jobId: string, timeoutMs = 20_000): Promise<JobResult> {
   return pollUntil(
@@ -43,8 +51,8 @@ describe('computer jobs (bwrap)', { concurrency: false }, () => {
         "sleep 1000 & setsid sleep 1000 & (setsid sh -c 'sleep 1000 &'); sleep 1000",
       );
       await pollUntil(() => sandboxProcesses(c, 'sleep 1000').length === 5, 10_000, 'five sleeps');
-      const family = manager.resolveJob(job.jobId).job.family!.hostPids();
-      const otherPid = manager.resolveJob(other.jobId).job.family!.hostPids();
+      const family = hostPidsOf(manager, job.jobId);
+      const otherPid = hostPidsOf(manager, other.jobId);
       assert.equal(otherPid.length, 1);
 
       const cancel = await manager.cancelJob(job.jobId);
@@ -183,11 +191,7 @@ describe('computer jobs (bwrap)', { concurrency: false }, () => {
     await withComputer({ computer: { profiles: [profile] } }, async ({ manager }) => {
       const c = await launchRunning(manager, 'small');
       const bomb = await start(manager, 'bomb() { bomb | bomb & }; bomb; sleep 1000');
-      await pollUntil(
-        () => manager.resolveJob(bomb.jobId).job.family!.hostPids().length > 60,
-        10_000,
-        'the bomb to spread',
-      );
+      await pollUntil(() => hostPidsOf(manager, bomb.jobId).length > 60, 10_000, 'the bomb to spread');
       // Every attempt must answer; the best of three must be within a second (one slow answer
       // on a loaded machine is not the server hanging).
       const answersMs: number[] = [];
@@ -212,7 +216,10 @@ describe('computer jobs (bwrap)', { concurrency: false }, () => {
       assert.equal(done.stdout, 'still-working\n');
       await manager.cancelJob(bomb.jobId);
       await pollUntil(
-        () => manager.resolveJob(bomb.jobId).job.family!.isEmpty(),
+        () => {
+          const { computer, job } = manager.resolveJob(bomb.jobId);
+          return computer.jobs.familyEmpty(job) === true;
+        },
         20_000,
         'the bomb to be gone',
       );

@@ -30,7 +30,9 @@ describe('computer tools (bwrap)', { concurrency: false }, () => {
       assert.equal((await call('get_computer_status')).lifecycle, 'none');
       const launch = await call('launch_computer', { profileId: 'shell' });
       assert.equal(launch.lifecycle, 'booting');
-      assert.equal(launch.url, 'http://127.0.0.1:7331/');
+      // the dock, opened on this computer; never a credential in it
+      assert.match(String(launch.url), /^http:\/\/127\.0\.0\.1:7331\/\?computer=[A-Za-z0-9%._-]+$/);
+      assert.doesNotMatch(String(launch.url), /token|code=/);
       const status = await untilRunning(call);
       assert.equal(status.lifecycle, 'running');
       assert.equal(status.generation, launch.generation);

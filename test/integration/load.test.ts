@@ -72,7 +72,9 @@ describe('the server under load', () => {
     const clients: Client[] = [];
     try {
       const pid = JSON.parse(readFileSync(join(project.dataDir, 'run', 'server.json'), 'utf8')).pid as number;
-      for (let k = 0; k < CLIENTS; k++) clients.push(await connectHttp(serve.url, serve.token, `load-${k}`));
+      // every client names one computer, so the load meets in it
+      for (let k = 0; k < CLIENTS; k++)
+        clients.push(await connectHttp(serve.url, serve.token, `load-${k}`, { computer: 'load' }));
       const first = clients[0]!;
       await call(first, 'launch_computer', { profileId: 'shell' });
       await pollUntil(

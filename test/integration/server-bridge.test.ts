@@ -230,12 +230,13 @@ describe('one server per data directory: bridges, HTTP and the socket', () => {
     const project = fresh();
     const serve = await startServe(project);
     try {
-      const a = await bridge(project);
+      // the bridge and the HTTP client share a named computer, so the client watches it outlive the bridge
+      const a = await bridge(project, ['--computer', 'kept-box']);
       const launch = await a.client.callTool({ name: 'launch_computer', arguments: { profileId: 'shell' } });
       const launched = launch.structuredContent as { url: string; generation: number };
       assert.doesNotMatch(launched.url, /code=|token|[?#]/, 'the URL an agent gets carries no credential');
       assert.ok(!launched.url.includes(serve.token));
-      const http = await connectHttp(serve.url, serve.token);
+      const http = await connectHttp(serve.url, serve.token, 'paddock-test', { computer: 'kept-box' });
       await pollUntil(
         async () => {
           const s = (await http.callTool({ name: 'get_computer_status', arguments: {} }))

@@ -6,10 +6,11 @@
  * session, and a kill reaches the job's process group only (reported as `session`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { type BwrapLayout, buildBwrapArgs, generatedEtc } from './bwrap-args.js';
@@ -22,6 +23,7 @@ import { RuntimeStage, reachableByAnyone } from './runtime-files.js';
 import { createSandboxRoot, sweepSandboxRoots } from './sandbox-root.js';
 import { seccompFilter } from './seccomp.js';
 import type { ComputerBackend, JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
+import { prepareWorkspace, workspaceBindPrefix } from './workspace.js';
 
 const MIB = 1024 * 1024;
 /** The first file descriptor of the generated files handed to bwrap (0–2 stdio, 3 its options). */
@@ -113,7 +115,9 @@ export class BwrapBackend implements ComputerBackend {
         `The compiled guest agent is missing at ${this.guestDir}; run "npm run build" and launch again.`,
       );
     }
-    const workspace = this.workspaceFor(spec);
+    const { workspace, kept, removeOnDestroy } = prepareWorkspace(spec, this.runAs, () =>
+      this.ensureSandboxRoot(),
+    );
     const shell = canExecute('/bin/bash') ? '/bin/bash' : '/bin/sh';
     // the network namespace keeps only lo either way; "proxy" adds the relay port (guest agent)
     const files = Object.entries({ ...generatedEtc(spec.generation, shell), ...spec.files });
@@ -158,6 +162,7 @@ export class BwrapBackend implements ComputerBackend {
       node?.procsFiles() ?? [],
       [...files.map(([, content]) => Buffer.from(content)), ...(filter ? [filter] : [])],
       this.runAs ? 2 : 0,
+      kept && this.runAs ? { source: kept, target: workspace } : null,
     );
     const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve) => {
       child.once('exit', (exitCode, signal) => resolve({ exitCode, signal }));
@@ -190,30 +195,20 @@ export class BwrapBackend implements ComputerBackend {
               `The computer could not start: ${(e as Error).message}. Launch again.`,
             );
       });
-    return new BwrapInstance(child, exited, node ?? null, spec, this.logger, workspace, this.runAs !== null);
+    return new BwrapInstance(
+      child,
+      exited,
+      node ?? null,
+      spec,
+      this.logger,
+      kept ?? workspace,
+      removeOnDestroy,
+    );
   }
 
   async dispose(): Promise<void> {
     await this.cgroups?.dispose();
     if (this.sandboxRoot) rmSync(this.sandboxRoot, { recursive: true, force: true });
-  }
-
-  /**
-   * The host directory that becomes /workspace. As a dedicated uid the sandbox cannot reach the
-   * data directory, so workspaces then live in a traversable root of their own.
-   */
-  private workspaceFor(spec: SandboxSpec): string {
-    if (!this.runAs) {
-      const dir = join(spec.hostDir, 'workspace');
-      mkdirSync(dir, { recursive: true, mode: 0o755 });
-      return dir;
-    }
-    const generationDir = join(this.ensureSandboxRoot(), `g${spec.generation}`);
-    mkdirSync(generationDir, { mode: 0o711 });
-    const dir = join(generationDir, 'workspace');
-    mkdirSync(dir, { mode: 0o755 });
-    chownSync(dir, this.runAs.jobHostId, this.runAs.jobHostId);
-    return dir;
   }
 
   /** The server's own traversable directory for workspaces and staged runtime files. */
@@ -230,6 +225,7 @@ export class BwrapBackend implements ComputerBackend {
     procsFiles: string[],
     dataFiles: Buffer[],
     extraPipes: number,
+    bindWorkspace: { source: string; target: string } | null,
   ): ChildProcess {
     // Options travel through fd 3 (kept out of the guest's /proc/1/cmdline); bwrap reads the
     // command itself only from its real argv.
@@ -251,6 +247,7 @@ export class BwrapBackend implements ComputerBackend {
           '--',
         ]
       : [];
+    const bind = bindWorkspace ? workspaceBindPrefix(bindWorkspace) : [];
     const child = spawn(
       '/bin/sh',
       [
@@ -259,6 +256,7 @@ export class BwrapBackend implements ComputerBackend {
         'paddock-launch',
         String(procsFiles.length),
         ...procsFiles,
+        ...bind,
         ...drop,
         this.bwrapPath,
         '--args',
@@ -308,7 +306,8 @@ class BwrapInstance implements SandboxInstance {
     private readonly spec: SandboxSpec,
     private readonly logger: Logger,
     readonly hostWorkspace: string,
-    private readonly ownWorkspace: boolean,
+    /** This generation's own directory, removed with it (never a kept workspace). */
+    private readonly removeOnDestroy: string | null,
   ) {
     this.fromGuest = child.stdout!;
     this.toGuest = child.stdin!;
@@ -370,13 +369,13 @@ class BwrapInstance implements SandboxInstance {
   private async teardown(): Promise<void> {
     if (this.node) await this.node.kill();
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
-    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 2000))]);
+    await Promise.race([this.exited, sleep(2000)]);
     if (this.node && !(await this.node.destroy(2000))) {
       this.logger.warn('computer.cgroup_leftover', {
         generation: this.spec.generation,
         pids: this.node.pids(),
       });
     }
-    if (this.ownWorkspace) rmSync(dirname(this.hostWorkspace), { recursive: true, force: true });
+    if (this.removeOnDestroy) rmSync(this.removeOnDestroy, { recursive: true, force: true });
   }
 }

@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sleep } from '../../shared/abort.js';
 import type { Logger } from '../../shared/logger.js';
 import { isAlive } from './proc.js';
 
@@ -197,7 +198,7 @@ export class CgroupNode {
     let delayMs = 2;
     while (!this.isEmpty()) {
       if (Date.now() >= deadline) return false;
-      await new Promise((r) => setTimeout(r, delayMs));
+      await sleep(delayMs);
       delayMs = Math.min(delayMs * 2, 50);
     }
     return true;
@@ -208,7 +209,7 @@ export class CgroupNode {
     for (let round = 0; round < 20 && this.pids().length > 0; round++) {
       tryWrite(state, 'FROZEN');
       for (let i = 0; i < 100 && !/FROZEN/.test(readSafe(state) ?? 'FROZEN'); i++) {
-        await new Promise((r) => setTimeout(r, 2));
+        await sleep(2);
       }
       for (const pid of this.pids()) {
         try {
@@ -218,7 +219,7 @@ export class CgroupNode {
         }
       }
       tryWrite(state, 'THAWED');
-      await new Promise((r) => setTimeout(r, 5));
+      await sleep(5);
     }
   }
 }

@@ -31,8 +31,13 @@ export interface ResourceLimits {
 export interface SandboxSpec {
   /** Generation number (part of names and the hostname). */
   generation: number;
-  /** Host directory owned by this computer: its workspace and generated files live here. */
+  /** Host directory owned by this generation: its workspace and generated files live here. */
   hostDir: string;
+  /**
+   * Host directory shown as /workspace instead of a fresh one, kept across generations: the
+   * backend never removes it (nor its parent).
+   */
+  keptWorkspace?: string;
   /** Extra mounts from the profile. */
   mounts: MountSpec[];
   /** Environment of the guest agent (jobs get their own on top). */

@@ -2,12 +2,11 @@
  * One command job on the host side: retained output per stream, the observed exit, and the
  * one result shape every job tool returns.
  */
+import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
 import { utf8SafeLength } from '../../shared/text.js';
-import type { JobFamily } from '../backend/types.js';
 import { decodeJobCursor, encodeJobCursor } from '../cursors.js';
 import { OutputBuffer } from '../output-buffer.js';
-import type { ToolChannel } from './tool-channel.js';
 
 /** The result shape of run_command, read_job and shell. */
 export interface JobResult {
@@ -33,56 +32,100 @@ export class Job {
   readonly stdout: OutputBuffer;
   readonly stderr: OutputBuffer;
   readonly startedAt = performance.now();
-  exitCode: number | null = null;
-  signal: string | null = null;
-  timedOut = false;
-  canceled = false;
-  terminationObserved = false;
-  toolCalls = 0;
-  /** The job's tool channel, if it has one. */
-  toolChannel: ToolChannel | null = null;
-  family: JobFamily | null = null;
+  private state = {
+    exitCode: null as number | null,
+    signal: null as string | null,
+    timedOut: false,
+    canceled: false,
+    terminationObserved: false,
+    toolCalls: 0,
+  };
   /** Whether each stream has ended (EOF from the guest). */
-  readonly ended = { stdout: false, stderr: false };
+  private readonly ended = { stdout: false, stderr: false };
   private endedAt: number | null = null;
-  private readonly exitWaiters = new Set<() => void>();
-  timeoutTimer: NodeJS.Timeout | null = null;
+  private readonly exited: Promise<void>;
+  private wakeExit: () => void = () => undefined;
 
   constructor(
     readonly id: string,
     readonly generation: number,
-    readonly channel: number,
+    /** The job's number in its generation (its stream id on the guest link). */
+    readonly n: number,
     retentionBytes: number,
+    /** One-line summary of what the job runs. */
+    readonly command = '',
   ) {
     this.stdout = new OutputBuffer(retentionBytes);
     this.stderr = new OutputBuffer(retentionBytes);
+    this.exited = new Promise((resolve) => {
+      this.wakeExit = resolve;
+    });
+  }
+
+  get exitCode(): number | null {
+    return this.state.exitCode;
+  }
+  get signal(): string | null {
+    return this.state.signal;
+  }
+  get timedOut(): boolean {
+    return this.state.timedOut;
+  }
+  get canceled(): boolean {
+    return this.state.canceled;
+  }
+  get terminationObserved(): boolean {
+    return this.state.terminationObserved;
+  }
+  get toolCalls(): number {
+    return this.state.toolCalls;
+  }
+
+  /** Appends bytes the guest sent on one of the job's streams. */
+  append(fd: 'stdout' | 'stderr', bytes: Buffer): void {
+    this[fd].append(bytes);
+  }
+
+  /** A stream ended (EOF from the guest). */
+  endStream(fd: 'stdout' | 'stderr'): void {
+    this.ended[fd] = true;
+  }
+
+  /** Whether both streams ended (EOF from the guest). */
+  get outputEnded(): boolean {
+    return this.ended.stdout && this.ended.stderr;
+  }
+
+  /** The job ran past its timeout (its family is being killed). */
+  markTimedOut(): void {
+    this.state.timedOut = true;
+  }
+
+  /** A caller cancelled the job (its family is being killed). */
+  markCanceled(): void {
+    this.state.canceled = true;
+  }
+
+  /** Tool channel calls made so far. */
+  noteToolCalls(count: number): void {
+    this.state.toolCalls = count;
   }
 
   /** Records the root's termination and wakes every waiter. */
   observeExit(exitCode: number | null, signal: string | null): void {
-    if (this.terminationObserved) return;
-    this.exitCode = exitCode;
-    this.signal = signal;
-    this.terminationObserved = true;
+    if (this.state.terminationObserved) return;
+    Object.assign(this.state, { exitCode, signal, terminationObserved: true });
     this.endedAt = performance.now();
-    for (const wake of this.exitWaiters) wake();
-    this.exitWaiters.clear();
+    this.wakeExit();
   }
 
   /** Resolves when the root exits or after `waitMs`, whichever is first (or when `signal` aborts). */
-  waitForExit(waitMs: number, signal?: AbortSignal): Promise<void> {
-    if (this.terminationObserved || waitMs <= 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.exitWaiters.delete(done);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, waitMs);
-      this.exitWaiters.add(done);
-      signal?.addEventListener('abort', done, { once: true });
-    });
+  async waitForExit(waitMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.terminationObserved || waitMs <= 0) return;
+    const stop = new AbortController();
+    const waited = sleep(waitMs, signal ? AbortSignal.any([signal, stop.signal]) : stop.signal);
+    await Promise.race([this.exited, waited]);
+    stop.abort();
   }
 
   /** Milliseconds from start to the observed exit (or to now while running). */

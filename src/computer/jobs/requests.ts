@@ -1,14 +1,8 @@
 /**
- * Job requests as the tools make them: argument checks, start and wait, cancel.
+ * Job requests as the tools make them and what cancel answers; the checks every request passes.
  */
 import { PaddockError } from '../../shared/errors.js';
 import type { CallerContext } from '../../tools/tool.js';
-import type { Computer } from '../computer.js';
-import { GUEST_WORKSPACE } from '../link/guest-layout.js';
-import type { ComputerLog } from '../logs.js';
-import { checkGuestPath } from '../paths.js';
-import type { Job, JobResult } from './job.js';
-import type { ToolChannel } from './tool-channel.js';
 
 /** Output returned inline by run_command (continue with read_job). */
 export const RUN_COMMAND_OUTPUT_BYTES = 16_384;
@@ -62,75 +56,4 @@ export function checkEnv(env: Record<string, string>): Record<string, string> {
     }
   }
   return env;
-}
-
-/** Starts a job on `c` and waits up to `waitMs` for it. */
-export async function startJobOn(
-  c: Computer,
-  req: RunRequest,
-  retentionBytes: number,
-  signal?: AbortSignal,
-  openChannel?: (jobId: string) => ToolChannel | null,
-): Promise<JobResult> {
-  const cwd = checkGuestPath(req.cwd ?? GUEST_WORKSPACE, 'cwd');
-  const env = checkEnv(req.env ?? {});
-  if (Buffer.byteLength(req.script) > MAX_SCRIPT_BYTES) {
-    throw new PaddockError(
-      'INVALID_ARGUMENT',
-      `The script is larger than ${MAX_SCRIPT_BYTES} bytes of UTF-8; write it to a file with write_file and run the file.`,
-    );
-  }
-  const job = await c.startJob(
-    {
-      script: req.script,
-      cwd,
-      env,
-      timeoutMs: req.timeoutMs,
-      argv: req.argv,
-      channel: openChannel,
-      ...(req.channel ? { lineage: req.channel } : {}),
-    },
-    retentionBytes,
-  );
-  await job.waitForExit(req.waitMs, signal);
-  return job.read(undefined, req.outputBytes ?? RUN_COMMAND_OUTPUT_BYTES);
-}
-
-/** Kills a job and every descendant; `cancelling` when they are not all gone within a second. */
-export async function cancelJobOn(c: Computer, job: Job, log: ComputerLog): Promise<CancelResult> {
-  const shape = (status: CancelResult['status']): CancelResult => ({
-    jobId: job.id,
-    status,
-    exitCode: job.exitCode,
-    signal: job.signal,
-    canceled: job.canceled,
-    terminationObserved: job.terminationObserved,
-  });
-  if (c.familyGone(job)) {
-    // Without a cgroup a finished root may have left members in its session: reach them anyway.
-    if (!job.family) await c.killFamily(job);
-    return shape('already_finished');
-  }
-  job.canceled = true;
-  await c.killFamily(job);
-  log.add('warn', 'job.cancel', `${job.id} was cancelled with every descendant.`, {
-    generation: c.generation,
-    jobId: job.id,
-  });
-  const deadline = Date.now() + 1000;
-  while (Date.now() < deadline && !c.familyGone(job)) await new Promise((r) => setTimeout(r, 5));
-  return shape(c.familyGone(job) ? 'cancelled' : 'cancelling');
-}
-
-/** `p`, or a TIMEOUT as soon as `signal` aborts. */
-export function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
-  if (!signal) return p;
-  const aborted = () =>
-    new PaddockError('TIMEOUT', 'The call was cancelled while the computer was booting; retry.');
-  if (signal.aborted) return Promise.reject(aborted());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(aborted());
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

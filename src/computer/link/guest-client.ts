@@ -1,5 +1,5 @@
 /**
- * The host end of the guest link: calls with replies, events, and stream data by channel.
+ * The host end of the guest link: calls with replies, events, and data by stream.
  * Everything from the guest is validated (a process in the computer may have tampered with the
  * agent); a malformed message ends the link. When the link ends, every pending call fails at
  * once with NOT_RUNNING and later calls fail immediately: nothing waits on a dead guest.
@@ -23,10 +23,10 @@ export const DEFAULT_GUEST_CALL_TIMEOUT_MS = 30_000;
 export interface GuestHandlers {
   onEvent(event: Exclude<GuestEvent, { t: 'hello' }>): void;
   onHello(event: Extract<GuestEvent, { t: 'hello' }>): void;
-  onData(channel: number, stream: number, payload: Buffer): void;
-  onEnd(channel: number, stream: number): void;
-  /** Flow-control credit the guest granted on a channel (relayed connections). */
-  onWindow?(channel: number, stream: number, bytes: number): void;
+  onData(stream: number, fd: number, payload: Buffer): void;
+  onEnd(stream: number, fd: number): void;
+  /** Flow-control credit the guest granted on a stream (relayed connections). */
+  onWindow?(stream: number, fd: number, bytes: number): void;
   /** The link broke (protocol error); the owner should tear the computer down. */
   onBroken(reason: string): void;
 }
@@ -143,9 +143,9 @@ export class GuestClient {
    * Sends a stream frame to the guest (bytes, end or credit of a relayed connection). False when
    * the link is dead or its buffer is full (the caller's own flow control bounds what it sends).
    */
-  sendFrame(kind: FrameKindValue, channel: number, stream: number, payload: Buffer): boolean {
+  sendFrame(kind: FrameKindValue, stream: number, fd: number, payload: Buffer): boolean {
     if (this.failure) return false;
-    return this.toGuest.write(encodeFrame(kind, channel, stream, payload));
+    return this.toGuest.write(encodeFrame(kind, stream, fd, payload));
   }
 
   /** Ends the link: pending and future calls fail with `error`. */
@@ -172,17 +172,17 @@ export class GuestClient {
   private onFrame(frame: Frame): void {
     switch (frame.kind) {
       case FrameKind.Data:
-        this.handlers.onData(frame.channel, frame.stream, frame.payload);
+        this.handlers.onData(frame.stream, frame.fd, frame.payload);
         return;
       case FrameKind.End:
-        this.handlers.onEnd(frame.channel, frame.stream);
+        this.handlers.onEnd(frame.stream, frame.fd);
         return;
       case FrameKind.Window:
         if (frame.payload.length === 4)
-          this.handlers.onWindow?.(frame.channel, frame.stream, frame.payload.readUInt32BE(0));
+          this.handlers.onWindow?.(frame.stream, frame.fd, frame.payload.readUInt32BE(0));
         return;
       case FrameKind.Attachment:
-        if (this.pending.has(frame.channel)) this.attachments.set(frame.channel, frame.payload);
+        if (this.pending.has(frame.stream)) this.attachments.set(frame.stream, frame.payload);
         return;
       case FrameKind.Control:
         this.onControl(frame.payload);

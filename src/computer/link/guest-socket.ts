@@ -1,14 +1,14 @@
 /**
  * TCP connections inside the guest, as Node duplex streams on the host: the preview relay's
- * transport. Each connection is a channel of the guest link (host → guest bytes on stream 0,
- * guest → host on stream 1) with credit-based flow control both ways, so neither side
+ * transport. Each connection is a stream of the guest link (host → guest bytes on fd 0,
+ * guest → host on fd 1) with credit-based flow control both ways, so neither side
  * buffers more than one window per connection however slow the other is.
  */
 import { Duplex } from 'node:stream';
-import { FrameKind, StreamId } from '../../guest/frames.js';
+import { Fd, FrameKind } from '../../guest/frames.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Computer } from '../computer.js';
-import { CHANNEL_RANGE, type ChannelEvent, type ChannelOwner, RELAY_CHANNEL_BASE } from './channel-router.js';
+import { RELAY_STREAM_BASE, STREAM_RANGE, type StreamEvent, type StreamOwner } from './stream-router.js';
 
 /** Bytes in flight per direction and connection before the receiver grants more. */
 export const RELAY_WINDOW_BYTES = 512 * 1024;
@@ -31,7 +31,7 @@ export class GuestSocket extends Duplex {
 
   constructor(
     private readonly computer: Computer,
-    readonly channel: number,
+    readonly stream: number,
     private readonly onGone: () => void,
   ) {
     super({ allowHalfOpen: true, readableHighWaterMark: 256 * 1024 });
@@ -45,8 +45,7 @@ export class GuestSocket extends Duplex {
   }
 
   override _final(callback: (error?: Error | null) => void): void {
-    if (!this.remoteClosed)
-      this.computer.sendFrame(FrameKind.End, this.channel, StreamId.Stdin, Buffer.alloc(0));
+    if (!this.remoteClosed) this.computer.sendFrame(FrameKind.End, this.stream, Fd.Stdin, Buffer.alloc(0));
     callback();
   }
 
@@ -60,7 +59,7 @@ export class GuestSocket extends Duplex {
     if (!this.remoteClosed) {
       this.remoteClosed = true;
       if (this.computer.lifecycle === 'running')
-        this.computer.call('tcp.close', { channel: this.channel }).catch(() => undefined);
+        this.computer.call('tcp.close', { stream: this.stream }).catch(() => undefined);
     }
     this.failPending(error ?? new Error('connection closed'));
     this.onGone();
@@ -109,7 +108,7 @@ export class GuestSocket extends Duplex {
     let chunk = p.chunk;
     while (chunk.length > 0 && this.sendCredit > 0) {
       const piece = chunk.subarray(0, Math.min(chunk.length, this.sendCredit, MAX_FRAME_BYTES));
-      this.computer.sendFrame(FrameKind.Data, this.channel, StreamId.Stdin, piece);
+      this.computer.sendFrame(FrameKind.Data, this.stream, Fd.Stdin, piece);
       this.sendCredit -= piece.length;
       chunk = chunk.subarray(piece.length);
     }
@@ -130,34 +129,34 @@ export class GuestSocket extends Duplex {
   private grant(bytes: number): void {
     const payload = Buffer.allocUnsafe(4);
     payload.writeUInt32BE(bytes, 0);
-    this.computer.sendFrame(FrameKind.Window, this.channel, StreamId.Stdout, payload);
+    this.computer.sendFrame(FrameKind.Window, this.stream, Fd.Stdout, payload);
   }
 }
 
 /**
- * Relayed connections of one generation by channel, as a channel owner: frames and the guest's
- * `tcp.closed` go to their socket. Subclasses say which channels are theirs.
+ * Relayed connections of one generation by stream, as a stream owner: frames and the guest's
+ * `tcp.closed` go to their socket. Subclasses say which streams are theirs.
  */
-export abstract class RelayedSockets implements ChannelOwner {
+export abstract class RelayedSockets implements StreamOwner {
   readonly sockets = new Map<number, GuestSocket>();
   closed = false;
 
-  abstract owns(channel: number): boolean;
+  abstract owns(stream: number): boolean;
 
-  onData(channel: number, _stream: number, payload: Buffer): void {
-    this.sockets.get(channel)?.receive(payload);
+  onData(stream: number, _stream: number, payload: Buffer): void {
+    this.sockets.get(stream)?.receive(payload);
   }
 
-  onEnd(channel: number): void {
-    this.sockets.get(channel)?.receiveEnd();
+  onEnd(stream: number): void {
+    this.sockets.get(stream)?.receiveEnd();
   }
 
-  onWindow(channel: number, _stream: number, bytes: number): void {
-    this.sockets.get(channel)?.receiveCredit(bytes);
+  onWindow(stream: number, _stream: number, bytes: number): void {
+    this.sockets.get(stream)?.receiveCredit(bytes);
   }
 
-  onEvent(event: ChannelEvent): void {
-    if (event.t === 'tcp.closed') this.sockets.get(event.channel)?.remoteGone(event.error);
+  onEvent(event: StreamEvent): void {
+    if (event.t === 'tcp.closed') this.sockets.get(event.stream)?.remoteGone(event.error);
   }
 
   onClose(reason: string): void {
@@ -167,7 +166,7 @@ export abstract class RelayedSockets implements ChannelOwner {
   }
 }
 
-/** The relayed preview connections of one generation (a channel owner of its computer). */
+/** The relayed preview connections of one generation (a stream owner of its computer). */
 class GenerationRelay extends RelayedSockets {
   private next = 0;
 
@@ -177,26 +176,26 @@ class GenerationRelay extends RelayedSockets {
 
   async open(port: number): Promise<GuestSocket> {
     if (this.closed) throw new PaddockError('NOT_RUNNING', 'The computer was replaced; reload the preview.');
-    this.next = (this.next + 1) % CHANNEL_RANGE;
-    const channel = RELAY_CHANNEL_BASE + this.next;
-    const socket = new GuestSocket(this.computer, channel, () => this.sockets.delete(channel));
-    this.sockets.set(channel, socket);
+    this.next = (this.next + 1) % STREAM_RANGE;
+    const stream = RELAY_STREAM_BASE + this.next;
+    const socket = new GuestSocket(this.computer, stream, () => this.sockets.delete(stream));
+    this.sockets.set(stream, socket);
     try {
       await this.computer.call(
         'tcp.open',
-        { channel, port, windowBytes: RELAY_WINDOW_BYTES },
+        { stream, port, windowBytes: RELAY_WINDOW_BYTES },
         { timeoutMs: OPEN_TIMEOUT_MS },
       );
     } catch (e) {
-      this.sockets.delete(channel);
+      this.sockets.delete(stream);
       socket.destroy();
       throw e;
     }
     return socket;
   }
 
-  owns(channel: number): boolean {
-    return channel >= RELAY_CHANNEL_BASE && channel < RELAY_CHANNEL_BASE + CHANNEL_RANGE;
+  owns(stream: number): boolean {
+    return stream >= RELAY_STREAM_BASE && stream < RELAY_STREAM_BASE + STREAM_RANGE;
   }
 }
 
@@ -208,7 +207,7 @@ export class GuestConnector {
   open(c: Computer, port: number): Promise<GuestSocket> {
     if (this.relay?.computer !== c) {
       this.relay = new GenerationRelay(c);
-      c.channels.attach(this.relay);
+      c.streams.attach(this.relay);
     }
     return this.relay.open(port);
   }
@@ -219,9 +218,9 @@ export class GuestConnector {
   }
 
   /** Per open connection: bytes received from the guest and bytes waiting for our reader. */
-  stats(): { channel: number; receivedBytes: number; bufferedBytes: number }[] {
+  stats(): { stream: number; receivedBytes: number; bufferedBytes: number }[] {
     return [...(this.relay?.sockets.values() ?? [])].map((s) => ({
-      channel: s.channel,
+      stream: s.stream,
       receivedBytes: s.receivedBytes,
       bufferedBytes: s.readableLength,
     }));

@@ -220,7 +220,7 @@ export class PreviewService {
   }
 
   /** Per open relayed connection: bytes received from the guest and waiting for the client. */
-  connectionStats(): { channel: number; receivedBytes: number; bufferedBytes: number }[] {
+  connectionStats(): { stream: number; receivedBytes: number; bufferedBytes: number }[] {
     return this.connector.stats();
   }
 

@@ -1,5 +1,5 @@
 /**
- * The terminals of the current computer: PTYs owned by the guest agent, shared by the agent's
+ * The terminals of one computer: PTYs owned by the guest agent, shared by the agent's
  * tools and the person in the dock. Ids are generation-qualified (`g3.term2`); one terminal is
  * active (the one the dock shows). A relaunch ends every terminal of the old generation (their
  * processes die with its sandbox) and their ids answer STALE_GENERATION.
@@ -11,13 +11,13 @@ import type { Disposable } from '../../shared/disposable.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Computer } from '../computer.js';
 import { parseId } from '../cursors.js';
-import {
-  CHANNEL_RANGE,
-  type ChannelEvent,
-  type ChannelOwner,
-  TERMINAL_CHANNEL_BASE,
-} from '../link/channel-router.js';
 import { baseJobEnv, GUEST_WORKSPACE } from '../link/guest-layout.js';
+import {
+  STREAM_RANGE,
+  type StreamEvent,
+  type StreamOwner,
+  TERMINAL_STREAM_BASE,
+} from '../link/stream-router.js';
 import type { ComputerLog } from '../logs.js';
 import { terminalShell } from '../shell-startup.js';
 import { Terminal, type TerminalChunk, type TerminalInfo, type TerminalRead } from './terminal.js';
@@ -35,6 +35,8 @@ export interface TerminalHost {
   readonly computer: Computer | null;
   requireRunning(signal?: AbortSignal): Promise<Computer>;
   readonly log: ComputerLog;
+  /** Whether `generation` was one of this computer's (its ids are stale, not another's). */
+  launchedHere(generation: number): boolean;
 }
 
 export interface TerminalServiceOptions {
@@ -73,14 +75,14 @@ export class TerminalService {
     const n = gen.next++;
     const id = `g${c.generation}.term${n}`;
     const retention = c.profile.limits.outputBytes ?? this.options.retentionBytes;
-    const t = new Terminal(id, c.generation, n, TERMINAL_CHANNEL_BASE + n, `Terminal ${n}`, retention, {
+    const t = new Terminal(id, c.generation, n, TERMINAL_STREAM_BASE + n, `Terminal ${n}`, retention, {
       ...DEFAULT_SIZE,
     });
     gen.terminals.set(n, t);
     const shell = terminalShell(c.hello?.shell ?? '/bin/sh');
     try {
       await c.call('pty.open', {
-        channel: t.channel,
+        stream: t.stream,
         argv: shell.argv,
         cwd: GUEST_WORKSPACE,
         env: {
@@ -135,7 +137,7 @@ export class TerminalService {
     const { gen, terminal } = this.resolve(terminalId);
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     this.requireLive(terminal);
-    await gen.computer.call('pty.write', { channel: terminal.channel }, { attachment: bytes });
+    await gen.computer.call('pty.write', { stream: terminal.stream }, { attachment: bytes });
   }
 
   /** Follows the dock's viewport. */
@@ -156,7 +158,7 @@ export class TerminalService {
     }
     if (terminal.cols === cols && terminal.rows === rows) return;
     this.requireLive(terminal);
-    await gen.computer.call('pty.resize', { channel: terminal.channel, cols, rows });
+    await gen.computer.call('pty.resize', { stream: terminal.stream, cols, rows });
     terminal.cols = cols;
     terminal.rows = rows;
   }
@@ -185,7 +187,7 @@ export class TerminalService {
   resolve(terminalId: string): { gen: Generation; terminal: Terminal } {
     const { generation, n } = parseId(terminalId, 'term');
     const c = this.host.computer;
-    if (c && generation < c.generation) {
+    if (c && generation < c.generation && this.host.launchedHere(generation)) {
       throw new PaddockError(
         'STALE_GENERATION',
         `${terminalId} belongs to generation ${generation}, which was replaced by generation ${c.generation}; its shell is gone. Call list_terminals or create_terminal.`,
@@ -221,20 +223,20 @@ export class TerminalService {
     if (this.current?.computer === c) return this.current;
     const gen: Generation = { computer: c, terminals: new Map(), active: null, next: 1 };
     this.current = gen;
-    c.channels.attach(this.owner(gen));
+    c.streams.attach(this.owner(gen));
     return gen;
   }
 
-  private owner(gen: Generation): ChannelOwner {
-    const byChannel = (channel: number) => gen.terminals.get(channel - TERMINAL_CHANNEL_BASE);
+  private owner(gen: Generation): StreamOwner {
+    const byChannel = (stream: number) => gen.terminals.get(stream - TERMINAL_STREAM_BASE);
     return {
-      owns: (channel) => channel >= TERMINAL_CHANNEL_BASE && channel < TERMINAL_CHANNEL_BASE + CHANNEL_RANGE,
-      onData: (channel, _stream, payload) => byChannel(channel)?.append(payload),
+      owns: (stream) => stream >= TERMINAL_STREAM_BASE && stream < TERMINAL_STREAM_BASE + STREAM_RANGE,
+      onData: (stream, _stream, payload) => byChannel(stream)?.append(payload),
       onEnd: () => undefined,
       onWindow: () => undefined,
-      onEvent: (event: ChannelEvent) => {
+      onEvent: (event: StreamEvent) => {
         if (event.t !== 'pty.exit') return;
-        const t = byChannel(event.channel);
+        const t = byChannel(event.stream);
         if (!t || t.exited) return;
         t.markExited(event.exitCode, event.signal);
         const how = event.signal ? `was killed by ${event.signal}` : `exited with code ${event.exitCode}`;

@@ -88,7 +88,7 @@ export class Terminal {
     readonly id: string,
     readonly generation: number,
     readonly n: number,
-    readonly channel: number,
+    readonly stream: number,
     readonly label: string,
     retentionBytes: number,
     size: { cols: number; rows: number },

@@ -6,7 +6,7 @@ import { isPaddockError, PaddockError } from '../../shared/errors.js';
 import { defineTool } from '../../tools/define.js';
 import { type ObjectOf, type Properties, type Schema, s } from '../../tools/schema.js';
 import type { Tool, ToolAnnotations, ToolDefinition, ToolResult } from '../../tools/tool.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 
 /** The reference's kinds: answer (reads), act (changes), transact (destroys or interrupts). */
 export type ToolKind = 'answer' | 'act' | 'transact';
@@ -65,7 +65,7 @@ export interface ComputerToolSpec<I> extends Omit<ToolDefinition<I>, 'annotation
  * Declares a computer tool: failures keep their code and message for the caller, and each
  * rejection is an entry in the computer log (policy denials as `policy.denied`).
  */
-export function computerTool<I>(manager: ComputerManager, spec: ComputerToolSpec<I>): Tool {
+export function computerTool<I>(computers: ComputerSource, spec: ComputerToolSpec<I>): Tool {
   const { kind, source, toolsets, execute, ...fields } = spec;
   return defineTool<I>({
     ...fields,
@@ -82,6 +82,7 @@ export function computerTool<I>(manager: ComputerManager, spec: ComputerToolSpec
               'INTERNAL',
               `${spec.name} failed unexpectedly; retry, and check the server logs if it persists.`,
             );
+        const manager = computers.for(ctx.caller);
         const generation = manager.computer?.generation;
         const logFields = generation === undefined ? {} : { generation };
         if (err.code === 'POLICY_DENIED')

@@ -7,7 +7,7 @@
 import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
 import { GUEST_WORKSPACE } from '../link/guest-layout.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 import { checkGuestPath } from '../paths.js';
 import { computerTool, generationOf, inputObject, structured } from './common.js';
 import { listFilesTool } from './file-tools.js';
@@ -19,8 +19,8 @@ export const SHELL_MAX_TIMEOUT_MS = 300_000;
 export const SHELL_OUTPUT_BYTES = 65_536;
 
 /** list_dir and shell over the current computer. */
-export function createComputerBuiltins(manager: ComputerManager): Tool[] {
-  const shell = computerTool(manager, {
+export function createComputerBuiltins(computers: ComputerSource): Tool[] {
+  const shell = computerTool(computers, {
     name: 'shell',
     title: 'Run a program',
     kind: 'act',
@@ -53,6 +53,7 @@ export function createComputerBuiltins(manager: ComputerManager): Tool[] {
       ['argv'],
     ),
     async execute(input, ctx) {
+      const manager = computers.for(ctx.caller);
       const { argv } = input;
       const cwd = checkGuestPath(input.cwd ?? GUEST_WORKSPACE, 'cwd');
       const timeoutMs = Math.min(input.timeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS, SHELL_MAX_TIMEOUT_MS);
@@ -85,5 +86,5 @@ export function createComputerBuiltins(manager: ComputerManager): Tool[] {
       return structured(result);
     },
   });
-  return [listFilesTool(manager, 'list_dir', ['builtin', 'computer'], 'builtin'), shell];
+  return [listFilesTool(computers, 'list_dir', ['builtin', 'computer'], 'builtin'), shell];
 }

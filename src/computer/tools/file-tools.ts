@@ -7,7 +7,7 @@ import { PaddockError } from '../../shared/errors.js';
 import { s } from '../../tools/schema.js';
 import type { Tool, ToolContext } from '../../tools/tool.js';
 import { decodeContent, fetchGuestFile, listDirectory, renderRead, writeGuestFile } from '../files.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerManager, ComputerSource } from '../manager.js';
 import { checkGuestPath } from '../paths.js';
 import { computerTool, guestPathProperty, inputObject, structured } from './common.js';
 
@@ -51,12 +51,12 @@ export async function allowPath(
 
 /** list_files (and, with another name, the `list_dir` built-in). */
 export function listFilesTool(
-  manager: ComputerManager,
+  computers: ComputerSource,
   name = 'list_files',
   toolsets = ['computer'],
   source: Tool['source'] = 'computer',
 ): Tool {
-  return computerTool(manager, {
+  return computerTool(computers, {
     name,
     title: 'List a directory',
     kind: 'answer',
@@ -82,6 +82,7 @@ export function listFilesTool(
       ['path'],
     ),
     async execute(input, ctx) {
+      const manager = computers.for(ctx.caller);
       const path = await allowPath(manager, ctx, 'file.read', input.path);
       const c = await manager.requireRunning(ctx.signal);
       const page = await listDirectory(c, path, input.offset ?? 0, input.limit ?? 100);
@@ -90,10 +91,10 @@ export function listFilesTool(
   });
 }
 
-export function fileTools(manager: ComputerManager): Tool[] {
+export function fileTools(computers: ComputerSource): Tool[] {
   return [
-    listFilesTool(manager),
-    computerTool(manager, {
+    listFilesTool(computers),
+    computerTool(computers, {
       name: 'read_file',
       title: 'Read a file',
       kind: 'answer',
@@ -120,6 +121,7 @@ export function fileTools(manager: ComputerManager): Tool[] {
         ['path'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const requested = checkGuestPath(input.path);
         const encoding = input.encoding ?? 'utf8';
         const offset = input.offset ?? 0;
@@ -146,7 +148,7 @@ export function fileTools(manager: ComputerManager): Tool[] {
         return structured(renderRead(requested, encoding, offset, raw));
       },
     }),
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'write_file',
       title: 'Write a file',
       kind: 'act',
@@ -171,6 +173,7 @@ export function fileTools(manager: ComputerManager): Tool[] {
         ['path', 'content', 'overwrite'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const requested = input.path;
         const encoding = input.encoding ?? 'utf8';
         const bytes = decodeContent(input.content, encoding);

@@ -2,7 +2,7 @@
  * The computer tools (tool set `computer`; read_file and write_file also in `builtin`).
  */
 import type { Tool } from '../../tools/tool.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 import { fileTools } from './file-tools.js';
 import { jobTools } from './job-tools.js';
 import { lifecycleTools } from './lifecycle-tools.js';
@@ -15,14 +15,14 @@ import { terminalTools } from './terminal-tools.js';
  * list_terminals, create_terminal, switch_terminal, send_terminal_input, read_terminal_output,
  * list_files, read_file, write_file, navigate_preview, read_logs, create_launch_link.
  */
-export function createComputerTools(manager: ComputerManager): Tool[] {
+export function createComputerTools(computers: ComputerSource): Tool[] {
   return [
-    ...lifecycleTools(manager),
-    ...jobTools(manager),
-    ...terminalTools(manager),
-    ...fileTools(manager),
-    ...previewTools(manager),
-    ...logTools(manager),
+    ...lifecycleTools(computers),
+    ...jobTools(computers),
+    ...terminalTools(computers),
+    ...fileTools(computers),
+    ...previewTools(computers),
+    ...logTools(computers),
   ];
 }
 

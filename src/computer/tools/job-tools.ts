@@ -3,7 +3,7 @@
  */
 import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 import {
   computerTool,
   generationOf,
@@ -24,9 +24,9 @@ const jobIdProperty = s.string({
   maxLength: 160,
 });
 
-export function jobTools(manager: ComputerManager): Tool[] {
+export function jobTools(computers: ComputerSource): Tool[] {
   return [
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'run_command',
       title: 'Run a command',
       kind: 'act',
@@ -65,6 +65,7 @@ export function jobTools(manager: ComputerManager): Tool[] {
         ['script'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const result = await manager.idempotency.run('run_command', input.requestId, input, async () => {
           const env = ctx.policy.sanitizeEnv(input.env ?? {});
           return manager.runCommand(
@@ -83,7 +84,7 @@ export function jobTools(manager: ComputerManager): Tool[] {
         return structured(result);
       },
     }),
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'read_job',
       title: 'Read job output',
       kind: 'answer',
@@ -109,13 +110,14 @@ export function jobTools(manager: ComputerManager): Tool[] {
         ['jobId'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const { jobId } = input;
         const result = manager.readJob(jobId, input.cursor, input.byteLimit ?? READ_DEFAULT_BYTES);
         ctx.noteComputer({ generation: generationOf(jobId), jobId });
         return structured(result);
       },
     }),
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'cancel_job',
       title: 'Cancel a job',
       kind: 'transact',
@@ -125,6 +127,7 @@ export function jobTools(manager: ComputerManager): Tool[] {
         'When get_computer_status reports processFamilies "session" (a server without cgroups), only the job\'s own process group can be reached.',
       input: inputObject({ jobId: jobIdProperty }, ['jobId']),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const { jobId } = input;
         const result = await manager.cancelJob(jobId);
         ctx.noteComputer({ generation: generationOf(jobId), jobId });

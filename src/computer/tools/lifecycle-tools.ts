@@ -3,12 +3,12 @@
  */
 import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 import { computerTool, inputObject, requestIdProperty, structured } from './common.js';
 
-export function lifecycleTools(manager: ComputerManager): Tool[] {
+export function lifecycleTools(computers: ComputerSource): Tool[] {
   return [
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'list_profiles',
       title: 'List computer profiles',
       kind: 'answer',
@@ -25,12 +25,13 @@ export function lifecycleTools(manager: ComputerManager): Tool[] {
         },
         [],
       ),
-      async execute(input) {
-        const profiles = manager.listProfiles(input.search);
+      async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
+        const profiles = computers.listProfiles(input.search);
         return structured({ profiles, defaultProfile: manager.status().profileId ?? null });
       },
     }),
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'launch_computer',
       title: 'Launch the computer',
       kind: 'act',
@@ -50,6 +51,7 @@ export function lifecycleTools(manager: ComputerManager): Tool[] {
         ['profileId'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const { profileId } = input;
         const result = await manager.idempotency.run('launch_computer', input.requestId, input, async () =>
           manager.launch(profileId),
@@ -58,7 +60,7 @@ export function lifecycleTools(manager: ComputerManager): Tool[] {
         return structured(result);
       },
     }),
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'get_computer_status',
       title: 'Computer status',
       kind: 'answer',
@@ -68,6 +70,7 @@ export function lifecycleTools(manager: ComputerManager): Tool[] {
         'Use list_profiles to discover other environments. A person may be using the same computer through the dock.',
       input: inputObject({}, []),
       async execute(_input, ctx) {
+        const manager = computers.for(ctx.caller);
         const status = manager.status();
         if (status.generation !== null) ctx.noteComputer({ generation: status.generation });
         return structured(status);

@@ -4,12 +4,12 @@
 import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
 import { LOG_LEVELS } from '../logs.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 import { computerTool, inputObject, structured } from './common.js';
 
-export function logTools(manager: ComputerManager): Tool[] {
+export function logTools(computers: ComputerSource): Tool[] {
   return [
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'read_logs',
       title: 'Read system logs',
       kind: 'answer',
@@ -31,7 +31,8 @@ export function logTools(manager: ComputerManager): Tool[] {
         },
         [],
       ),
-      async execute(input) {
+      async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const page = manager.readLogs({
           cursor: input.cursor,
           limit: input.limit ?? 50,
@@ -40,7 +41,7 @@ export function logTools(manager: ComputerManager): Tool[] {
         return structured({ ...page });
       },
     }),
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'create_launch_link',
       title: 'Create a launch link',
       kind: 'act',
@@ -61,7 +62,8 @@ export function logTools(manager: ComputerManager): Tool[] {
         },
         [],
       ),
-      async execute(input) {
+      async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const link = manager.createLaunchLink(input.profileId, input.startupScript ?? '');
         return structured({
           id: link.id,

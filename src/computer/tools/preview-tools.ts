@@ -3,13 +3,12 @@
  */
 import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 import { computerTool, inputObject, structured } from './common.js';
 
-export function previewTools(manager: ComputerManager): Tool[] {
-  const preview = manager.preview;
+export function previewTools(computers: ComputerSource): Tool[] {
   return [
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'navigate_preview',
       title: 'Navigate the preview',
       kind: 'act',
@@ -28,8 +27,9 @@ export function previewTools(manager: ComputerManager): Tool[] {
         ['path'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
         const { path } = input;
-        const { state, observed, generation } = await preview.navigateAndObserve(path, ctx.signal);
+        const { state, observed, generation } = await manager.preview.navigateAndObserve(path, ctx.signal);
         ctx.noteComputer({ generation });
         return structured({
           requested: { path, url: state.url, port: observed.port, navigation: state.navigation },

@@ -4,7 +4,7 @@
 import { PaddockError } from '../../shared/errors.js';
 import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
-import type { ComputerManager } from '../manager.js';
+import type { ComputerSource } from '../manager.js';
 import { computerTool, generationOf, inputObject, requestIdProperty, structured } from './common.js';
 
 /** The control keys send_terminal_input accepts (in the reference's order) and the bytes a terminal sends for each. */
@@ -70,10 +70,9 @@ export function terminalInputBytes(text: unknown, key: unknown): { data: string;
   return { data: text.replace(/\r?\n/g, '\r'), key: null };
 }
 
-export function terminalTools(manager: ComputerManager): Tool[] {
-  const terminals = manager.terminals;
+export function terminalTools(computers: ComputerSource): Tool[] {
   return [
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'list_terminals',
       title: 'List terminals',
       kind: 'answer',
@@ -83,6 +82,8 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         'Use terminals for interactive programs (REPLs, prompts, long sessions); for one-off commands whose exit code matters, run_command is simpler.',
       input: inputObject({}, []),
       async execute(_input, ctx) {
+        const manager = computers.for(ctx.caller);
+        const terminals = manager.terminals;
         const c = manager.computer;
         if (c) ctx.noteComputer({ generation: c.generation });
         const list = terminals.list();
@@ -94,7 +95,7 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         });
       },
     }),
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'create_terminal',
       title: 'Create a terminal',
       kind: 'act',
@@ -113,6 +114,8 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         [],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
+        const terminals = manager.terminals;
         const info = await manager.idempotency.run('create_terminal', input.requestId, input, () =>
           terminals.create({ activate: input.activate !== false, signal: ctx.signal }),
         );
@@ -120,7 +123,7 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         return structured({ terminalId: info.id, ...info });
       },
     }),
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'switch_terminal',
       title: 'Switch terminal',
       kind: 'act',
@@ -128,6 +131,8 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         'Makes an existing terminal the active one and shows it to the person in the dock. Its shell, working directory and running programs stay exactly as they are, and nothing is typed into it; use send_terminal_input for that.',
       input: inputObject({ terminalId: terminalIdProperty }, ['terminalId']),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
+        const terminals = manager.terminals;
         const { terminalId } = input;
         terminals.resolve(terminalId);
         const previous = terminals.active()?.id ?? null;
@@ -136,7 +141,7 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         return structured({ terminalId, active: true, previousTerminalId: previous });
       },
     }),
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'send_terminal_input',
       title: 'Type into a terminal',
       kind: 'transact',
@@ -159,6 +164,8 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         ['terminalId'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
+        const terminals = manager.terminals;
         const { terminalId } = input;
         const { data, key } = terminalInputBytes(input.text, input.key);
         await terminals.write(terminalId, data);
@@ -166,7 +173,7 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         return structured({ terminalId, delivered: true, bytes: Buffer.byteLength(data), key });
       },
     }),
-    computerTool(manager, {
+    computerTool(computers, {
       name: 'read_terminal_output',
       title: 'Read terminal output',
       kind: 'answer',
@@ -191,6 +198,8 @@ export function terminalTools(manager: ComputerManager): Tool[] {
         ['terminalId'],
       ),
       async execute(input, ctx) {
+        const manager = computers.for(ctx.caller);
+        const terminals = manager.terminals;
         const { terminalId } = input;
         const byteLimit = input.byteLimit ?? TERMINAL_READ_DEFAULT_BYTES;
         if (byteLimit < 1 || byteLimit > TERMINAL_READ_MAX_BYTES) {

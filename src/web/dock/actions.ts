@@ -8,7 +8,7 @@ import { PaddockError, toPaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { DockClient } from './client.js';
 import { type ClientMessage, clientMessageSchema } from './protocol.js';
-import type { Disposable, DockAgents, DockComputer, DockTools } from './sources.js';
+import type { Disposable, DockAgents, DockApprovals, DockComputer, DockTools } from './sources.js';
 import { type WebMcpMessage, webMcpActionOf } from './webmcp.js';
 
 /** Launches a profile (through the gateway when `launch_computer` is registered, so it is audited). */
@@ -29,6 +29,8 @@ export interface DockActionDeps {
   computer: DockComputer | null;
   /** The agents; without them `agent.*` requests are refused. */
   agents?: DockAgents | null;
+  /** The approvals; without them `approval.*` requests are refused. */
+  approvals?: DockApprovals | null;
   logger: Logger;
   caller: string;
   launch?: DockLauncher;
@@ -105,6 +107,8 @@ export class DockActions {
 
   private async perform(conn: DockConnection, message: ClientMessage): Promise<string> {
     if (message.type === 'agent.run' || message.type === 'agent.show') return this.agentAction(conn, message);
+    if (message.type === 'approval.decide' || message.type === 'approval.rule.remove')
+      return this.approvalAction(message);
     if (message.type === 'webmcp.list' || message.type === 'webmcp.call')
       return this.webMcpAction(conn, message);
     const computer = this.deps.computer;
@@ -118,6 +122,10 @@ export class DockActions {
           caller: this.deps.caller,
         });
         return `Launching ${message.profileId}.`;
+      case 'computer.watch':
+        if (!computer.watch) throw notYet('Switching computers');
+        computer.watch(message.name);
+        return `Watching ${message.name}.`;
       case 'preview.navigate': {
         if (!computer.preview) throw notYet('The preview');
         const state = await computer.preview.navigate(message.path);
@@ -126,6 +134,31 @@ export class DockActions {
       default:
         return this.terminalAction(conn, computer, message);
     }
+  }
+
+  /** A decision of the signed-in person (the websocket is reached only with a session). */
+  private approvalAction(message: ApprovalMessage): string {
+    const approvals = this.deps.approvals;
+    if (!approvals) throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server keeps no approvals.');
+    if (message.type === 'approval.rule.remove') {
+      approvals.removeRule(message.ruleId, this.deps.caller);
+      return `Removed rule ${message.ruleId}; the tool asks again from its next call.`;
+    }
+    approvals.decide(
+      message.id,
+      {
+        approve: message.approve,
+        ...(message.scope ? { scope: message.scope } : {}),
+        ...(message.reason ? { reason: message.reason } : {}),
+      },
+      this.deps.caller,
+    );
+    this.deps.logger.info('dock.approval', {
+      approvalId: message.id,
+      approve: message.approve,
+      caller: this.deps.caller,
+    });
+    return message.approve ? `Approved ${message.id}.` : `Denied ${message.id}.`;
   }
 
   private async terminalAction(
@@ -178,6 +211,7 @@ export class DockActions {
 }
 
 type AgentMessage = Extract<ClientMessage, { type: 'agent.run' | 'agent.show' }>;
+type ApprovalMessage = Extract<ClientMessage, { type: 'approval.decide' | 'approval.rule.remove' }>;
 
 /** Runs an agent now (trigger `api`) or sends one run's details to the asking page. */
 function agentActionOf(deps: DockActionDeps) {

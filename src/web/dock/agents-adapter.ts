@@ -131,6 +131,7 @@ export function toDockAgentRun(r: AgentRun, maxChars: number): DockAgentRun {
     error: cut(r.error, maxChars),
     errorCode: r.errorCode,
     deliveries: r.deliveries.map((d) => ({ channel: d.channel, ok: d.ok, error: d.error ?? null })),
+    waitingApproval: r.waitingApproval ?? null,
   };
 }
 

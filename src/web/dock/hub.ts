@@ -7,13 +7,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import type { AuditStore } from '../../audit/types.js';
+import type { AuditStore, StoredInvocation } from '../../audit/types.js';
 import { PaddockError, toPaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { DockActions, type DockConnection, type DockLauncher } from './actions.js';
 import { type ClientLimits, DEFAULT_CLIENT_LIMITS, DockClient } from './client.js';
 import {
   type DockAgentsState,
+  type DockAuditRow,
   type DockLaunchProgress,
   type DockSnapshot,
   MAX_CLIENT_MESSAGE_BYTES,
@@ -23,8 +24,10 @@ import type {
   ComputerChange,
   Disposable,
   DockAgents,
+  DockApprovals,
   DockComputer,
   DockTools,
+  LaunchLinkBoot,
 } from './sources.js';
 import { toDockAuditRow, UNAVAILABLE_STATUS } from './views.js';
 
@@ -37,6 +40,8 @@ export interface DockHubOptions {
   computer: DockComputer | null;
   /** The agents panel's source; without it the page shows no agents tab. */
   agents?: DockAgents | null;
+  /** The approvals panel's source; while a page is connected it counts as an open dock session. */
+  approvals?: DockApprovals | null;
   logger: Logger;
   version: string;
   /** Caller name of the person at the dock, e.g. `dock:owner`. */
@@ -45,6 +50,11 @@ export interface DockHubOptions {
   launch?: DockLauncher;
   /** The computer tools the page registers through WebMCP. */
   tools?: DockTools | null;
+  /**
+   * Boots a confirmed launch link (through the gateway, so both the launch and the script are
+   * audited); resolves once the launch is accepted. Default: `computer.bootLaunchLink`.
+   */
+  bootLink?: (linkId: string) => Promise<{ boot: Promise<LaunchLinkBoot> }>;
   limits?: Partial<ClientLimits>;
   /** Rows, jobs and log entries in a snapshot. */
   snapshotAuditRows?: number;
@@ -69,6 +79,7 @@ export class DockHub {
     this.actions = new DockActions({
       computer: options.computer,
       agents: options.agents ?? null,
+      approvals: options.approvals ?? null,
       logger: options.logger,
       caller: options.caller,
       launch: options.launch,
@@ -110,13 +121,16 @@ export class DockHub {
       features: { computer: c !== null, terminals: c?.terminals != null, preview: c?.preview != null },
       status: c ? c.status() : UNAVAILABLE_STATUS,
       profiles: c ? c.profiles() : [],
-      audit: rows.reverse().map(toDockAuditRow),
+      audit: rows.reverse().map((r) => this.auditRow(r)),
       jobs: c ? c.jobs() : [],
       logs: c ? c.recentLogs(this.options.snapshotLogEntries ?? 300) : [],
       terminals: c?.terminals ? c.terminals.list() : [],
       preview: c?.preview ? c.preview.state() : null,
       launch: this.launch,
       agents: this.agentsState(),
+      computers: c?.computers?.() ?? [],
+      watching: c?.watching?.() ?? null,
+      approvals: this.options.approvals ? this.options.approvals.state() : null,
     };
   }
 
@@ -140,15 +154,21 @@ export class DockHub {
     const c = this.options.computer;
     if (!c)
       throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs without the computer service.');
-    const booting = c.bootLaunchLink(linkId);
-    const early = await Promise.race([
-      booting.then(
-        () => null,
-        (e: unknown) => toPaddockError(e),
-      ),
-      new Promise<null>((resolve) => setImmediate(() => resolve(null))),
-    ]);
-    if (early) throw early;
+    let booting: Promise<LaunchLinkBoot>;
+    if (this.options.bootLink) {
+      // through the gateway: a refused launch rejects here, the boot and the script go on
+      booting = (await this.options.bootLink(linkId)).boot;
+    } else {
+      booting = c.bootLaunchLink(linkId);
+      const early = await Promise.race([
+        booting.then(
+          () => null,
+          (e: unknown) => toPaddockError(e),
+        ),
+        new Promise<null>((resolve) => setImmediate(() => resolve(null))),
+      ]);
+      if (early) throw early;
+    }
     this.setLaunch({ linkId, state: 'booting', jobId: null, terminalId: null, error: null });
     booting.then(
       (r) =>
@@ -210,8 +230,15 @@ export class DockHub {
 
   /** Subscribes to the sources while at least one page is connected. */
   private acquire(): void {
-    const { audit, computer, agents } = this.options;
-    this.sources.push(audit.subscribe((row) => this.broadcast({ type: 'audit', row: toDockAuditRow(row) })));
+    const { audit, computer, agents, approvals } = this.options;
+    this.sources.push(audit.subscribe((row) => this.broadcast({ type: 'audit', row: this.auditRow(row) })));
+    if (approvals) {
+      this.sources.push(
+        approvals.onChange(() =>
+          this.broadcast({ type: 'approvals', approvals: approvals.state() }, 'approvals'),
+        ),
+      );
+    }
     if (agents) this.sources.push(agents.onChange((change) => this.onAgentsChange(agents, change)));
     if (!computer) return;
     this.sources.push(computer.onChange((change) => this.onComputerChange(computer, change)));
@@ -251,7 +278,30 @@ export class DockHub {
         if (job) this.broadcast({ type: 'job', job }, `job:${job.jobId}`);
         return;
       }
+      case 'computers':
+        this.broadcast(
+          {
+            type: 'computers',
+            computers: computer.computers?.() ?? [],
+            watching: computer.watching?.() ?? null,
+          },
+          'computers',
+        );
+        return;
+      case 'watch':
+        // another computer: its terminals are other terminals, and every panel starts over
+        for (const conn of this.connections) {
+          for (const sub of conn.terminals.values()) sub.dispose();
+          conn.terminals.clear();
+          conn.client.send(this.snapshot(true));
+        }
+        return;
     }
+  }
+
+  private auditRow(row: StoredInvocation): DockAuditRow {
+    const computer = this.options.computer;
+    return toDockAuditRow(row, computer?.computerOf?.bind(computer));
   }
 
   /** Keyed like the computer's state messages, so a slow page holds one of each at most. */

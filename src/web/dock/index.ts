@@ -14,12 +14,14 @@ import type { ClientLimits } from './client.js';
 import { DockHub, type DockLauncher } from './hub.js';
 import { LaunchNonces } from './launch-page.js';
 import { DockLogin, type DockLoginOptions } from './login.js';
+import type { DockStatus } from './protocol.js';
 import { dockRoutes, sendSignIn } from './routes.js';
-import type { DockAgents, DockComputer, DockTools } from './sources.js';
+import type { DockAgents, DockApprovals, DockComputer, DockTools, LaunchLinkBoot } from './sources.js';
 import { defaultUiDir, UiAssets } from './static-assets.js';
 
 export { dockAgentsFromService } from './agents-adapter.js';
-export { dockComputerFromManager, type ManagerAdapterOptions } from './manager-adapter.js';
+export { dockApprovalsFromService } from './approvals-adapter.js';
+export { type ComputerAdapterOptions, dockComputerFromService } from './computer-adapter.js';
 export type * from './sources.js';
 
 /** Path of the dock's websocket. */
@@ -37,6 +39,8 @@ export interface DockOptions {
   computer?: DockComputer | null;
   /** The agents panel's source (see dockAgentsFromService); without it the page has no agents tab. */
   agents?: DockAgents | null;
+  /** The approvals panel's source (see dockApprovalsFromService). */
+  approvals?: DockApprovals | null;
   /** When given and `launch_computer` is registered, launches from the page are tool calls (audited). */
   gateway?: Gateway | null;
   /** The computer tools the page registers through WebMCP (calls go through the gateway). */
@@ -98,10 +102,12 @@ export function createDock(options: DockOptions): Dock {
     audit: options.audit,
     computer,
     agents: options.agents ?? null,
+    approvals: options.approvals ?? null,
     logger,
     version: options.version,
     caller: DOCK_CALLER,
     launch: launcher(options.gateway ?? null, computer),
+    bootLink: linkBooter(options.gateway ?? null, computer),
     tools: options.tools ?? null,
     limits: options.limits,
   });
@@ -148,7 +154,12 @@ function launcher(gateway: Gateway | null, computer: DockComputer | null): DockL
   return async (profileId) => {
     if (!gateway.listTools(caller).some((t) => t.name === 'launch_computer'))
       return computer.launch(profileId);
-    const outcome = await gateway.call('launch_computer', { profileId }, caller);
+    const target = computer.target?.();
+    const outcome = await gateway.call(
+      'launch_computer',
+      { profileId },
+      target ? { ...caller, computer: target } : caller,
+    );
     if (!outcome.ok) throw outcome.error;
     if (outcome.result.isError) {
       throw new PaddockError(
@@ -156,5 +167,70 @@ function launcher(gateway: Gateway | null, computer: DockComputer | null): DockL
         'launch_computer reported an error; see the audit stream for details.',
       );
     }
+  };
+}
+
+/** What a gateway call answered, or the error it stands for. */
+function resultOf(outcome: Awaited<ReturnType<Gateway['call']>>, tool: string): Record<string, unknown> {
+  if (!outcome.ok) throw outcome.error;
+  if (outcome.result.isError)
+    throw new PaddockError('UPSTREAM_ERROR', `${tool} reported an error; see the audit stream for details.`);
+  return outcome.result.structured ?? {};
+}
+
+/** Resolves with the watched computer's status once it is no longer booting. */
+function bootEnded(computer: DockComputer): Promise<DockStatus> {
+  return new Promise((resolve) => {
+    let done = false;
+    const check = () => {
+      const status = computer.status();
+      if (done || status.lifecycle === 'booting') return;
+      done = true;
+      sub.dispose();
+      resolve(status);
+    };
+    const sub = computer.onChange((change) => {
+      if (change.kind === 'status' || change.kind === 'watch') check();
+    });
+    check();
+  });
+}
+
+/**
+ * Boots a confirmed launch link as two calls through the gateway, audited as the person at the
+ * dock: `launch_computer` with the link's profile, then `run_command` with its whole startup
+ * script once the computer runs. Without `launch_computer` registered, the computer boots it.
+ */
+function linkBooter(
+  gateway: Gateway | null,
+  computer: DockComputer | null,
+): ((linkId: string) => Promise<{ boot: Promise<LaunchLinkBoot> }>) | undefined {
+  if (!gateway || !computer) return undefined;
+  return async (linkId) => {
+    const link = computer.launchLink(linkId);
+    const base: CallerContext = { caller: DOCK_CALLER, via: 'direct', attended: true };
+    const target = computer.target?.();
+    const caller = target ? { ...base, computer: target } : base;
+    if (!gateway.listTools(caller).some((t) => t.name === 'launch_computer'))
+      return { boot: computer.bootLaunchLink(linkId) };
+    resultOf(
+      await gateway.call('launch_computer', { profileId: link.profile.id }, caller),
+      'launch_computer',
+    );
+    const boot = (async (): Promise<LaunchLinkBoot> => {
+      const status = await bootEnded(computer);
+      if (status.lifecycle !== 'running' || !link.startupScript)
+        return { lifecycle: status.lifecycle, bootError: status.bootError, jobId: null };
+      const job = resultOf(
+        await gateway.call(
+          'run_command',
+          { script: link.startupScript, waitMs: 0, timeoutMs: 300_000 },
+          caller,
+        ),
+        'run_command',
+      );
+      return { lifecycle: 'running', bootError: null, jobId: String(job.jobId) };
+    })();
+    return { boot };
   };
 }

@@ -47,13 +47,20 @@ export const auditRowSchema = z.object({
   source: z.string(),
   caller: z.string(),
   via: z.enum(['direct', 'channel', 'agent', 'schedule', 'webmcp']),
+  state: z
+    .enum(['running', 'ended', 'interrupted'])
+    .describe('A row is pushed when its call starts and again when it ends (same id).'),
   success: z.boolean(),
   errorCode: z.string().nullable(),
   errorMessage: z.string().nullable(),
   parentId: z.string().nullable(),
   jobId: z.string().nullable(),
   generation: z.number().int().nullable(),
+  computer: z.string().nullable().describe('The computer that ran `generation`, when this server knows it.'),
   input: z.string().describe('Redacted input, at most 600 characters.'),
+  /** The approval that decided this `ask` call, and who decided (null for an expiry). */
+  approvalId: z.string().nullable().optional(),
+  approver: z.string().nullable().optional(),
 });
 
 /** A command job with the tail of its output. */
@@ -184,6 +191,8 @@ export const agentRunSchema = z.object({
   error: z.string().nullable(),
   errorCode: z.string().nullable(),
   deliveries: z.array(z.object({ channel: z.string(), ok: z.boolean(), error: z.string().nullable() })),
+  /** The approval the run waits for (it shows `waiting for approval`). */
+  waitingApproval: z.string().nullable().optional(),
 });
 
 /** The agents part of the dock: definitions, load errors and recent runs (newest first). */
@@ -195,6 +204,54 @@ export const agentsStateSchema = z.object({
 
 /** A tool call of a run; `depth` 1 = made by the agent, 2 = by a job it started, … */
 export const agentCallSchema = auditRowSchema.extend({ depth: z.number().int() });
+
+/** Largest arguments text sent to the page for one approval; longer ones say so (never silently cut). */
+export const MAX_APPROVAL_ARGUMENTS_CHARS = 256 * 1024;
+
+/** One call that waits for a person's approval. */
+export const approvalSchema = z.object({
+  id: z.string(),
+  tool: z.string(),
+  description: z.string().nullable(),
+  /** Canonical JSON of the exact arguments (whole unless `argumentsTruncated`). */
+  arguments: z.string(),
+  argumentsChars: z.number().int(),
+  argumentsTruncated: z.boolean(),
+  argumentsSha256: z.string(),
+  caller: z.string(),
+  agent: z.string().nullable(),
+  runId: z.string().nullable(),
+  requestedAt: z.number(),
+  expiresAt: z.number(),
+});
+
+/** An "always allow this tool for this agent" rule. */
+export const approvalRuleSchema = z.object({
+  id: z.string(),
+  agent: z.string(),
+  tool: z.string(),
+  createdAt: z.number(),
+  createdBy: z.string(),
+  approvalId: z.string().nullable(),
+});
+
+/** The approvals panel: what waits (oldest first) and the standing rules. */
+export const approvalsStateSchema = z.object({
+  pending: z.array(approvalSchema),
+  rules: z.array(approvalRuleSchema),
+});
+
+/** One computer of the server, for the dock's switcher. */
+export const computerSummarySchema = z.object({
+  name: z.string().describe('`named:<name>` or `private:<owner>`.'),
+  profileId: z.string().nullable(),
+  lifecycle: z.string(),
+  generation: z.number().int().nullable(),
+  /** MCP sessions acting on it now. */
+  sessions: z.number().int(),
+  idleMs: z.number(),
+  workspace: z.enum(['keep', 'fresh']),
+});
 
 /** What parts of the dock this server can drive. */
 export const featuresSchema = z.object({
@@ -221,6 +278,11 @@ export const snapshotSchema = z.object({
   launch: launchProgressSchema.nullable(),
   /** Null when the server runs no agents service. */
   agents: agentsStateSchema.nullable(),
+  /** Every computer of the server, and the one this page shows (null before any launch). */
+  computers: z.array(computerSummarySchema),
+  watching: z.string().nullable(),
+  /** Null when the server keeps no approvals. */
+  approvals: approvalsStateSchema.nullable(),
 });
 
 /** Messages from the server to the page. */
@@ -245,6 +307,7 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('launch.progress'), launch: launchProgressSchema }),
   z.object({ type: z.literal('agents'), agents: agentsStateSchema }),
   z.object({ type: z.literal('agent.run'), run: agentRunSchema }),
+  z.object({ type: z.literal('approvals'), approvals: approvalsStateSchema }),
   z.object({
     type: z.literal('agent.details'),
     run: agentRunSchema,
@@ -257,6 +320,11 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     agent: z.string(),
     runId: z.string(),
     requestId: z.string().nullable(),
+  }),
+  z.object({
+    type: z.literal('computers'),
+    computers: z.array(computerSummarySchema),
+    watching: z.string().nullable(),
   }),
   z.object({
     type: z.literal('webmcp.tools'),
@@ -327,7 +395,30 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
     })
     .strict(),
   z.object({ type: z.literal('agent.show'), runId: z.string().min(1).max(64), requestId }).strict(),
+  z
+    .object({
+      type: z.literal('approval.decide'),
+      id: z.string().min(1).max(64),
+      approve: z.boolean(),
+      scope: z
+        .enum(['once', 'session', 'always'])
+        .optional()
+        .describe('once (default), the tool for the rest of the caller session, or always for this agent.'),
+      reason: z.string().max(2000).optional().describe('Told to the caller when denying.'),
+      requestId,
+    })
+    .strict(),
+  z
+    .object({ type: z.literal('approval.rule.remove'), ruleId: z.string().min(1).max(64), requestId })
+    .strict(),
   z.object({ type: z.literal('webmcp.list'), requestId }).strict(),
+  z
+    .object({
+      type: z.literal('computer.watch'),
+      name: z.string().min(1).max(200).describe('A computer as the switcher lists it.'),
+      requestId,
+    })
+    .strict(),
   z
     .object({
       type: z.literal('webmcp.call'),
@@ -353,7 +444,11 @@ export type DockAgentRun = z.infer<typeof agentRunSchema>;
 export type DockAgentsState = z.infer<typeof agentsStateSchema>;
 export type DockAgentCall = z.infer<typeof agentCallSchema>;
 export type DockFeatures = z.infer<typeof featuresSchema>;
+export type DockApproval = z.infer<typeof approvalSchema>;
+export type DockApprovalRule = z.infer<typeof approvalRuleSchema>;
+export type DockApprovalsState = z.infer<typeof approvalsStateSchema>;
 export type DockWebMcpTool = z.infer<typeof webMcpToolSchema>;
+export type DockComputerSummary = z.infer<typeof computerSummarySchema>;
 export type DockSnapshot = z.infer<typeof snapshotSchema>;
 export type ServerMessage = z.infer<typeof serverMessageSchema>;
 export type ClientMessage = z.infer<typeof clientMessageSchema>;

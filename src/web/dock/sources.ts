@@ -1,14 +1,17 @@
 /**
  * What the dock needs from the computer, as small interfaces. The computer side implements
- * them (see manager-adapter.ts for the ComputerManager; terminals and preview come from the
+ * them (see computer-adapter.ts for the ComputerService; terminals and preview come from the
  * guest's PTYs and preview relay). Every subscription returns a Disposable.
  */
 import type { Disposable } from '../../shared/disposable.js';
+import type { ComputerRef } from '../../tools/tool.js';
 import type {
   DockAgent,
   DockAgentCall,
   DockAgentLoadError,
   DockAgentRun,
+  DockApprovalsState,
+  DockComputerSummary,
   DockJob,
   DockLogEntry,
   DockPreview,
@@ -71,7 +74,11 @@ export type ComputerChange =
   | { kind: 'status' }
   | { kind: 'profiles' }
   | { kind: 'job'; jobId: string }
-  | { kind: 'log'; entry: DockLogEntry };
+  | { kind: 'log'; entry: DockLogEntry }
+  /** A computer appeared, changed lifecycle or went: the switcher's list changed. */
+  | { kind: 'computers' }
+  /** The dock watches another computer: every panel starts over. */
+  | { kind: 'watch' };
 
 /** A launch link as the confirm page shows it. */
 export interface LaunchLinkView {
@@ -108,6 +115,16 @@ export interface DockComputer {
   bootLaunchLink(id: string): Promise<LaunchLinkBoot>;
   /** Change notifications; the dock pulls the details. */
   onChange(listener: (change: ComputerChange) => void): Disposable;
+  /** The computer the dock acts on (its launches name it); absent: the dock caller's own. */
+  target?(): ComputerRef;
+  /** Every computer of the server, for the switcher (absent: a server with one computer). */
+  computers?(): DockComputerSummary[];
+  /** The computer shown, as `computers()` names it. */
+  watching?(): string | null;
+  /** Shows another computer; throws NOT_FOUND for an unknown name. */
+  watch?(name: string): void;
+  /** The computer that ran a generation, for the activity's filter. */
+  computerOf?(generation: number): string | null;
   terminals: TerminalSource | null;
   preview: PreviewSource | null;
 }
@@ -132,6 +149,22 @@ export interface DockAgentRunDetails {
  * here is an ordinary run with trigger `api`: its tool calls go through the gateway as the run's
  * own caller, under the agent's policy and allow-list.
  */
+/**
+ * The approvals panel's source. Decisions are made as the dock's caller; a page that watches
+ * counts as an open dock session (the default rule of who waits for `ask` tools).
+ */
+export interface DockApprovals {
+  state(): DockApprovalsState;
+  decide(
+    id: string,
+    decision: { approve: boolean; scope?: 'once' | 'session' | 'always'; reason?: string },
+    by: string,
+  ): void;
+  removeRule(ruleId: string, by: string): void;
+  /** Called on every request, decision and rule change; watching counts as a deciding dock page. */
+  onChange(listener: () => void): Disposable;
+}
+
 export interface DockAgents {
   list(): DockAgent[];
   loadErrors(): DockAgentLoadError[];

@@ -17,8 +17,14 @@ export const UNAVAILABLE_STATUS: DockStatus = {
   message: 'This server runs without the computer service; tools still work over /mcp.',
 };
 
-/** Converts a stored audit row to what the page shows. */
-export function toDockAuditRow(row: StoredInvocation): DockAuditRow {
+/**
+ * Converts a stored audit row to what the page shows; `computerOf` names the computer of its
+ * generation when the server knows it.
+ */
+export function toDockAuditRow(
+  row: StoredInvocation,
+  computerOf?: (generation: number) => string | null,
+): DockAuditRow {
   return {
     id: row.id,
     seq: row.seq,
@@ -28,12 +34,16 @@ export function toDockAuditRow(row: StoredInvocation): DockAuditRow {
     source: row.source,
     caller: row.caller,
     via: row.via,
+    state: row.state,
     success: row.success,
     errorCode: row.errorCode ?? null,
     errorMessage: row.errorMessage ?? null,
     parentId: row.parentId ?? null,
     jobId: row.jobId ?? null,
     generation: row.generation ?? null,
+    computer: row.generation != null && computerOf ? computerOf(row.generation) : null,
+    approvalId: row.approvalId ?? null,
+    approver: row.approver ?? null,
     input:
       row.input.length > INPUT_PREVIEW_CHARS ? `${row.input.slice(0, INPUT_PREVIEW_CHARS - 1)}…` : row.input,
   };

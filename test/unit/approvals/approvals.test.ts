@@ -10,6 +10,8 @@ import { SqliteApprovalStore } from '../../../src/approvals/store.js';
 import type { Approval } from '../../../src/approvals/types.js';
 import { openDatabase } from '../../../src/audit/database.js';
 import { SqliteAuditStore } from '../../../src/audit/sqlite-audit-store.js';
+import { ChannelSession } from '../../../src/channel/session.js';
+import { encodeRequest } from '../../../src/channel/wire.js';
 import { policySchema } from '../../../src/config/schema.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
 import { silentLogger } from '../../../src/shared/logger.js';
@@ -256,12 +258,23 @@ describe('approvals at the gateway', () => {
     // a record a crashed server left pending
     const store = new SqliteApprovalStore(db);
     store.insert({ ...approval, id: 'apr_left', invocationId: 'inv_left' });
+    // owned by a process that no longer exists (above the kernel's largest pid)
+    db.prepare('UPDATE approvals SET owner_pid = ? WHERE id = ?').run(2 ** 22 + 1, 'apr_left');
+    store.insert({ ...approval, id: 'apr_live', invocationId: 'inv_live' });
+    db.prepare('UPDATE approvals SET owner_pid = ? WHERE id = ?').run(process.ppid, 'apr_live');
     build();
     assert.equal(approvals.view('apr_left')?.status, 'interrupted');
     assert.throws(
       () => approvals.decide('apr_left', { approve: true, by: 'cli', via: 'cli' }),
       /already interrupted/,
     );
+    // the wait of another live process (a one-shot CLI command on the same database) is left alone
+    assert.equal(approvals.view('apr_live')?.status, 'pending');
+    assert.throws(
+      () => approvals.decide('apr_live', { approve: true, by: 'cli', via: 'cli' }),
+      (e: Error & { code?: string }) => e.code === 'NOT_RUNNING' && /another Paddock process/.test(e.message),
+    );
+    assert.equal(approvals.view('apr_live')?.status, 'pending');
     assert.deepEqual(effects, []);
   });
 
@@ -347,5 +360,42 @@ describe('approvals at the gateway', () => {
     assert.equal(!undone.ok && undone.error.code, 'PERMISSION_REQUIRED');
     assert.equal(requested.length, 1);
     assert.deepEqual(effects, [{ text: 'a' }, { text: 'b' }]);
+  });
+
+  it('the tool channel of an agent that may wait, with an always-allow rule, still neither lists nor calls ask tools', async () => {
+    const agent: CallerContext = {
+      caller: 'agent:run9',
+      via: 'agent',
+      attended: false,
+      runId: 'run9',
+      approvals: { waitMs: 60_000, agent: 'digest' },
+    };
+    const pending = nextRequest();
+    const call = gateway.call('post', { text: 'ruled' }, agent);
+    approvals.decide((await pending).id, { approve: true, by: 'cli', via: 'cli', scope: 'always' });
+    assert.equal((await call).ok, true);
+    const channel = new ChannelSession(
+      gateway,
+      { caller: agent, parentId: 'inv_run_command', jobId: 'g1.job7', deadline: Date.now() + 60_000 },
+      silentLogger(),
+    );
+    const list = JSON.parse(
+      (await channel.handle({ kind: 'request', id: 'c1', payload: encodeRequest({ v: 1, op: 'list' }) }))!,
+    ) as { result: { tools: { name: string }[] } };
+    assert.deepEqual(
+      list.result.tools.map((t) => t.name),
+      ['free'],
+    );
+    const refused = JSON.parse(
+      (await channel.handle({
+        kind: 'request',
+        id: 'c2',
+        payload: encodeRequest({ v: 1, op: 'call', name: 'post', args: { text: 'from a script' } }),
+      }))!,
+    ) as { ok: boolean; error: { code: string } };
+    assert.equal(refused.ok, false);
+    assert.equal(refused.error.code, 'PERMISSION_REQUIRED');
+    assert.equal(requested.length, 1, 'the channel never asks a person');
+    assert.deepEqual(effects, [{ text: 'ruled' }]);
   });
 });

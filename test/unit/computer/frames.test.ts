@@ -22,8 +22,8 @@ describe('guest link frames', () => {
       const frames = [...d.push(wire.subarray(0, cut)), ...d.push(wire.subarray(cut))];
       assert.equal(frames.length, 3, `cut at ${cut}`);
       assert.deepEqual([...frames[0]!.payload], [...payload]);
-      assert.equal(frames[0]!.channel, 7);
-      assert.equal(frames[0]!.stream, 2);
+      assert.equal(frames[0]!.stream, 7);
+      assert.equal(frames[0]!.fd, 2);
       assert.equal(frames[1]!.payload.toString(), '{"t":"hello"}');
       assert.equal(frames[2]!.kind, FrameKind.End);
       assert.equal(d.pendingBytes, 0);

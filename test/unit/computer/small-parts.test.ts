@@ -134,6 +134,7 @@ describe('profile catalogue', () => {
           networkMode: 'none',
           network: { mode: 'none' },
           requires: ['cargo'],
+          workspace: 'fresh',
         },
       ],
       (name) => name !== 'cargo',

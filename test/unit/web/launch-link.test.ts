@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openDatabase } from '../../../src/audit/database.js';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
-import { ComputerManager } from '../../../src/computer/manager.js';
+import type { ComputerManager } from '../../../src/computer/manager.js';
+import { ComputerService } from '../../../src/computer/service.js';
 import { computerSchema } from '../../../src/config/computer-schema.js';
 import { silentLogger } from '../../../src/shared/logger.js';
-import { dockComputerFromManager } from '../../../src/web/dock/index.js';
+import { dockComputerFromService } from '../../../src/web/dock/index.js';
 import { renderScript } from '../../../src/web/dock/launch-page.js';
 import { type DockServer, openSocket, startDockServer } from './harness.js';
 
@@ -39,6 +40,7 @@ function nonceOf(html: string): string {
 
 describe('launch-link page', () => {
   let dir: string;
+  let service: ComputerService;
   let manager: ComputerManager;
   let managerDb: ReturnType<typeof openDatabase>;
   let server: DockServer;
@@ -48,7 +50,7 @@ describe('launch-link page', () => {
     dir = mkdtempSync(join(tmpdir(), 'paddock-dock-launch-'));
     const logger = silentLogger();
     managerDb = openDatabase(join(dir, 'paddock.db'));
-    manager = new ComputerManager({
+    service = new ComputerService({
       backend: new BwrapBackend({ logger }),
       config: computerSchema.parse({ autoLaunch: false }),
       dataDir: dir,
@@ -56,13 +58,14 @@ describe('launch-link page', () => {
       logger,
       db: managerDb,
     });
-    server = await startDockServer({ dir, computer: dockComputerFromManager(manager, { logger }) });
+    manager = service.byKey('private:dock');
+    server = await startDockServer({ dir, computer: dockComputerFromService(service, { logger }) });
     cookie = await server.login();
   });
 
   after(async () => {
     await server?.close();
-    await manager?.close();
+    await service?.close();
     managerDb?.close();
     rmSync(dir, { recursive: true, force: true });
   });

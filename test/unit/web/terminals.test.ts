@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
-import { ComputerManager } from '../../../src/computer/manager.js';
+import type { ComputerManager } from '../../../src/computer/manager.js';
+import { ComputerService } from '../../../src/computer/service.js';
 import { computerSchema } from '../../../src/config/computer-schema.js';
 import { silentLogger } from '../../../src/shared/logger.js';
-import { dockComputerFromManager } from '../../../src/web/dock/index.js';
+import { dockComputerFromService } from '../../../src/web/dock/index.js';
 import { type DockServer, openSocket, startDockServer, type TestSocket } from './harness.js';
 
 const TIMEOUT_MS = 10_000;
@@ -40,6 +41,7 @@ async function outputOf(s: TestSocket, terminalId: string, needle: string): Prom
 describe('terminals and preview through the dock websocket', () => {
   let server: DockServer;
   let cookie: string;
+  let service: ComputerService;
   let manager: ComputerManager;
   let dir: string;
   let generation: number;
@@ -50,29 +52,26 @@ describe('terminals and preview through the dock websocket', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'paddock-dock-term-'));
     const logger = silentLogger();
-    manager = new ComputerManager({
+    service = new ComputerService({
       backend: new BwrapBackend({ logger }),
       config: computerSchema.parse({ autoLaunch: false }),
       dataDir: dir,
       dockUrl: 'http://127.0.0.1',
       logger,
     });
+    manager = service.byKey('private:dock');
     manager.launch('shell');
     generation = (await manager.requireRunning()).generation;
     server = await startDockServer({
       dir,
-      computer: dockComputerFromManager(manager, {
-        logger,
-        terminals: manager.terminals,
-        preview: manager.preview,
-      }),
+      computer: dockComputerFromService(service, { logger }),
     });
     cookie = await server.login();
   });
 
   after(async () => {
     await server?.close();
-    await manager?.close();
+    await service?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

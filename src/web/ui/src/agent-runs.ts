@@ -138,7 +138,7 @@ export class RunList {
         'span',
         { class: `state ${run.status}`, 'data-testid': 'run-status' },
         run.status === 'running' ? h('span', { class: 'spinner' }) : null,
-        STATUS_LABEL[run.status],
+        run.status === 'running' && run.waitingApproval ? 'waiting for approval' : STATUS_LABEL[run.status],
       ),
       h('span', { class: 'run-agent mono' }, run.agent),
       h('span', { class: 'chip' }, run.trigger),

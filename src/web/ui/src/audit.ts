@@ -27,22 +27,57 @@ export class AuditList {
   );
   private readonly items = new Map<string, Item>();
   private readonly order: string[] = [];
+  private readonly onlyWatched = h('input', { type: 'checkbox', 'data-testid': 'audit-only-watched' });
+  private watched: string | null = null;
+  private readonly filter: HTMLElement;
   onCount: (n: number) => void = () => undefined;
 
   constructor() {
-    this.el.append(this.empty);
+    const filter = h(
+      'label',
+      { class: 'audit-filter muted', title: 'Calls that acted on the computer shown in the dock' },
+      this.onlyWatched,
+      ' Only this computer',
+    );
+    this.filter = filter;
+    this.el.append(filter, this.empty);
+    this.onlyWatched.addEventListener('change', () => this.applyFilter());
+  }
+
+  /** The computer the dock shows; with the filter on, only its calls are listed. */
+  setWatched(computer: string | null): void {
+    this.watched = computer;
+    this.applyFilter();
+  }
+
+  private applyFilter(): void {
+    for (const item of this.items.values()) this.filterOne(item);
+  }
+
+  private filterOne(item: Item): void {
+    if (item.el.parentElement !== this.el) return;
+    item.el.hidden = (this.onlyWatched as HTMLInputElement).checked && item.row.computer !== this.watched;
   }
 
   reset(rows: DockAuditRow[]): void {
     this.items.clear();
     this.order.length = 0;
-    this.el.replaceChildren(this.empty);
+    this.el.replaceChildren(this.filter, this.empty);
     for (const row of rows) this.add(row, false);
     this.update();
   }
 
   add(row: DockAuditRow, animate = true): void {
-    if (this.items.has(row.id)) return;
+    const known = this.items.get(row.id);
+    if (known) {
+      // the same call again, now ended: the row takes its outcome, its nested calls stay
+      const next = this.render(row);
+      next.children.append(...known.children.childNodes);
+      known.el.replaceWith(next.el);
+      this.items.set(row.id, next);
+      this.filterOne(next);
+      return;
+    }
     const item = this.render(row);
     if (animate) {
       item.el.classList.add('fresh');
@@ -56,6 +91,7 @@ export class AuditList {
         item.children.prepend(other.el);
     }
     this.items.set(row.id, item);
+    this.filterOne(item);
     this.order.push(row.id);
     while (this.order.length > MAX_ROWS) {
       const old = this.order.shift();
@@ -72,9 +108,12 @@ export class AuditList {
   }
 
   private render(row: DockAuditRow): Item {
-    const outcome = row.success
-      ? h('span', { class: 'outcome ok', title: 'Succeeded' }, 'ok')
-      : h('span', { class: 'outcome err', title: row.errorMessage ?? '' }, row.errorCode ?? 'failed');
+    const outcome =
+      row.state === 'running'
+        ? h('span', { class: 'outcome running', title: 'Still running' }, 'running')
+        : row.success
+          ? h('span', { class: 'outcome ok', title: 'Succeeded' }, 'ok')
+          : h('span', { class: 'outcome err', title: row.errorMessage ?? '' }, row.errorCode ?? 'failed');
     const lineage =
       row.via === 'channel' && row.jobId
         ? h('span', { class: 'chip via' }, `via ${row.jobId}`)
@@ -102,6 +141,7 @@ export class AuditList {
         `id ${row.id}`,
         row.parentId ? ` · parent ${row.parentId}` : '',
         row.jobId ? ` · job ${row.jobId}` : '',
+        row.approvalId ? ` · approval ${row.approvalId}${row.approver ? ` by ${row.approver}` : ''}` : '',
         ` · ${row.source}`,
       ),
     );
@@ -112,7 +152,12 @@ export class AuditList {
     const children = h('div', { class: 'children' });
     const el = h(
       'div',
-      { class: `audit-row${row.success ? '' : ' failed'}`, 'data-tool': row.tool, 'data-id': row.id },
+      {
+        class: `audit-row${row.state === 'running' ? ' running' : row.success ? '' : ' failed'}`,
+        'data-tool': row.tool,
+        'data-id': row.id,
+        'data-computer': row.computer ?? '',
+      },
       head,
       details,
       children,

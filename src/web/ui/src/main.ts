@@ -5,6 +5,7 @@
 import './styles.css';
 import type { DockLaunchProgress, DockSnapshot, ServerMessage } from '../../dock/protocol.js';
 import { ActivityPanel } from './activity.js';
+import { ApprovalsPanel } from './approvals.js';
 import { h } from './dom.js';
 import { PreviewPanel } from './preview.js';
 import { DockSocket } from './socket.js';
@@ -35,6 +36,8 @@ class DockPage {
   private readonly terminals: TerminalPanel;
   private readonly preview: PreviewPanel;
   private readonly activity: ActivityPanel;
+  private readonly approvals: ApprovalsPanel;
+  private revealedApproval = false;
   private readonly webmcp: WebMcpTools;
   private readonly signedOut = h(
     'div',
@@ -52,12 +55,16 @@ class DockPage {
   );
   /** The launch link this page was opened for (`/?launch=<id>` after a confirmation). */
   private readonly launchOfPage: string | null;
+  /** The computer this page was opened on (`/?computer=<name>`, the URL launch_computer answers). */
+  private computerOfPage: string | null;
   private launch: DockLaunchProgress | null = null;
   private focusedLaunchJob = false;
 
   constructor(root: HTMLElement) {
-    this.launchOfPage = new URLSearchParams(location.search).get('launch');
-    if (this.launchOfPage) history.replaceState(null, '', '/');
+    const query = new URLSearchParams(location.search);
+    this.launchOfPage = query.get('launch');
+    this.computerOfPage = query.get('computer');
+    if (this.launchOfPage || this.computerOfPage) history.replaceState(null, '', '/');
     const toast = (text: string, kind?: 'err' | 'ok') => this.toasts.show(text, kind);
     this.socket = new DockSocket({
       message: (msg) => this.onMessage(msg),
@@ -72,10 +79,13 @@ class DockPage {
     this.terminals = new TerminalPanel(this.socket);
     this.preview = new PreviewPanel(this.socket, toast);
     this.activity = new ActivityPanel(this.socket, toast);
+    this.approvals = new ApprovalsPanel(this.socket, toast);
     this.webmcp = new WebMcpTools(this.socket);
     root.append(
       this.statusBar.el,
       ...this.statusBar.banners,
+      this.approvals.badge,
+      this.approvals.el,
       h(
         'main',
         { class: 'layout' },
@@ -107,6 +117,18 @@ class DockPage {
     this.terminals.setList(s.terminals);
     this.terminals.reattach();
     this.onLaunch(s.launch);
+    this.approvals.set(s.approvals);
+    if (!this.revealedApproval) {
+      this.revealedApproval = true;
+      this.approvals.reveal();
+    }
+    this.statusBar.setComputers(s.computers, s.watching);
+    this.activity.audit.setWatched(s.watching);
+    // opened from the URL launch_computer answered: show that computer
+    const asked = this.computerOfPage;
+    this.computerOfPage = null;
+    if (asked && asked !== s.watching && s.computers.some((c) => c.name === asked))
+      this.socket.send({ type: 'computer.watch', name: asked });
     if (s.features.computer) this.webmcp.refresh();
   }
 
@@ -125,7 +147,8 @@ class DockPage {
   }
 
   private setTitle(profileName: string | null): void {
-    document.title = profileName ? `${profileName} · Paddock dock` : 'Paddock dock';
+    const waiting = /^\(\d+\) /.exec(document.title)?.[0] ?? '';
+    document.title = `${waiting}${profileName ? `${profileName} · Paddock dock` : 'Paddock dock'}`;
   }
 
   private onMessage(msg: ServerMessage): void {
@@ -176,8 +199,15 @@ class DockPage {
       case 'agent.details':
         this.activity.agents.runs.details(msg.run, msg.calls, msg.truncated);
         return;
+      case 'approvals':
+        this.approvals.set(msg.approvals);
+        return;
       case 'agent.started':
         this.activity.agents.runs.open(msg.runId);
+        return;
+      case 'computers':
+        this.statusBar.setComputers(msg.computers, msg.watching);
+        this.activity.audit.setWatched(msg.watching);
         return;
       case 'webmcp.tools':
         void this.webmcp.register(msg.tools);

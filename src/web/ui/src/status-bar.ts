@@ -1,5 +1,10 @@
 /** The header: the computer's status, the profile picker with launch, and the connection. */
-import type { DockLaunchProgress, DockProfile, DockStatus } from '../../dock/protocol.js';
+import type {
+  DockComputerSummary,
+  DockLaunchProgress,
+  DockProfile,
+  DockStatus,
+} from '../../dock/protocol.js';
 import { duration, h, replace } from './dom.js';
 import type { Connection, DockSocket } from './socket.js';
 
@@ -23,6 +28,11 @@ export class StatusBar {
     'data-testid': 'boot-error',
   });
   private readonly select = h('select', { 'aria-label': 'Profile', 'data-testid': 'profile-select' });
+  private readonly computers = h('select', {
+    'aria-label': 'Computer',
+    title: 'The computer the dock shows; launching acts on it',
+    'data-testid': 'computer-select',
+  });
   private readonly launchButton = h(
     'button',
     { class: 'primary', type: 'button', 'data-testid': 'launch' },
@@ -49,6 +59,7 @@ export class StatusBar {
       'header',
       { class: 'topbar' },
       brand,
+      this.computers,
       h('div', { class: 'status' }, this.pill, this.details),
       h('div', { class: 'spacer' }),
       launch,
@@ -65,6 +76,33 @@ export class StatusBar {
       this.conn,
     );
     this.launchButton.addEventListener('click', () => void this.onLaunch());
+    this.computers.addEventListener('change', () => void this.onWatch());
+  }
+
+  /** The switcher: every computer of the server, the shown one selected. */
+  setComputers(list: DockComputerSummary[], watching: string | null): void {
+    const el = this.computers as HTMLSelectElement;
+    this.computers.hidden = list.length === 0;
+    replace(
+      this.computers,
+      ...list.map((c) => {
+        const name = c.name.startsWith('named:') ? c.name.slice('named:'.length) : c.name;
+        const sessions = `${c.sessions} session${c.sessions === 1 ? '' : 's'}`;
+        const idle = c.lifecycle === 'running' ? ` · idle ${duration(c.idleMs)}` : '';
+        return h(
+          'option',
+          { value: c.name, 'data-computer': c.name },
+          `${name} · ${c.profileId ?? 'no profile'} · ${c.lifecycle} · ${sessions}${idle} · ${c.workspace === 'keep' ? 'kept' : 'fresh'}`,
+        );
+      }),
+    );
+    if (watching) el.value = watching;
+  }
+
+  private async onWatch(): Promise<void> {
+    const name = (this.computers as HTMLSelectElement).value;
+    const reply = await this.socket.request({ type: 'computer.watch', name });
+    if (!reply.ok) this.toast(reply.message, 'err');
   }
 
   /** The row under the header (boot error, launch-link progress). */

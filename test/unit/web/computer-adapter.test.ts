@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
-import { ComputerManager } from '../../../src/computer/manager.js';
+import type { ComputerEvent } from '../../../src/computer/events.js';
+import type { ComputerManager } from '../../../src/computer/manager.js';
+import { ComputerService } from '../../../src/computer/service.js';
 import { computerSchema } from '../../../src/config/computer-schema.js';
 import { silentLogger } from '../../../src/shared/logger.js';
-import { dockComputerFromManager } from '../../../src/web/dock/index.js';
+import { dockComputerFromService } from '../../../src/web/dock/index.js';
 import type { ComputerChange, DockComputer } from '../../../src/web/dock/sources.js';
 
 async function waitFor<T>(
@@ -24,8 +26,9 @@ async function waitFor<T>(
   }
 }
 
-describe('the dock view of the ComputerManager', () => {
+describe('the dock view of the ComputerService', () => {
   let dir: string;
+  let service: ComputerService;
   let manager: ComputerManager;
   let computer: DockComputer & { close(): void };
   const changes: ComputerChange[] = [];
@@ -34,21 +37,22 @@ describe('the dock view of the ComputerManager', () => {
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'paddock-dock-adapter-'));
     const logger = silentLogger();
-    manager = new ComputerManager({
+    service = new ComputerService({
       backend: new BwrapBackend({ logger }),
       config: computerSchema.parse({ autoLaunch: false }),
       dataDir: dir,
       dockUrl: 'http://127.0.0.1',
       logger,
     });
-    computer = dockComputerFromManager(manager, { logger, pollMs: 20 });
+    manager = service.byKey('private:dock');
+    computer = dockComputerFromService(service, { logger });
     sub = computer.onChange((c) => changes.push(c));
   });
 
   after(async () => {
     sub?.dispose();
     computer?.close();
-    await manager?.close();
+    await service?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -90,6 +94,26 @@ describe('the dock view of the ComputerManager', () => {
       'a change for the start and one for the end',
       () => changes.filter((c) => c.kind === 'job' && c.jobId === jobId).length >= 2,
     );
+  });
+
+  it('pushes typed events to a subscriber of the service: the job start with its command, its output and its exit', async () => {
+    const seen: ComputerEvent[] = [];
+    const sub = service.subscribe((e) => seen.push(e));
+    try {
+      const r = await manager.runCommand({ script: 'echo pushed', waitMs: 10_000, timeoutMs: 30_000 });
+      await waitFor('the exit event', () => seen.some((e) => e.type === 'job.exited' && e.jobId === r.jobId));
+      const mine = seen.filter((e) => 'jobId' in e && e.jobId === r.jobId);
+      const start = mine.find((e) => e.type === 'job.started');
+      assert.ok(start && start.type === 'job.started');
+      assert.equal(start.command, 'echo pushed');
+      assert.equal(start.computer, manager.name);
+      assert.ok(mine.some((e) => e.type === 'job.output' && e.fd === 'stdout' && e.bytes > 0));
+      const exit = mine.find((e) => e.type === 'job.exited');
+      assert.ok(exit && exit.type === 'job.exited' && exit.exitCode === 0);
+      assert.ok(seen.some((e) => e.type === 'log' && e.entry.event === 'job.exit'));
+    } finally {
+      sub.dispose();
+    }
   });
 
   it('forgets the jobs of a replaced generation', async () => {

@@ -1,0 +1,80 @@
+/**
+ * Typed events of the computer service: what changed, pushed to subscribers as it happens (the
+ * dock subscribes instead of polling). Every event names the computer it is about.
+ */
+import type { Disposable } from '../shared/disposable.js';
+import type { Logger } from '../shared/logger.js';
+import type { ComputerLogEntry } from './logs.js';
+import type { PreviewState } from './preview/preview-service.js';
+
+/** Lifecycle of a generation. */
+export type Lifecycle = 'booting' | 'running' | 'error' | 'stopped';
+
+/** One change in a computer. */
+export type ComputerEvent =
+  /** A generation was launched, booted, failed or stopped. */
+  | {
+      type: 'lifecycle';
+      computer: string;
+      generation: number;
+      profileId: string;
+      lifecycle: Lifecycle;
+      bootError: string | null;
+    }
+  /** A job started; `command` is its one-line summary. */
+  | { type: 'job.started'; computer: string; generation: number; jobId: string; command: string }
+  /** A job's stream received bytes. */
+  | {
+      type: 'job.output';
+      computer: string;
+      generation: number;
+      jobId: string;
+      fd: 'stdout' | 'stderr';
+      bytes: number;
+    }
+  /** A job's root exited (its descendants may still run until cancel, timeout or relaunch). */
+  | {
+      type: 'job.exited';
+      computer: string;
+      generation: number;
+      jobId: string;
+      exitCode: number | null;
+      signal: string | null;
+      timedOut: boolean;
+      canceled: boolean;
+    }
+  /** Terminals appeared or went, became ready, or the active one changed. */
+  | { type: 'terminal'; computer: string; generation: number | null }
+  /** The preview pane moved or observed something. */
+  | { type: 'preview'; computer: string; state: PreviewState }
+  /** An entry was added to the computer's log. */
+  | { type: 'log'; computer: string; entry: ComputerLogEntry }
+  /** The dock now watches this computer (a launch from anywhere, or the person's switch). */
+  | { type: 'watch'; computer: string };
+
+/** The event types, for subscribers that want only some. */
+export type ComputerEventType = ComputerEvent['type'];
+
+/** A fan-out of computer events; a failing listener is logged and never stops the others. */
+export class ComputerEvents {
+  private readonly listeners = new Set<(event: ComputerEvent) => void>();
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Delivers every later event to `listener` until disposed. */
+  subscribe(listener: (event: ComputerEvent) => void): Disposable {
+    const entry = (event: ComputerEvent) => listener(event);
+    this.listeners.add(entry);
+    return { dispose: () => this.listeners.delete(entry) };
+  }
+
+  emit(event: ComputerEvent): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(event);
+      } catch (e) {
+        this.logger.warn('computer.listener_failed', { event: event.type, error: (e as Error).message });
+      }
+    }
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Starting a generation of a computer: the profile's checks, the cap, the teardown of the
+ * generation it replaces, and the new Computer, booting in place.
+ */
+import { PaddockError } from '../shared/errors.js';
+import { Computer } from './computer.js';
+import type { ComputerLog } from './logs.js';
+import type { ComputerContext } from './service-context.js';
+
+/** Programs whose presence the guest reports (status and profile checks). */
+const PROBE = ['bash', 'sh', 'python3', 'node', 'npm', 'git', 'curl'];
+
+export interface GenerationRequest {
+  /** The computer's key. */
+  name: string;
+  profileId: string;
+  log: ComputerLog;
+  /** The generation being replaced, if any. */
+  previous: Computer | null;
+  /** Whether the computer already counts against the server's cap. */
+  active: boolean;
+}
+
+/**
+ * A new generation of computer `name`, booting. Refused when the server closes, the profile is
+ * unavailable, the previous generation still boots or the cap is reached; the previous one is
+ * torn down before the new one boots.
+ */
+export function startGeneration(ctx: ComputerContext, req: GenerationRequest): Computer {
+  const { log, previous } = req;
+  ctx.assertOpen();
+  const profile = ctx.profiles.get(req.profileId);
+  const { available, reason } = ctx.profiles.availability(profile);
+  if (!available) {
+    log.add('warn', 'computer.launch_refused', `Profile ${profile.id} cannot launch: ${reason}`);
+    throw new PaddockError(
+      'UNSUPPORTED_CAPABILITY',
+      `Profile "${profile.id}" is not available on this server (${reason}) Pick an available profile from list_profiles.`,
+    );
+  }
+  if (previous?.lifecycle === 'booting') {
+    log.add(
+      'warn',
+      'computer.launch_refused',
+      `Launch of ${profile.id} refused: generation ${previous.generation} is still booting.`,
+      { generation: previous.generation },
+    );
+    throw new PaddockError(
+      'NOT_RUNNING',
+      `Generation ${previous.generation} is still booting; poll get_computer_status until it is running or in error before launching again.`,
+      { generation: previous.generation },
+    );
+  }
+  if (!req.active) ctx.assertCapacity(req.name);
+  const generation = ctx.nextGeneration(req.name);
+  const teardown = previous
+    ? previous.destroy(
+        new PaddockError(
+          'STALE_GENERATION',
+          `Generation ${previous.generation} was replaced by generation ${generation}; use the current computer.`,
+        ),
+      )
+    : Promise.resolve();
+  if (previous) {
+    log.add(
+      'info',
+      'computer.replace',
+      `Generation ${previous.generation} is being replaced; all its processes are killed.`,
+      { generation: previous.generation },
+    );
+  }
+  const keptWorkspace = ctx.keptWorkspace(req.name, profile);
+  const computer = new Computer({
+    name: req.name,
+    generation,
+    profile: { ...profile, mounts: [...profile.mounts, ...ctx.sharedMounts] },
+    backend: ctx.backend,
+    log,
+    hostDir: ctx.generationDir(generation),
+    ...(keptWorkspace ? { keptWorkspace } : {}),
+    retentionBytes: profile.limits.outputBytes ?? ctx.config.retentionBytes,
+    bootTimeoutMs: ctx.config.bootTimeoutMs,
+    probe: PROBE,
+    before: teardown,
+    egress: ctx.egress?.forComputer(generation, profile, log) ?? null,
+    emit: (event) => ctx.events.emit(event),
+  });
+  log.add(
+    'info',
+    'computer.launch',
+    `Launching generation ${generation} with profile ${profile.id}${keptWorkspace ? ' (workspace kept)' : ''}.`,
+    { generation },
+  );
+  return computer;
+}
+
+/**
+ * Once `c` runs: the profile's startup script, then `extra` (a launch link's script). A script
+ * that does not start is an error entry in the log; the computer stays up.
+ */
+export async function afterBootScripts(
+  c: Computer,
+  log: ComputerLog,
+  startScript: (script: string) => Promise<unknown>,
+  extra?: (c: Computer) => Promise<void>,
+): Promise<void> {
+  if (c.lifecycle !== 'running') return;
+  const failed = (what: string) => (e: unknown) => {
+    log.add('err', 'computer.startup_failed', `${what} did not start: ${(e as Error).message}`, {
+      generation: c.generation,
+    });
+  };
+  const script = c.profile.startupScript;
+  if (script) await startScript(script).catch(failed("The profile's startup script"));
+  await extra?.(c).catch(failed("The launch link's startup script"));
+}

@@ -1,0 +1,187 @@
+/**
+ * What every computer of a server shares: the backend, profiles, launch links, typed events
+ * and the one generation counter, plus the checks that span computers (the cap, whether the
+ * server is closing, where a kept workspace lives). The ComputerService builds one for all its
+ * computers; a ComputerManager run alone builds its own.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Database } from '../audit/database.js';
+import type { ComputerConfig, ProfileConfig } from '../config/computer-schema.js';
+import { PaddockError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import type { ComputerBackend } from './backend/types.js';
+import type { EgressService } from './egress.js';
+import { ComputerEvents } from './events.js';
+import type { ToolChannelFactory } from './jobs/tool-channel.js';
+import { LaunchLinkStore } from './launch-links.js';
+import { ProfileCatalog } from './profiles.js';
+
+export interface ComputerServiceOptions {
+  backend: ComputerBackend;
+  config: ComputerConfig;
+  /** The server's data directory; generations live under <dataDir>/computers unless configured. */
+  dataDir: string;
+  /** Base URL of the dock, e.g. http://127.0.0.1:7331 (launch answers `<dockUrl>/`). */
+  dockUrl: string;
+  logger: Logger;
+  /** Database holding `launch_links`; without it launch links are unavailable. */
+  db?: Database | null;
+  /** Opens tool channels for commands (none: commands have no channel). */
+  toolChannels?: ToolChannelFactory;
+  /** Where the web app mounts the preview (the pane's URL prefix). */
+  preview?: { basePath: string };
+  /** Egress through the host proxy for profiles with network mode "proxy" (none: such profiles are unavailable). */
+  egress?: EgressService;
+  /** Read-only host directories every computer sees (e.g. the skills of `.paddock/skills` at /skills). */
+  sharedMounts?: { source: string; target: string; readOnly: true }[];
+}
+
+/** The checks a service adds over its computers. */
+export interface ContextHooks {
+  /** LIMIT_EXCEEDED when computer `key` may not start another running computer. */
+  assertCapacity?(key: string): void;
+  /** A generation of computer `key` was launched. */
+  launched?(key: string, generation: number): void;
+}
+
+/** Whether a computer's /workspace is kept across generations. */
+export type WorkspaceMode = 'keep' | 'fresh';
+
+export class ComputerContext {
+  readonly profiles: ProfileCatalog;
+  readonly launchLinks: LaunchLinkStore | null;
+  readonly events: ComputerEvents;
+  private readonly computersDir: string;
+  /** Generation → the computer that launched it (stale ids stay STALE_GENERATION, foreign ones NOT_FOUND). */
+  private readonly generations = new Map<number, string>();
+  private lastGeneration: number;
+  private closing = false;
+
+  constructor(
+    private readonly options: ComputerServiceOptions,
+    private readonly hooks: ContextHooks = {},
+  ) {
+    this.events = new ComputerEvents(options.logger.child({ domain: 'computer' }));
+    this.profiles = new ProfileCatalog(
+      options.config.profiles,
+      (name) => options.backend.hasProgram(name),
+      options.egress !== undefined,
+    );
+    this.launchLinks = options.db ? new LaunchLinkStore(options.db) : null;
+    this.computersDir = options.config.workspaceDir ?? join(options.dataDir, 'computers');
+    mkdirSync(this.computersDir, { recursive: true, mode: 0o700 });
+    this.lastGeneration = this.readGenerationCounter();
+  }
+
+  get backend(): ComputerBackend {
+    return this.options.backend;
+  }
+  get config(): ComputerConfig {
+    return this.options.config;
+  }
+  get logger(): Logger {
+    return this.options.logger;
+  }
+  get egress(): EgressService | undefined {
+    return this.options.egress;
+  }
+  get toolChannels(): ToolChannelFactory | undefined {
+    return this.options.toolChannels;
+  }
+  get sharedMounts(): { source: string; target: string; readOnly: true }[] {
+    return this.options.sharedMounts ?? [];
+  }
+  get previewBasePath(): string | undefined {
+    return this.options.preview?.basePath;
+  }
+  /** True once the server is shutting down. */
+  get closed(): boolean {
+    return this.closing;
+  }
+
+  /** From now on nothing launches. */
+  close(): void {
+    this.closing = true;
+  }
+
+  /** Sets the dock's base URL once the server knows it (it may listen on a port picked at start). */
+  setDockUrl(url: string): void {
+    this.options.dockUrl = url;
+  }
+
+  /** The dock's URL, ending in `/`. */
+  dockUrl(): string {
+    return `${this.options.dockUrl.replace(/\/+$/, '')}/`;
+  }
+
+  /** NOT_RUNNING when the server is shutting down. */
+  assertOpen(): void {
+    if (this.closing)
+      throw new PaddockError('NOT_RUNNING', 'The server is shutting down; launch after it restarts.');
+  }
+
+  /** LIMIT_EXCEEDED when computer `key` may not start another running computer. */
+  assertCapacity(key: string): void {
+    this.hooks.assertCapacity?.(key);
+  }
+
+  /** The next generation number of the server (unique across its computers), for computer `key`. */
+  nextGeneration(key: string): number {
+    const generation = ++this.lastGeneration;
+    writeFileSync(join(this.computersDir, 'generation'), `${generation}\n`);
+    this.generations.set(generation, key);
+    return generation;
+  }
+
+  /** A generation of computer `key` was launched. */
+  launched(key: string, generation: number): void {
+    this.hooks.launched?.(key, generation);
+  }
+
+  /** Whether `generation` was launched by computer `key`. */
+  launchedHere(key: string, generation: number): boolean {
+    return this.generations.get(generation) === key;
+  }
+
+  /** Host directory of one generation (removed with it). */
+  generationDir(generation: number): string {
+    return join(this.computersDir, `g${generation}`);
+  }
+
+  /** Whether computer `key` keeps its workspace when running `profile`. */
+  workspaceMode(key: string, profile: ProfileConfig): WorkspaceMode {
+    const named = key.startsWith('named:')
+      ? this.options.config.named[key.slice('named:'.length)]
+      : undefined;
+    return named?.workspace ?? profile.workspace;
+  }
+
+  /**
+   * The kept workspace of computer `key`: `<dataDir>/workspaces/<computer>/workspace`, in a
+   * directory of its own that no generation's teardown ever removes. Null when it is fresh.
+   */
+  keptWorkspace(key: string, profile: ProfileConfig): string | null {
+    if (this.workspaceMode(key, profile) !== 'keep') return null;
+    const name = key.startsWith('named:')
+      ? `named-${key.slice('named:'.length)}`
+      : `private-${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
+    const own = join(this.options.dataDir, 'workspaces', name);
+    mkdirSync(own, { recursive: true, mode: 0o700 });
+    const dir = join(own, 'workspace');
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    return dir;
+  }
+
+  private readGenerationCounter(): number {
+    let last = 0;
+    const file = join(this.computersDir, 'generation');
+    if (existsSync(file)) last = Number.parseInt(readFileSync(file, 'utf8'), 10) || 0;
+    for (const name of readdirSync(this.computersDir)) {
+      const m = /^g(\d+)$/.exec(name);
+      if (m) last = Math.max(last, Number(m[1]));
+    }
+    return last;
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The approvals panel's source over the approval service: pending approvals (oldest first, the
+ * arguments whole up to a bound that the page is told about) and the standing rules.
+ */
+import type { ApprovalService, ApprovalView } from '../../approvals/service.js';
+import { type DockApproval, MAX_APPROVAL_ARGUMENTS_CHARS } from './protocol.js';
+import type { DockApprovals } from './sources.js';
+
+/** Most pending approvals one panel lists (the oldest first; the CLI lists them all). */
+const MAX_PANEL_APPROVALS = 200;
+
+export function dockApprovalsFromService(service: ApprovalService): DockApprovals {
+  return {
+    state: () => ({
+      pending: service
+        .list({ pendingOnly: true, limit: MAX_PANEL_APPROVALS })
+        .filter((a) => a.waiting)
+        .reverse()
+        .map(toDockApproval),
+      rules: service.rules().map((r) => ({
+        id: r.id,
+        agent: r.agent,
+        tool: r.tool,
+        createdAt: r.createdAt,
+        createdBy: r.createdBy,
+        approvalId: r.approvalId,
+      })),
+    }),
+    decide: (id, decision, by) => {
+      service.decide(id, { ...decision, by, via: 'dock' });
+    },
+    removeRule: (ruleId, by) => {
+      service.removeRule(ruleId, by);
+    },
+    onChange: (listener) => service.watch({ listener: () => listener(), decider: true }),
+  };
+}
+
+function toDockApproval(a: ApprovalView): DockApproval {
+  const truncated = a.arguments.length > MAX_APPROVAL_ARGUMENTS_CHARS;
+  return {
+    id: a.id,
+    tool: a.tool,
+    description: a.description,
+    arguments: truncated ? a.arguments.slice(0, MAX_APPROVAL_ARGUMENTS_CHARS) : a.arguments,
+    argumentsChars: a.arguments.length,
+    argumentsTruncated: truncated,
+    argumentsSha256: a.argumentsSha256,
+    caller: a.caller,
+    agent: a.agent,
+    runId: a.runId,
+    requestedAt: a.requestedAt,
+    expiresAt: a.expiresAt,
+  };
+}

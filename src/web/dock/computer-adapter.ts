@@ -1,0 +1,366 @@
+/**
+ * The dock's view of the ComputerService. The dock watches one computer — the one launched
+ * last, until the page can pick — and is pushed its typed events: lifecycle, job start, output
+ * and exit, terminals, preview and log entries. Nothing is polled and no log text is read.
+ */
+import type { ComputerEvent } from '../../computer/events.js';
+import type { Job } from '../../computer/jobs/job.js';
+import type { ComputerLogEntry } from '../../computer/logs.js';
+import type { ComputerManager } from '../../computer/manager.js';
+import type { OutputBuffer } from '../../computer/output-buffer.js';
+import type { ComputerService } from '../../computer/service.js';
+import type { Disposable } from '../../shared/disposable.js';
+import { PaddockError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import { utf8Inner } from '../../shared/text.js';
+import type { ComputerRef } from '../../tools/tool.js';
+import type {
+  DockComputerSummary,
+  DockJob,
+  DockLogEntry,
+  DockPreview,
+  DockProfile,
+  DockStatus,
+  DockTerminal,
+} from './protocol.js';
+import type {
+  ComputerChange,
+  DockComputer,
+  LaunchLinkBoot,
+  LaunchLinkView,
+  PreviewSource,
+  TerminalChunk,
+  TerminalSource,
+} from './sources.js';
+
+/** Options of {@link dockComputerFromService}. */
+export interface ComputerAdapterOptions {
+  logger: Logger;
+  /** MCP sessions acting on each computer now, by computer key (the switcher shows the count). */
+  sessions?: () => Map<string, number>;
+  /** Bytes of each output stream a job message carries. Default 8 KiB. */
+  tailBytes?: number;
+}
+
+/** The computer the dock launches when it watches none yet. */
+const DOCK_OWN: ComputerRef = { kind: 'private', owner: 'dock' };
+
+/** A DockComputer over the ComputerService; `close` drops its subscription. */
+export function dockComputerFromService(
+  service: ComputerService,
+  options: ComputerAdapterOptions,
+): DockComputer & { close(): void; target(): ComputerRef } {
+  return new ServiceAdapter(service, options);
+}
+
+class ServiceAdapter implements DockComputer {
+  readonly terminals: TerminalSource;
+  readonly preview: PreviewSource;
+  private readonly listeners = new Set<(change: ComputerChange) => void>();
+  private readonly terminalListeners = new Set<() => void>();
+  private readonly previewListeners = new Set<(state: DockPreview) => void>();
+  private readonly tailBytes: number;
+  private subscription: Disposable | null = null;
+  /** Jobs whose output changed since the last notice (one notice per job and event-loop turn). */
+  private readonly dirty = new Set<string>();
+  private flushing = false;
+
+  constructor(
+    private readonly service: ComputerService,
+    private readonly options: ComputerAdapterOptions,
+  ) {
+    this.tailBytes = options.tailBytes ?? 8192;
+    this.terminals = this.terminalSource();
+    this.preview = this.previewSource();
+  }
+
+  /** The watched computer, if any was launched. */
+  private get watched(): ComputerManager | null {
+    return this.service.watched();
+  }
+
+  /** The computer the dock acts on: the watched one, else the dock's own. */
+  target(): ComputerRef {
+    return this.watched ? this.service.refOf(this.watched.name) : DOCK_OWN;
+  }
+
+  private acting(): ComputerManager {
+    return this.watched ?? this.service.byKey(this.service.keyOfRef(DOCK_OWN));
+  }
+
+  status(): DockStatus {
+    const s = this.watched?.status();
+    if (!s || s.lifecycle === 'none') {
+      return {
+        generation: null,
+        profileId: null,
+        profileName: null,
+        lifecycle: 'none',
+        bootError: null,
+        bootMs: null,
+        capabilities: [],
+        message: 'No computer is running; pick a profile and launch one.',
+      };
+    }
+    return {
+      generation: s.generation,
+      profileId: s.profileId,
+      profileName: s.profileName,
+      lifecycle: s.lifecycle,
+      bootError: s.bootError,
+      bootMs: s.bootMs,
+      capabilities: s.capabilities,
+      message: null,
+    };
+  }
+
+  profiles(): DockProfile[] {
+    return this.service.listProfiles().map((p) => ({
+      id: p.id,
+      name: p.name,
+      description: p.description,
+      available: p.available,
+      unavailableReason: p.unavailableReason,
+    }));
+  }
+
+  async launch(profileId: string): Promise<void> {
+    this.acting().launch(profileId);
+  }
+
+  jobs(): DockJob[] {
+    return (this.watched?.computer?.jobs.list() ?? []).map((job) => this.toDockJob(job));
+  }
+
+  job(jobId: string): DockJob | undefined {
+    try {
+      const found = this.watched?.resolveJob(jobId).job;
+      return found ? this.toDockJob(found) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  recentLogs(limit: number): DockLogEntry[] {
+    const all = this.watched?.readLogs({ limit: 100_000 }).entries ?? [];
+    return all.slice(-limit).map(toDockLog);
+  }
+
+  launchLink(id: string): LaunchLinkView {
+    const store = this.service.launchLinks;
+    if (!store) {
+      throw new PaddockError(
+        'UNSUPPORTED_CAPABILITY',
+        'Launch links need the server database; start Paddock with a data directory.',
+      );
+    }
+    const link = store.get(id);
+    const profile = this.profiles().find((p) => p.id === link.profileId) ?? {
+      id: link.profileId,
+      name: link.profileId,
+      description: '',
+      available: false,
+      unavailableReason: 'This server has no profile with that id.',
+    };
+    return { id: link.id, createdAt: link.createdAt, profile, startupScript: link.startupScript };
+  }
+
+  async bootLaunchLink(id: string): Promise<LaunchLinkBoot> {
+    const r = await this.acting().bootLaunchLink(id);
+    return { lifecycle: r.lifecycle, bootError: r.bootError, jobId: r.jobId };
+  }
+
+  onChange(listener: (change: ComputerChange) => void): Disposable {
+    this.listeners.add(listener);
+    this.ensureSubscribed();
+    return { dispose: () => this.drop(this.listeners, listener) };
+  }
+
+  close(): void {
+    this.listeners.clear();
+    this.terminalListeners.clear();
+    this.previewListeners.clear();
+    this.subscription?.dispose();
+    this.subscription = null;
+  }
+
+  private ensureSubscribed(): void {
+    this.subscription ??= this.service.subscribe((event) => this.onEvent(event));
+  }
+
+  private drop<T>(set: Set<T>, item: T): void {
+    set.delete(item);
+    if (this.listeners.size + this.terminalListeners.size + this.previewListeners.size > 0) return;
+    this.subscription?.dispose();
+    this.subscription = null;
+  }
+
+  computers(): DockComputerSummary[] {
+    const sessions = this.options.sessions?.() ?? new Map<string, number>();
+    return this.service.list().map((c) => ({
+      name: c.name,
+      profileId: c.profileId,
+      lifecycle: c.lifecycle,
+      generation: c.generation,
+      sessions: sessions.get(c.name) ?? 0,
+      idleMs: c.idleMs,
+      workspace: c.workspace,
+    }));
+  }
+
+  watching(): string | null {
+    return this.service.watching();
+  }
+
+  watch(name: string): void {
+    this.service.watch(name);
+  }
+
+  computerOf(generation: number): string | null {
+    return this.service.computerOf(generation);
+  }
+
+  /** One event of any computer: only the watched computer's reach the page. */
+  private onEvent(event: ComputerEvent): void {
+    if (event.type === 'watch') {
+      this.emit({ kind: 'watch' });
+      this.notifyTerminals();
+      return;
+    }
+    if (event.type === 'lifecycle') this.emit({ kind: 'computers' });
+    if (event.computer !== this.watched?.name) return;
+    switch (event.type) {
+      case 'lifecycle':
+        this.emit({ kind: 'status' });
+        this.notifyTerminals();
+        return;
+      case 'job.started':
+      case 'job.exited':
+        this.emit({ kind: 'job', jobId: event.jobId });
+        return;
+      case 'job.output':
+        this.markDirty(event.jobId);
+        return;
+      case 'terminal':
+        this.notifyTerminals();
+        return;
+      case 'preview':
+        for (const listener of [...this.previewListeners]) listener(event.state);
+        return;
+      case 'log':
+        this.emit({ kind: 'log', entry: toDockLog(event.entry) });
+        return;
+    }
+  }
+
+  /** Output arrives in many small pieces: one notice per job and event-loop turn. */
+  private markDirty(jobId: string): void {
+    this.dirty.add(jobId);
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => {
+      this.flushing = false;
+      const ids = [...this.dirty];
+      this.dirty.clear();
+      for (const id of ids) this.emit({ kind: 'job', jobId: id });
+    });
+  }
+
+  private emit(change: ComputerChange): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(change);
+      } catch (e) {
+        this.options.logger.warn('dock.listener_failed', { error: (e as Error).message });
+      }
+    }
+  }
+
+  private notifyTerminals(): void {
+    for (const listener of [...this.terminalListeners]) listener();
+  }
+
+  private toDockJob(job: Job): DockJob {
+    let state: DockJob['state'] = 'running';
+    if (job.terminationObserved) {
+      if (job.canceled) state = 'canceled';
+      else if (job.timedOut) state = 'timed_out';
+      else if (job.signal) state = 'killed';
+      else state = job.exitCode === 0 ? 'exited' : 'failed';
+    }
+    return {
+      jobId: job.id,
+      generation: job.generation,
+      command: job.command,
+      state,
+      exitCode: job.exitCode,
+      signal: job.signal,
+      durationMs: job.durationMs,
+      stdoutTail: tail(job.stdout, this.tailBytes),
+      stderrTail: tail(job.stderr, this.tailBytes),
+      outputBytes: job.stdout.endOffset + job.stderr.endOffset,
+    };
+  }
+
+  /** The watched computer's terminals; follows the watch to another computer. */
+  private terminalSource(): TerminalSource {
+    const current = () => {
+      const w = this.watched;
+      if (!w) throw new PaddockError('NOT_RUNNING', 'No computer is running; launch one first.');
+      // the person's typing counts as activity of the computer
+      return this.service.byKey(w.name).terminals;
+    };
+    return {
+      list: (): DockTerminal[] => this.watched?.terminals.list() ?? [],
+      write: (id, data) => current().write(id, data),
+      resize: (id, cols, rows) => current().resize(id, cols, rows),
+      activate: (id) => current().activate(id),
+      subscribe: (id, from, onData: (chunk: TerminalChunk) => void) => current().subscribe(id, from, onData),
+      onChange: (listener) => {
+        this.terminalListeners.add(listener);
+        this.ensureSubscribed();
+        return { dispose: () => this.drop(this.terminalListeners, listener) };
+      },
+    };
+  }
+
+  /** The watched computer's preview pane. */
+  private previewSource(): PreviewSource {
+    return {
+      state: () =>
+        this.watched?.preview.state() ?? {
+          path: null,
+          url: null,
+          port: null,
+          status: 'idle',
+          message: null,
+          navigation: 0,
+        },
+      navigate: (path) => this.acting().preview.navigate(path),
+      onChange: (listener) => {
+        this.previewListeners.add(listener);
+        this.ensureSubscribed();
+        return { dispose: () => this.drop(this.previewListeners, listener) };
+      },
+    };
+  }
+}
+
+function toDockLog(e: ComputerLogEntry): DockLogEntry {
+  const out: DockLogEntry = {
+    seq: e.seq,
+    sinceBootMs: e.sinceBootMs,
+    level: e.level,
+    event: e.event,
+    message: e.message,
+  };
+  if (e.generation !== undefined) out.generation = e.generation;
+  if (e.jobId !== undefined) out.jobId = e.jobId;
+  return out;
+}
+
+/** The last `maxBytes` of a stream as text, cut at UTF-8 boundaries. */
+function tail(buffer: OutputBuffer, maxBytes: number): string {
+  const from = Math.max(buffer.startOffset, buffer.endOffset - maxBytes);
+  return utf8Inner(buffer.read(from, maxBytes).bytes);
+}
