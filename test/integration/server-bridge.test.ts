@@ -234,7 +234,8 @@ describe('one server per data directory: bridges, HTTP and the socket', () => {
       const a = await bridge(project, ['--computer', 'kept-box']);
       const launch = await a.client.callTool({ name: 'launch_computer', arguments: { profileId: 'shell' } });
       const launched = launch.structuredContent as { url: string; generation: number };
-      assert.doesNotMatch(launched.url, /code=|token|[?#]/, 'the URL an agent gets carries no credential');
+      assert.doesNotMatch(launched.url, /code=|token|key=|#/, 'the URL an agent gets carries no credential');
+      assert.match(launched.url, /\/\?computer=named%3Akept-box$/, 'it opens the dock on that computer');
       assert.ok(!launched.url.includes(serve.token));
       const http = await connectHttp(serve.url, serve.token, 'paddock-test', { computer: 'kept-box' });
       await pollUntil(
