@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { fixturePath } from '../fixtures/mcp/harness.js';
+import { agentMd, TEST_KEY, writeProjectFiles } from '../fixtures/providers/agents-project.js';
+import { startScriptedProvider } from '../fixtures/providers/scripted-provider.js';
 import { pollUntil, runCli, startServe, type TempProject, tempProject } from '../helpers/paddock-process.js';
 
 /** A project with one eager upstream server that records every message it receives. */
@@ -159,6 +161,43 @@ describe('acting CLI commands and the running server', () => {
       assert.equal(auditRows(project, 'get_computer_status').length, 0, 'nothing ran');
     } finally {
       await serve.stop();
+      project.cleanup();
+    }
+  });
+
+  it('with a server running, `agents run` runs the agent inside it, with the server’s environment and audit', async () => {
+    const provider = await startScriptedProvider({ apiKey: TEST_KEY });
+    const project = tempProject();
+    writeProjectFiles(project.dir, {
+      paddockYaml: () => 'computer:\n  autoLaunch: false\n',
+      agents: {
+        greeter: agentMd(
+          'name: greeter\ndescription: Says hello.\nprovider: openai\nmodel: gpt-test\ntools: [save_memory]',
+          'Greet the team.',
+        ),
+      },
+    });
+    // the key lives in the server's environment only: a run in the CLI's own process would fail
+    const serverEnv = { ...project.env, OPENAI_BASE_URL: provider.openaiBaseUrl, OPENAI_API_KEY: TEST_KEY };
+    delete project.env.OPENAI_API_KEY;
+    project.env.OPENAI_BASE_URL = provider.openaiBaseUrl;
+    const serve = await startServe({ ...project, env: serverEnv });
+    try {
+      provider.script([
+        { toolCalls: [{ name: 'save_memory', arguments: { content: 'greeted' } }] },
+        { text: 'Hello, team!' },
+      ]);
+      const r = await runCli(project, ['agents', 'run', 'greeter', '--input', 'Say hello.']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'Hello, team!\n');
+      assert.match(r.stderr, /greeter\s+manual\s+succeeded/);
+      const rows = auditRows(project, 'save_memory');
+      assert.equal(rows.length, 1);
+      assert.match(rows[0]!.caller, /^agent:/);
+      assert.equal(rows[0]!.owner_pid, serve.child.pid);
+    } finally {
+      await serve.stop();
+      await provider.close();
       project.cleanup();
     }
   });
