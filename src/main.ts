@@ -29,6 +29,7 @@ import { AlreadyRunningError, ensureRunDir, instancePaths, readServerInfo } from
 import { acquireLock } from './mcp/instance-lock.js';
 import { type EndedSession, McpSessions } from './mcp/sessions.js';
 import { McpSocketServer } from './mcp/socket.js';
+import type { CliRunner } from './mcp/socket-ops.js';
 import { compileInjectRules } from './net/egress/inject.js';
 import { loadTerminatingCa } from './net/egress/tls-ca.js';
 import { DEFAULT_EGRESS_LIMITS } from './net/egress/types.js';
@@ -37,6 +38,7 @@ import { createSystemHostResolver } from './policy/index.js';
 import type { Sandbox } from './policy/types.js';
 import { isPaddockError, PaddockError } from './shared/errors.js';
 import type { Logger } from './shared/logger.js';
+import { DEFAULT_SLOW_READER_LIMITS } from './shared/slow-reader.js';
 import { createBuiltinServices, createBuiltinTools } from './tools/builtin/index.js';
 import { Gateway } from './tools/gateway.js';
 import { PermissionPolicy, type PermissionRule } from './tools/permissions.js';
@@ -331,6 +333,8 @@ export interface ServerOptions {
    * listens on a free port when the configured one is taken.
    */
   background?: boolean;
+  /** Runs the acting CLI commands that arrive over the socket (`paddock tools call`, …) on the server's services. */
+  cli?: (paddock: Paddock) => CliRunner;
 }
 
 /** A listening server: the one process of its data directory. */
@@ -414,8 +418,10 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
             },
           })
         : undefined;
+    const slowReader = { ...DEFAULT_SLOW_READER_LIMITS, stallMs: server.stalledPeerSeconds * 1000 };
     const mcp = new McpHttpEndpoint(mcpDeps, logger, {
       sessions,
+      slowReader,
       ...(oauth ? { revokedGrants: (ids: string[]) => oauth.store.revokedAmong(ids) } : {}),
     });
     oauth?.onRevoked((ids) => mcp.closeGrants(ids));
@@ -450,6 +456,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       mcp: mcpDeps,
       sessions,
       logger,
+      slowReader,
       control: {
         status: () => ({
           pid: process.pid,
@@ -464,6 +471,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
         stop: () => requestStop(),
         approvals: (request) => answerApprovalRequest(paddock.approvals, request, 'cli'),
         computers: (request) => answerComputersRequest(paddock.computer, loaded.dataDir, request),
+        ...(options.cli ? { cli: options.cli(paddock) } : {}),
       },
     });
     const { replacedStale } = await socket.listen({ version: VERSION, url });

@@ -246,6 +246,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE agent_runs ADD COLUMN waiting_approval TEXT;
     `,
   },
+  {
+    version: 9,
+    name: 'invocation_sent_bytes',
+    // Bytes a call sent onward, apart from its input: an egress connection's bytes from the
+    // program to the upstream (its row is written when it opens, and completed with the
+    // counts when it ends). NULL for tool calls.
+    sql: `
+      ALTER TABLE tool_invocations ADD COLUMN sent_bytes INTEGER;
+    `,
+  },
 ];
 
 const LEDGER_SQL = `

@@ -46,6 +46,7 @@ interface Row {
   job_id: string | null;
   input: string;
   output_bytes: number;
+  sent_bytes: number | null;
   success: number;
   error_code: string | null;
   error_message: string | null;
@@ -58,15 +59,15 @@ interface Row {
 
 const COLUMNS =
   'seq, id, started_at, duration_ms, tool, source, caller, via, parent_id, generation, job_id, input, ' +
-  'output_bytes, success, error_code, error_message, policy_rule, state, input_sha256, approval_id, approver';
+  'output_bytes, sent_bytes, success, error_code, error_message, policy_rule, state, input_sha256, approval_id, approver';
 
 const INSERT_SQL = `INSERT INTO tool_invocations (id, started_at, duration_ms, tool, source, caller, via,
-  parent_id, generation, job_id, input, output_bytes, success, error_code, error_message, policy_rule,
-  state, owner_pid, input_sha256, approval_id, approver)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  parent_id, generation, job_id, input, output_bytes, sent_bytes, success, error_code, error_message,
+  policy_rule, state, owner_pid, input_sha256, approval_id, approver)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 const COMPLETE_SQL = `UPDATE tool_invocations SET state = 'ended', duration_ms = ?, output_bytes = ?,
-  success = ?, error_code = ?, error_message = ?, policy_rule = ?,
+  sent_bytes = ?, success = ?, error_code = ?, error_message = ?, policy_rule = ?,
   generation = coalesce(?, generation), job_id = coalesce(?, job_id)
   WHERE id = ? AND state = 'running'`;
 
@@ -136,6 +137,7 @@ export class SqliteAuditStore implements AuditStore {
       changes = this.completeRow.run(
         end.durationMs,
         end.outputBytes,
+        end.sentBytes ?? null,
         end.success ? 1 : 0,
         end.errorCode ?? null,
         end.errorMessage == null ? null : this.message(end.errorMessage),
@@ -201,6 +203,7 @@ export class SqliteAuditStore implements AuditStore {
       input: preview,
       inputSha256,
       outputBytes: row.outputBytes,
+      sentBytes: row.sentBytes ?? null,
       success: row.success,
       errorCode: row.errorCode ?? null,
       errorMessage: row.errorMessage == null ? null : this.message(row.errorMessage),
@@ -225,6 +228,7 @@ export class SqliteAuditStore implements AuditStore {
         stored.jobId,
         stored.input,
         stored.outputBytes,
+        stored.sentBytes,
         stored.success ? 1 : 0,
         stored.errorCode,
         stored.errorMessage,
@@ -331,6 +335,7 @@ function fromRow(r: Row): StoredInvocation {
     jobId: r.job_id,
     input: r.input,
     outputBytes: r.output_bytes,
+    sentBytes: r.sent_bytes,
     success: r.success === 1,
     errorCode: r.error_code,
     errorMessage: r.error_message,

@@ -20,6 +20,8 @@ export interface InvocationRecord {
   /** The input as given; the store redacts secrets and truncates before writing. */
   input: unknown;
   outputBytes: number;
+  /** Bytes the call sent onward apart from its input (egress: program → upstream); absent for tool calls. */
+  sentBytes?: number | null;
   success: boolean;
   errorCode?: string | null;
   errorMessage?: string | null;
@@ -40,7 +42,7 @@ export type InvocationState = 'running' | 'ended' | 'interrupted';
 /** A call about to execute: its row is written before any effect. */
 export type InvocationStart = Omit<
   InvocationRecord,
-  'durationMs' | 'outputBytes' | 'success' | 'errorCode' | 'errorMessage' | 'policyRule'
+  'durationMs' | 'outputBytes' | 'sentBytes' | 'success' | 'errorCode' | 'errorMessage' | 'policyRule'
 >;
 
 /** How a started call ended (completes its `running` row). */
@@ -48,6 +50,7 @@ export type InvocationEnd = Pick<
   InvocationRecord,
   | 'durationMs'
   | 'outputBytes'
+  | 'sentBytes'
   | 'success'
   | 'errorCode'
   | 'errorMessage'

@@ -1,8 +1,7 @@
-import { formatAgentList, formatRunDetails, formatRunRow } from '../agents/cli-format.js';
-import type { AgentsService } from '../agents/service.js';
 import { neutralizeControls } from '../shared/terminal-text.js';
 import { parseCommandArgs, UsageError } from './args.js';
-import { CONFIG_OPTION, withPaddock } from './context.js';
+import { CONFIG_OPTION } from './context.js';
+import { runAct } from './remote.js';
 
 const HELP = `Usage:
   paddock agents list [--json]                           agents of .paddock/agents, their schedules and last runs
@@ -11,7 +10,8 @@ const HELP = `Usage:
   paddock agents show <run> [--json]                     one run with every tool call it made (nested ones indented)
 
 An agent is .paddock/agents/<name>/AGENT.md next to paddock.yaml; see docs/agents.md.
-Scheduled runs happen while \`paddock serve\` runs. Ctrl-C during \`run\` cancels the run.
+Scheduled runs happen while \`paddock serve\` runs; while it runs, \`run\` runs the agent inside it.
+Ctrl-C during \`run\` cancels the run.
 Exit codes: 0 success, 1 a failed/limited/cancelled run or agents that did not load, 2 usage or config errors.`;
 
 /** Where the command writes (stdout and stderr by default). */
@@ -59,67 +59,16 @@ export async function runAgentsCommand(args: string[], io: CommandIo): Promise<n
     throw new UsageError('--limit must be an integer from 1 to 1000.');
   const json = values.json === true;
 
-  return withPaddock(values, async (paddock) => {
-    const agents = paddock.agents;
-    switch (sub) {
-      case 'list': {
-        const list = agents.list();
-        const errors = agents.loadErrors();
-        io.out(json ? JSON.stringify({ agents: list, errors }, null, 2) : formatAgentList(list, errors));
-        return errors.length > 0 ? 1 : 0;
-      }
-      case 'run':
-        return await runOne(
-          agents,
-          arg!,
-          typeof values.input === 'string' ? values.input : undefined,
-          json,
-          io,
-        );
-      case 'runs': {
-        const runs = agents.runs({ ...(arg ? { agent: arg } : {}), limit });
-        if (json) io.out(JSON.stringify(runs, null, 2));
-        else io.out(runs.length ? runs.map(formatRunRow).join('\n') : 'No runs yet.');
-        return 0;
-      }
-      default: {
-        const details = agents.show(arg!);
-        if (!details) {
-          io.err(`paddock agents: there is no run "${arg}"; list runs with \`paddock agents runs\`.`);
-          return 1;
-        }
-        io.out(json ? JSON.stringify(details, null, 2) : formatRunDetails(details));
-        return 0;
-      }
-    }
+  const act = {
+    command: 'agents' as const,
+    sub: sub as 'list' | 'run' | 'runs' | 'show',
+    ...(arg !== undefined ? { arg } : {}),
+    ...(typeof values.input === 'string' ? { input: values.input } : {}),
+    limit,
+    json,
+  };
+  return runAct(values, act, {
+    cancellable: sub === 'run',
+    io: { write: (stream, text) => (stream === 'stdout' ? io.out : io.err)(text.replace(/\n$/, '')) },
   });
-}
-
-async function runOne(
-  agents: AgentsService,
-  name: string,
-  input: string | undefined,
-  json: boolean,
-  io: CommandIo,
-): Promise<number> {
-  const controller = new AbortController();
-  const onSignal = () => controller.abort();
-  process.once('SIGINT', onSignal);
-  try {
-    const run = await agents.run(name, {
-      ...(input !== undefined ? { input } : {}),
-      trigger: 'manual',
-      signal: controller.signal,
-    });
-    if (json) io.out(JSON.stringify(run, null, 2));
-    else {
-      io.err(formatRunRow(run));
-      if (run.error) io.err(`error (${run.errorCode ?? 'UNKNOWN'}): ${run.error}`);
-      for (const d of run.deliveries) if (!d.ok) io.err(`notify ${d.channel} failed: ${d.error ?? ''}`);
-      if (run.finalAnswer) io.out(run.finalAnswer);
-    }
-    return run.status === 'succeeded' ? 0 : 1;
-  } finally {
-    process.removeListener('SIGINT', onSignal);
-  }
 }

@@ -3,7 +3,7 @@ import { parseSince } from '../audit/since.js';
 import type { AuditQuery, StoredInvocation } from '../audit/types.js';
 import { sleep } from '../shared/abort.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
-import { CONFIG_OPTION, withPaddock } from './context.js';
+import { CONFIG_OPTION, withAuditStore } from './context.js';
 
 const HELP = `Usage: paddock audit [--tool T] [--since 1h] [--failed] [--caller C] [--limit N] [--json [--full]] [--follow]
 
@@ -42,23 +42,21 @@ export async function auditCommand(args: string[]): Promise<number> {
     ...(typeof values.since === 'string' ? { since: parseSince(values.since) } : {}),
     ...(values.failed ? { failed: true } : {}),
   };
-  return withPaddock(values, async (p) => {
+  return withAuditStore(values, async (audit) => {
     const whole = (row: StoredInvocation): StoredInvocation =>
-      values.full && row.inputSha256
-        ? { ...row, input: p.audit.fullInput(row.inputSha256) ?? row.input }
-        : row;
+      values.full && row.inputSha256 ? { ...row, input: audit.fullInput(row.inputSha256) ?? row.input } : row;
     const print = (row: StoredInvocation) =>
       out(values.json ? JSON.stringify(whole(row)) : formatAuditRow(row));
-    const rows = p.audit.query({ ...query, limit }).reverse();
+    const rows = audit.query({ ...query, limit }).reverse();
     for (const row of rows) print(row);
     if (!values.follow) return 0;
-    let afterSeq = rows.at(-1)?.seq ?? p.audit.query({ limit: 1 })[0]?.seq ?? 0;
+    let afterSeq = rows.at(-1)?.seq ?? audit.query({ limit: 1 })[0]?.seq ?? 0;
     const stop = new AbortController();
     process.once('SIGINT', () => stop.abort());
     process.once('SIGTERM', () => stop.abort());
     while (!stop.signal.aborted) {
       // rows may come from another process (a running server): poll the table
-      const fresh = p.audit.query({ ...query, afterSeq, ascending: true, limit: 1000 });
+      const fresh = audit.query({ ...query, afterSeq, ascending: true, limit: 1000 });
       for (const row of fresh) print(row);
       afterSeq = fresh.at(-1)?.seq ?? afterSeq;
       await sleep(250);

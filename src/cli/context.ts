@@ -1,3 +1,4 @@
+import type { AuditStore } from '../audit/types.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
 import type { Paddock } from '../main.js';
 import { createLogger, type Logger } from '../shared/logger.js';
@@ -27,5 +28,27 @@ export async function withPaddock<T>(
     return await fn(paddock);
   } finally {
     await paddock.close();
+  }
+}
+
+/**
+ * Opens only the data directory's audit store for a command that reads it: no upstream server,
+ * no sandbox backend, so it is safe beside a running server (which writes the same file).
+ */
+export async function withAuditStore<T>(
+  values: Record<string, unknown>,
+  fn: (audit: AuditStore) => Promise<T>,
+): Promise<T> {
+  const loaded = loadFor(values);
+  const [{ openDatabase }, { SqliteAuditStore }, { join }] = await Promise.all([
+    import('../audit/database.js'),
+    import('../audit/sqlite-audit-store.js'),
+    import('node:path'),
+  ]);
+  const db = openDatabase(join(loaded.dataDir, 'paddock.db'));
+  try {
+    return await fn(new SqliteAuditStore(db));
+  } finally {
+    db.close();
   }
 }

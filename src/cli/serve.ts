@@ -1,5 +1,6 @@
 import { isLoopbackHost } from '../config/load.js';
 import { startServer, VERSION } from '../main.js';
+import { runActRequest } from './acts.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
 import { CONFIG_OPTION, loadFor, loggerFor } from './context.js';
 
@@ -44,7 +45,13 @@ export async function serveCommand(args: string[]): Promise<number> {
     );
   }
   const logger = loggerFor(loaded);
-  const running = await startServer(loaded, { logger, host, port, background: values.background === true });
+  const running = await startServer(loaded, {
+    logger,
+    host,
+    port,
+    background: values.background === true,
+    cli: (paddock) => (request, io, signal) => runActRequest(paddock, request, io, signal),
+  });
   const { url, token } = running;
   out(`Paddock ${VERSION} is running (pid ${process.pid}, data ${loaded.dataDir}).`);
   out(`  MCP endpoint: ${url}/mcp`);

@@ -1,15 +1,7 @@
-import {
-  parseToolCall,
-  renderError,
-  renderToolResult,
-  serverLogs,
-  serversList,
-  serverTools,
-} from '../integrations/cli.js';
-import { neutralizeControls } from '../shared/terminal-text.js';
+import { parseToolCall } from '../integrations/cli.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
-import { CONFIG_OPTION, withPaddock } from './context.js';
-import { cliCaller, discovered } from './tools.js';
+import { CONFIG_OPTION } from './context.js';
+import { runAct } from './remote.js';
 
 const HELP = `Usage:
   paddock servers list [--json]                 upstream MCP servers and plugins, with their state
@@ -17,7 +9,8 @@ const HELP = `Usage:
   paddock servers call <server>_<tool> 'JSON'   call an upstream tool through the gateway
   paddock servers logs <server>                 what the server printed on stderr in this run
 
-Servers come from .paddock/mcp_servers.yaml (or .json) next to paddock.yaml.`;
+Servers come from .paddock/mcp_servers.yaml (or .json) next to paddock.yaml. When a Paddock
+server runs for the data directory, these commands ask it (its upstream servers, their logs).`;
 
 export async function serversCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('servers', args, {
@@ -30,39 +23,19 @@ export async function serversCommand(args: string[]): Promise<number> {
     out(HELP);
     return values.help ? 0 : 2;
   }
-  return withPaddock(values, async (p) => {
-    switch (sub) {
-      case 'list': {
-        await discovered(p.integrations);
-        const r = serversList(p.integrations);
-        out(values.json ? JSON.stringify(r.data, null, 2) : r.text);
-        return 0;
-      }
-      case 'tools': {
-        if (!name) throw new UsageError('servers tools needs a server name.');
-        const r = await serverTools(p.integrations, name);
-        out(values.json ? JSON.stringify(r.data, null, 2) : r.text);
-        return 0;
-      }
-      case 'logs': {
-        if (!name) throw new UsageError('servers logs needs a server name.');
-        await serverTools(p.integrations, name).catch(() => {});
-        out(serverLogs(p.integrations, name).text);
-        return 0;
-      }
-      case 'call': {
-        const call = parseToolCall(name ?? '', json);
-        if (!p.registry.get(call.name)) await discovered(p.integrations);
-        const outcome = await p.gateway.call(call.name, call.input, cliCaller());
-        if (!outcome.ok) {
-          process.stderr.write(`${neutralizeControls(renderError(outcome.error))}\n`);
-          return 1;
-        }
-        out(renderToolResult(outcome.result));
-        return outcome.result.isError ? 1 : 0;
-      }
-      default:
-        throw new UsageError(`unknown subcommand "${sub}"; use list, tools, call or logs.`);
+  const asJson = values.json === true;
+  switch (sub) {
+    case 'list':
+      return runAct(values, { command: 'servers', sub, name: '', json: asJson });
+    case 'tools':
+    case 'logs':
+      if (!name) throw new UsageError(`servers ${sub} needs a server name.`);
+      return runAct(values, { command: 'servers', sub, name, json: asJson });
+    case 'call': {
+      const call = parseToolCall(name ?? '', json);
+      return runAct(values, { command: 'servers', sub, name: call.name, input: call.input, json: asJson });
     }
-  });
+    default:
+      throw new UsageError(`unknown subcommand "${sub}"; use list, tools, call or logs.`);
+  }
 }

@@ -134,6 +134,14 @@ export const serverSchema = z
       .url()
       .optional()
       .describe('The URL people and agents use to reach the dock, if not http://<host>:<port>.'),
+    stalledPeerSeconds: z
+      .number()
+      .positive()
+      .max(3600)
+      .default(30)
+      .describe(
+        'How long an MCP peer (HTTP response stream or socket session) may leave what the server sends it unread before it is dropped.',
+      ),
     allowedHosts: z
       .array(z.string().min(1))
       .default([])

@@ -4,6 +4,7 @@ import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import { computerNameProblem } from '../shared/computer-name.js';
 import type { Logger } from '../shared/logger.js';
+import { DEFAULT_SLOW_READER_LIMITS, guardSlowReader, type SlowReaderLimits } from '../shared/slow-reader.js';
 import type { Tool } from '../tools/tool.js';
 import { MAX_MESSAGE_BYTES } from './line-limit.js';
 import { createMcpServer, inToolsets, type McpServerDeps } from './server.js';
@@ -44,6 +45,8 @@ export interface McpHttpOptions {
   revokedGrants?: (grantIds: string[]) => string[];
   /** How often sessions of OAuth grants are checked against revocations. Default 2 s. */
   grantCheckMs?: number;
+  /** Bounds for a client that leaves a response stream (POST or the GET SSE stream) unread. */
+  slowReader?: SlowReaderLimits;
 }
 
 /** Header that attaches an HTTP session to a named computer instead of its private one. */
@@ -63,6 +66,7 @@ export class McpHttpEndpoint {
   private readonly sweeper: NodeJS.Timeout;
   private readonly registry: McpSessions;
   private readonly grantChecker: NodeJS.Timeout | undefined;
+  private readonly slowReader: SlowReaderLimits;
 
   constructor(
     private readonly deps: McpServerDeps,
@@ -74,6 +78,7 @@ export class McpHttpEndpoint {
     this.maxBodyBytes = options.maxBodyBytes ?? MAX_MESSAGE_BYTES;
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000;
     this.registry = options.sessions ?? new McpSessions();
+    this.slowReader = options.slowReader ?? DEFAULT_SLOW_READER_LIMITS;
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
     const revoked = options.revokedGrants;
@@ -104,6 +109,10 @@ export class McpHttpEndpoint {
   /** Serves one request; `grant` when it was admitted with an OAuth access token. */
   async handle(req: IncomingMessage, res: ServerResponse, grant?: McpGrant): Promise<void> {
     const sessionId = header(req, 'mcp-session-id');
+    // a response the client leaves unread (a POST's stream, the GET SSE stream) is cut off
+    guardSlowReader(res, this.slowReader, (drop) =>
+      this.logger.warn('mcp.peer_dropped', { session: sessionId ?? null, transport: 'http', ...drop }),
+    );
     if (sessionId) {
       const session = this.sessions.get(sessionId);
       if (session && session.grantId !== grant?.id) {

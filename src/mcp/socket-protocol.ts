@@ -7,7 +7,7 @@
 import type { ConfigIdentity } from './instance.js';
 
 /** Operations of the socket: an MCP session, or a one-shot request of the CLI. */
-export type SocketOp = 'mcp' | 'status' | 'stop' | 'open' | 'approvals' | 'computers';
+export type SocketOp = 'mcp' | 'status' | 'stop' | 'open' | 'approvals' | 'computers' | 'cli';
 
 /** Largest opening line a client may send. */
 export const MAX_HELLO_BYTES = 64 * 1024;
@@ -27,6 +27,8 @@ export interface SocketHello {
   approvals?: Record<string, unknown>;
   /** `computers`: `{action: list}`, `{action: stop | rm, name}`. */
   computers?: Record<string, unknown>;
+  /** `cli`: the acting CLI command to run inside the server (see src/cli/acts.ts). */
+  cli?: Record<string, unknown>;
 }
 
 /** The server's answer to the opening line. */
@@ -43,3 +45,16 @@ export interface SessionSummary {
   openedAt: string;
   client?: string;
 }
+
+/** Why a `cli` command failed in the server, for the CLI to print as it would have itself. */
+export interface CliErrorFrame {
+  code: string;
+  message: string;
+  /** A command-line mistake (exit 2) rather than a failed operation (exit 1). */
+  usage: boolean;
+  /** Not a PaddockError: a defect, printed as an unexpected error. */
+  unexpected?: boolean;
+}
+
+/** One line the server streams on a `cli` connection after its welcome. */
+export type CliFrame = { stdout?: string; stderr?: string; exit?: number; error?: CliErrorFrame };

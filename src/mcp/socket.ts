@@ -16,6 +16,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { computerNameProblem } from '../shared/computer-name.js';
 import { toPaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import { DEFAULT_SLOW_READER_LIMITS, guardSlowReader, type SlowReaderLimits } from '../shared/slow-reader.js';
 import {
   type ConfigIdentity,
   describeIdentity,
@@ -26,6 +27,7 @@ import {
 import { LineLimiter, MAX_MESSAGE_BYTES, oversizedReply } from './line-limit.js';
 import { createMcpServer, type McpServerDeps } from './server.js';
 import { type McpSessions, sessionCaller, sessionComputer } from './sessions.js';
+import { type CliRunner, serveCli } from './socket-ops.js';
 import { MAX_HELLO_BYTES, type SocketHello, type SocketReply } from './socket-protocol.js';
 
 /** The one-shot requests of the CLI, answered by the server that owns everything. */
@@ -39,6 +41,8 @@ export interface SocketControl {
   approvals?(request: Record<string, unknown>): Record<string, unknown>;
   /** Answers `paddock computers` (list, stop, rm); throws a PaddockError sent back as the refusal. */
   computers?(request: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Runs an acting CLI command inside the server (`paddock tools call`, `agents run`, …). */
+  cli?: CliRunner;
 }
 
 export interface SocketServerOptions {
@@ -52,6 +56,8 @@ export interface SocketServerOptions {
   maxMessageBytes?: number;
   /** How long a client may take to send its opening line. */
   helloTimeoutMs?: number;
+  /** Bounds for a client that stops reading (sessions and CLI commands). */
+  slowReader?: SlowReaderLimits;
 }
 
 /** Listens on the run directory's socket; each `mcp` connection is one MCP session. */
@@ -59,11 +65,13 @@ export class McpSocketServer {
   private readonly server: Server;
   private readonly connections = new Set<Socket>();
   private readonly maxMessageBytes: number;
+  private readonly slowReader: SlowReaderLimits;
   /** The key of server.json that clients must present; new at every start. */
   private readonly key = randomBytes(32).toString('base64url');
 
   constructor(private readonly options: SocketServerOptions) {
     this.maxMessageBytes = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+    this.slowReader = options.slowReader ?? DEFAULT_SLOW_READER_LIMITS;
     this.server = createServer((socket) => this.accept(socket));
   }
 
@@ -149,6 +157,10 @@ export class McpSocketServer {
     else if (hello.op === 'open') this.answer(socket, { paddock: 1, ok: true, url: control.openLink() });
     else if (hello.op === 'approvals') this.approvals(socket, hello.approvals ?? {});
     else if (hello.op === 'computers') void this.computers(socket, hello.computers ?? {});
+    else if (hello.op === 'cli' && control.cli)
+      serveCli(socket, hello.cli ?? {}, control.cli, this.options.logger, this.slowReader);
+    else if (hello.op === 'cli')
+      this.refuse(socket, 'UNSUPPORTED_CAPABILITY', 'This server runs no CLI commands.');
     else {
       this.answer(socket, { paddock: 1, ok: true, pid: process.pid });
       control.stop();
@@ -166,7 +178,7 @@ export class McpSocketServer {
           'The socket key does not match this server; read it from run/server.json of the data directory.',
       };
     }
-    if (hello.op !== 'mcp') return null;
+    if (hello.op !== 'mcp' && hello.op !== 'cli') return null;
     if (hello.config && !sameIdentity(hello.config, identity)) {
       return {
         code: 'CONFIG_MISMATCH',
@@ -189,6 +201,9 @@ export class McpSocketServer {
       if (!socket.destroyed) socket.write(oversizedReply(dropped, this.maxMessageBytes));
     });
     const transport = new StdioServerTransport(limiter, socket);
+    guardSlowReader(socket, this.slowReader, (drop) =>
+      logger.warn('mcp.peer_dropped', { session: id, transport: 'socket', ...drop }),
+    );
     let ended = false;
     const finish = () => {
       if (ended) return;
@@ -281,8 +296,9 @@ function parseHello(line: string): SocketHello | string {
   const v = value as Partial<SocketHello> | null;
   if (!v || typeof v !== 'object' || v.paddock !== 1)
     return 'The opening line must be a {"paddock":1,…} object.';
-  if (!['mcp', 'status', 'stop', 'open', 'approvals', 'computers'].includes(v.op as string))
-    return 'op must be one of mcp, status, stop, open, approvals, computers.';
+  if (!['mcp', 'status', 'stop', 'open', 'approvals', 'computers', 'cli'].includes(v.op as string))
+    return 'op must be one of mcp, status, stop, open, approvals, computers, cli.';
+  if (v.cli !== undefined && (typeof v.cli !== 'object' || v.cli === null)) return 'cli must be an object.';
   if (v.approvals !== undefined && (typeof v.approvals !== 'object' || v.approvals === null))
     return 'approvals must be an object.';
   if (v.computers !== undefined && (typeof v.computers !== 'object' || v.computers === null))

@@ -21,7 +21,13 @@ export interface EgressOutcome {
   errorMessage?: string;
 }
 
-/** Counts bytes of one connection and writes its row once, when it ends. */
+/**
+ * Counts bytes of one connection and writes its row. An allowed connection's row is written
+ * when it opens ({@link open}: state `running`, so a crash during a long tunnel leaves a row
+ * that the next start marks interrupted) and completed when it ends with the bytes each way
+ * (`outputBytes` received, `sentBytes` sent) and the outcome; a connection refused before it
+ * opens is one finished row.
+ */
 export class ConnectionRecord {
   readonly id = randomId('inv');
   private readonly startedAt = Date.now();
@@ -30,8 +36,8 @@ export class ConnectionRecord {
   bytesSent = 0;
   /** Bytes from the upstream to the program. */
   bytesReceived = 0;
-  private written = false;
-  /** Extra fields of the row's input (method, path, addresses). */
+  private state: 'new' | 'open' | 'written' = 'new';
+  /** Extra fields of the row's input (method, path, addresses), final once the row is opened. */
   readonly details: Record<string, unknown> = {};
 
   constructor(
@@ -42,15 +48,36 @@ export class ConnectionRecord {
     public port: number,
   ) {}
 
-  /** Writes the row (once; later calls do nothing). */
+  /** Writes the row of a connection the policy allowed, before any byte goes upstream (once). */
+  open(): void {
+    if (this.state !== 'new') return;
+    this.state = 'open';
+    this.session.audit.begin(this.start());
+  }
+
+  /** Completes the opened row, or writes the row of a refused connection (once; later calls do nothing). */
   finish(outcome: EgressOutcome): void {
-    if (this.written) return;
-    this.written = true;
+    if (this.state === 'written') return;
+    const opened = this.state === 'open';
+    this.state = 'written';
+    const end = {
+      durationMs: Math.round(performance.now() - this.t0),
+      outputBytes: this.bytesReceived,
+      sentBytes: this.bytesSent,
+      success: outcome.success,
+      errorCode: outcome.errorCode ?? null,
+      errorMessage: outcome.errorMessage ?? null,
+      policyRule: outcome.rule,
+    };
+    if (opened) this.session.audit.complete(this.id, end);
+    else this.session.audit.record({ ...this.start(), ...end });
+  }
+
+  private start() {
     const p = this.principal;
-    this.session.audit.record({
+    return {
       id: this.id,
       startedAt: this.startedAt,
-      durationMs: Math.round(performance.now() - this.t0),
       tool: EGRESS_TOOL,
       source: 'computer',
       caller: p?.caller ?? 'computer',
@@ -58,19 +85,7 @@ export class ConnectionRecord {
       parentId: p?.parentId ?? null,
       generation: p?.generation ?? null,
       jobId: p?.jobId ?? null,
-      input: {
-        kind: this.kind,
-        host: this.host,
-        port: this.port,
-        ...this.details,
-        bytesSent: this.bytesSent,
-        bytesReceived: this.bytesReceived,
-      },
-      outputBytes: this.bytesReceived,
-      success: outcome.success,
-      errorCode: outcome.errorCode ?? null,
-      errorMessage: outcome.errorMessage ?? null,
-      policyRule: outcome.rule,
-    });
+      input: { kind: this.kind, host: this.host, port: this.port, ...this.details },
+    };
   }
 }

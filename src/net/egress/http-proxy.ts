@@ -153,6 +153,7 @@ export class HttpProxy {
       return;
     }
     record.details.addresses = decision.addresses;
+    record.open();
     const touch = this.touches.get(req.socket) ?? (() => undefined);
     await relayRequest(this.session, req, res, record, decision.rule, touch, async () => {
       const socket = await connectPinned(decision.addresses, port, this.session.limits.connectTimeoutMs);
@@ -200,6 +201,7 @@ export class HttpProxy {
       this.terminate(socket, head, record, target, decision.addresses, decision.rule, touch);
       return;
     }
+    record.open();
     let upstream: Socket;
     try {
       upstream = await connectPinned(decision.addresses, target.port, this.session.limits.connectTimeoutMs);
@@ -236,6 +238,7 @@ export class HttpProxy {
   ): void {
     const ca = this.session.ca!;
     record.details.terminated = true;
+    record.open();
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     if (head.length > 0) socket.unshift(head);
     const tls = new TLSSocket(socket as Socket, {
@@ -299,6 +302,7 @@ export class HttpProxy {
       return;
     }
     record.details.injected = Object.keys(injected);
+    record.open();
     await relayRequest(this.session, req, res, record, ctx.rule, ctx.touch, async () => {
       const tcp = await connectPinned(ctx.addresses, ctx.port, this.session.limits.connectTimeoutMs);
       const secure = tlsConnect({

@@ -110,7 +110,6 @@ export async function relayRequest(
   });
   up.on('response', (upRes) => {
     active();
-    record.details.status = upRes.statusCode;
     res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, endToEnd(upRes.headers));
     upRes.on('data', (chunk: Buffer) => {
       record.bytesReceived += chunk.length;

@@ -188,6 +188,7 @@ export async function handleSocks(socket: Duplex, session: EgressSession): Promi
     return;
   }
   record.details.addresses = decision.addresses;
+  record.open();
   let upstream: Duplex;
   try {
     upstream = await connectPinned(decision.addresses, port, session.limits.connectTimeoutMs);

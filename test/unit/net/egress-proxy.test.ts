@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { rawExchange, socksRequest, startSilentServer, startTestProxy } from './egress-helpers.js';
 import { type LocalServer, startServer, waitFor } from './helpers.js';
@@ -49,7 +50,9 @@ describe('egress proxy (HTTP forward, CONNECT, SOCKS5) against stub servers on 1
       const input = JSON.parse(row.input) as Record<string, unknown>;
       assert.equal(input.host, 'stub.test');
       assert.equal(input.kind, 'http');
-      assert.ok((input.bytesReceived as number) > 0);
+      assert.ok(row.outputBytes > 0, 'bytes received are the row’s output bytes');
+      assert.equal(row.sentBytes, 0, 'a GET sends no body: bytes sent have their own column');
+      assert.equal(input.bytesReceived, undefined);
       assert.equal(row.jobId, 'anonymous');
       assert.equal(row.parentId, 'inv_parent_anonymous');
     } finally {
@@ -157,8 +160,7 @@ describe('egress proxy (HTTP forward, CONNECT, SOCKS5) against stub servers on 1
       assert.match(denied.toString(), /covers only port the default/);
       const rows = p.rows();
       assert.equal(rows[0]!.success, true);
-      const input = JSON.parse(rows[0]!.input) as { bytesSent: number; bytesReceived: number };
-      assert.ok(input.bytesSent > 0 && input.bytesReceived > 0);
+      assert.ok((rows[0]!.sentBytes ?? 0) > 0 && rows[0]!.outputBytes > 0);
       assert.equal(rows[1]!.success, false);
     } finally {
       await p.close();
@@ -323,7 +325,8 @@ describe('egress proxy (HTTP forward, CONNECT, SOCKS5) against stub servers on 1
       assert.equal(status(reply), 504);
       const tunnel = await rawExchange(p.port, `CONNECT silent.test:${silent.port} HTTP/1.1\r\n\r\n`);
       assert.match(tunnel.toString(), /200 Connection Established/);
-      await waitFor(() => p.rows().length === 2, 'the tunnel row');
+      // rows are written when the connections open and completed when they end
+      await waitFor(() => p.rows().filter((r) => r.state === 'ended').length === 2, 'both rows completed');
       assert.deepEqual(
         p.rows().map((r) => r.errorCode),
         ['TIMEOUT', 'TIMEOUT'],
@@ -384,6 +387,61 @@ describe('egress proxy (HTTP forward, CONNECT, SOCKS5) against stub servers on 1
       assert.equal(status(denied), 403);
       assert.match(denied.toString(), /network\.allow of profile "test"/);
       assert.match(p.rows().at(-1)!.policyRule ?? '', /^profile:/);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('writes an allowed tunnel’s row when it opens (running, so a crash leaves it) and completes it with the bytes each way when it ends', async () => {
+    const echo = createServer((s) => {
+      s.on('error', () => undefined);
+      s.pipe(s);
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    const echoPort = (echo.address() as AddressInfo).port;
+    const p = await startTestProxy({ allow: [`echo.test:${echoPort}`], hosts: { 'echo.test': '127.0.0.1' } });
+    const client = connect({ host: '127.0.0.1', port: p.port });
+    try {
+      let received = '';
+      client.setEncoding('latin1');
+      client.on('data', (d: string) => {
+        received += d;
+      });
+      client.write(`CONNECT echo.test:${echoPort} HTTP/1.1\r\nHost: echo.test\r\n\r\n`);
+      await waitFor(() => received.includes('200 Connection Established'), 'the tunnel to open');
+      client.write('ping-1234567890');
+      await waitFor(() => received.endsWith('ping-1234567890'), 'the echo through the tunnel');
+      const open = p.rows();
+      assert.equal(open.length, 1, 'the row exists while the tunnel is open');
+      assert.equal(open[0]!.state, 'running');
+      assert.equal(open[0]!.policyRule, null, 'the outcome is not written yet');
+      assert.equal(JSON.parse(open[0]!.input).host, 'echo.test');
+      client.end();
+      await waitFor(() => p.rows()[0]?.state === 'ended', 'the row to be completed');
+      const [row] = p.rows();
+      assert.equal(p.rows().length, 1, 'completed in place, not a second row');
+      assert.equal(row!.id, open[0]!.id);
+      assert.equal(row!.success, true);
+      assert.equal(row!.sentBytes, 'ping-1234567890'.length);
+      assert.equal(row!.outputBytes, 'ping-1234567890'.length);
+      assert.equal(row!.policyRule, `http.allow[0]=echo.test:${echoPort}`);
+    } finally {
+      client.destroy();
+      await p.close();
+      await new Promise<void>((resolve) => echo.close(() => resolve()));
+    }
+  });
+
+  it('writes a refused connection as one finished row with no bytes sent', async () => {
+    const p = await startTestProxy({ allow: [] });
+    try {
+      const denied = await rawExchange(p.port, 'CONNECT nowhere.test:443 HTTP/1.1\r\n\r\n');
+      assert.equal(status(denied), 403);
+      const rows = p.rows();
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0]!.state, 'ended');
+      assert.equal(rows[0]!.success, false);
+      assert.equal(rows[0]!.sentBytes, 0);
     } finally {
       await p.close();
     }
