@@ -54,4 +54,42 @@ describe('an agent run that uses the computer', () => {
       await p.close();
     }
   });
+
+  it('gives a scheduled run a computer of its own: the session’s computer, its jobs and its generation are untouched', async () => {
+    const p = await startAgentsProject({ agents: { worker: WORKER } });
+    try {
+      const session = { caller: 'mcp:person', via: 'direct' as const, attended: true };
+      const call = async (name: string, input: Record<string, unknown>) => {
+        const o = await p.paddock.gateway.call(name, input, session);
+        assert.ok(o.ok, JSON.stringify(o));
+        return o.result.structured as Record<string, unknown>;
+      };
+      const launched = await call('launch_computer', { profileId: 'shell' });
+      const job = await call('run_command', { script: 'echo the-person-s-job', waitMs: 10_000 });
+      p.provider.script([
+        { toolCalls: [{ name: 'launch_computer', arguments: { profileId: 'shell' } }] },
+        {
+          toolCalls: [
+            { name: 'run_command', arguments: { script: 'echo from-the-schedule', waitMs: 10_000 } },
+          ],
+        },
+        { text: 'Done.' },
+      ]);
+      const run = await p.agents.run('worker', { trigger: 'schedule' });
+      assert.equal(run.status, 'succeeded', run.error ?? '');
+      const status = await call('get_computer_status', {});
+      assert.equal(status.generation, launched.generation, 'the session’s computer was not replaced');
+      assert.equal(status.lifecycle, 'running');
+      const read = await call('read_job', { jobId: job.jobId });
+      assert.match(String(read.stdout), /the-person-s-job/, 'the session’s job is still there');
+      const runCalls = p.agents.show(run.id)!.calls;
+      const runLaunch = runCalls.find((c) => c.tool === 'launch_computer');
+      assert.ok(
+        runLaunch?.generation && runLaunch.generation !== launched.generation,
+        'the run booted its own',
+      );
+    } finally {
+      await p.close();
+    }
+  });
 });
