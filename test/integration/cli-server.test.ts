@@ -114,6 +114,7 @@ describe('acting CLI commands and the running server', () => {
       ['servers', 'tools', 'no_such_server'],
       ['servers', 'call', 'fx_fail', '{}'],
       ['agents', 'show', 'no_such_run'],
+      ['tools', 'list'],
     ];
     try {
       const alone = [];
