@@ -37,6 +37,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['terminals', './terminals.js', 'benchTerminals'],
     ['bridge', './bridge.js', 'benchBridge'],
     ['egress', './egress.js', 'benchEgress'],
+    ['warm', './warm-pool.js', 'benchWarmPool'],
   ];
   for (const [name, path, fn] of optional) {
     try {

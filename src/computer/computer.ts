@@ -7,22 +7,19 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ProfileConfig } from '../config/computer-schema.js';
-import { type FrameKindValue, PROTOCOL_VERSION } from '../guest/frames.js';
+import type { FrameKindValue } from '../guest/frames.js';
 import type { CallArgs, CallOp, CallResult, GuestEvent, Hello } from '../guest/protocol.js';
-import { raceAbort } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import type { ComputerBackend, SandboxInstance } from './backend/types.js';
 import type { ComputerEgress, JobLineage } from './egress.js';
 import type { ComputerEvent, Lifecycle } from './events.js';
 import { JobTable } from './jobs/job-table.js';
-import { type CallOptions, GuestClient, type WithAttachment } from './link/guest-client.js';
-import { baseJobEnv } from './link/guest-layout.js';
+import type { CallOptions, GuestClient, WithAttachment } from './link/guest-client.js';
 import { StreamRouter } from './link/stream-router.js';
 import type { ComputerLog } from './logs.js';
+import { type BootedSandbox, bootSandbox, describeExit, sandboxSpec } from './sandbox-boot.js';
 
 export type { Lifecycle } from './events.js';
-
-const DIAGNOSTIC_TAIL_CHARS = 2000;
 
 export interface ComputerOptions {
   /** The computer's name in events (the key its manager is known by). */
@@ -37,7 +34,8 @@ export interface ComputerOptions {
   keptWorkspace?: string;
   retentionBytes: number;
   bootTimeoutMs: number;
-  probe: string[];
+  /** A sandbox from the warm pool to run on instead of booting one (it is this generation's alone). */
+  warm?: BootedSandbox | null;
   /** Settles when the previous generation is gone (a relaunch boots only after it). */
   before?: Promise<void>;
   /** Egress through the host proxy (profiles with network mode "proxy"). */
@@ -54,6 +52,8 @@ export class Computer {
   instance: SandboxInstance | null = null;
   /** Milliseconds the boot took, once running. */
   bootMs: number | null = null;
+  /** Where the sandbox came from once booted: `warm` (taken from the pool) or `cold` (booted for it). */
+  bootSource: 'warm' | 'cold' | null = null;
   /** Settles (never rejects) once the boot ended, running or in error. */
   readonly booted: Promise<void>;
   /** The jobs of this generation. */
@@ -61,7 +61,9 @@ export class Computer {
   /** Terminals and relayed preview connections of this generation (streams that are not jobs). */
   readonly streams = new StreamRouter();
   private client: GuestClient | null = null;
-  private diagnosticTail = '';
+  private sandbox: BootedSandbox | null = null;
+  /** Cancels a cold boot that is still waiting for the guest (stop or shutdown). */
+  private readonly abort = new AbortController();
   private readonly startedAt = performance.now();
 
   constructor(private readonly options: ComputerOptions) {
@@ -90,68 +92,58 @@ export class Computer {
   }
 
   private async boot(): Promise<void> {
-    const { log, generation } = this.options;
+    const { log, generation, warm } = this.options;
     await this.options.before?.catch(() => undefined);
-    if (this.lifecycle !== 'booting') return;
+    if (this.lifecycle !== 'booting') {
+      // a taken warm sandbox is never handed back: it goes with the generation that took it
+      await warm?.destroy();
+      return;
+    }
     try {
-      const instance = await this.options.backend.launch({
-        generation,
-        hostDir: this.options.hostDir,
-        ...(this.options.keptWorkspace ? { keptWorkspace: this.options.keptWorkspace } : {}),
-        mounts: this.profile.mounts.map((m) => ({
-          source: m.source,
-          target: m.target,
-          readOnly: m.readOnly,
-        })),
-        env: baseJobEnv('/bin/sh'),
-        limits: this.profile.limits,
-        networkMode: this.profile.networkMode,
-        probe: this.options.probe,
-        files: this.options.egress?.guestFiles() ?? {},
-      });
-      this.instance = instance;
+      const sandbox =
+        warm ??
+        (await bootSandbox(
+          this.options.backend,
+          sandboxSpec(
+            this.profile,
+            {
+              generation,
+              hostDir: this.options.hostDir,
+              ...(this.options.keptWorkspace ? { keptWorkspace: this.options.keptWorkspace } : {}),
+            },
+            this.options.egress?.guestFiles() ?? {},
+          ),
+          { timeoutMs: this.options.bootTimeoutMs, signal: this.abort.signal },
+        ));
+      this.sandbox = sandbox;
+      this.instance = sandbox.instance;
+      this.client = sandbox.client;
+      this.hello = sandbox.hello;
+      this.bootSource = warm ? 'warm' : 'cold';
       if (this.ended) {
-        await instance.destroy();
+        await sandbox.destroy();
         return;
       }
-      instance.diagnostics.on('data', (d: Buffer) => {
-        this.diagnosticTail = (this.diagnosticTail + d.toString('utf8')).slice(-DIAGNOSTIC_TAIL_CHARS);
+      sandbox.attach({
+        onEvent: (e) => this.route(e),
+        onData: (stream, fd, payload) => {
+          if (!this.streams.data(stream, fd, payload)) this.jobs.onData(stream, fd, payload);
+        },
+        onEnd: (stream, fd) => {
+          if (!this.streams.end(stream, fd)) this.jobs.onEnd(stream, fd);
+        },
+        onWindow: (stream, fd, bytes) => this.streams.window(stream, fd, bytes),
+        onBroken: (reason) => this.fail(`The guest agent broke the protocol (${reason})`),
       });
-      const hello = new Promise<Hello>((resolve) => {
-        this.client = new GuestClient(instance.fromGuest, instance.toGuest, {
-          onHello: resolve,
-          onEvent: (e) => this.route(e),
-          onData: (stream, fd, payload) => {
-            if (!this.streams.data(stream, fd, payload)) this.jobs.onData(stream, fd, payload);
-          },
-          onEnd: (stream, fd) => {
-            if (!this.streams.end(stream, fd)) this.jobs.onEnd(stream, fd);
-          },
-          onWindow: (stream, fd, bytes) => this.streams.window(stream, fd, bytes),
-          onBroken: (reason) => this.fail(`The guest agent broke the protocol (${reason})`),
-        });
-      });
-      void instance.exited.then((how) => this.onSandboxExit(how));
-      const exitedEarly = instance.exited.then((how) => {
-        throw new Error(`the sandbox exited during boot (${describeExit(how)})${this.diagnosticSuffix()}`);
-      });
-      const ms = this.options.bootTimeoutMs;
-      this.hello = await raceAbort(
-        Promise.race([hello, exitedEarly]),
-        AbortSignal.timeout(ms),
-        () => new Error(`no answer from the guest agent within ${ms} ms`),
-      );
-      if (this.hello.version !== PROTOCOL_VERSION)
-        throw new Error(`the guest agent speaks protocol ${this.hello.version}, not ${PROTOCOL_VERSION}`);
-      if (this.ended) return;
-      await this.options.egress?.start(this, this.client!);
+      void sandbox.instance.exited.then((how) => this.onSandboxExit(how));
+      await this.options.egress?.start(this, this.client);
       if (this.ended) return;
       this.lifecycle = 'running';
       this.bootMs = Math.round(performance.now() - this.startedAt);
       log.add(
         'ok',
         'computer.boot',
-        `Generation ${generation} (${this.profile.id}) is running; booted in ${this.bootMs} ms.`,
+        `Generation ${generation} (${this.profile.id}) is running; booted in ${this.bootMs} ms${warm ? ' from a warm sandbox' : ''}.`,
         { generation },
       );
       this.emitLifecycle();
@@ -174,8 +166,7 @@ export class Computer {
   }
 
   private diagnosticSuffix(): string {
-    const tail = this.diagnosticTail.trim();
-    return tail ? `; guest output: ${tail.slice(-500)}` : '';
+    return this.sandbox?.diagnosticSuffix() ?? '';
   }
 
   /** Puts the generation in `error`, fails every pending call and kills what is left. */
@@ -192,6 +183,7 @@ export class Computer {
     );
     this.jobs.endAll();
     this.streams.close(message);
+    this.abort.abort();
     void this.instance?.destroy();
     this.emitLifecycle();
   }
@@ -244,6 +236,8 @@ export class Computer {
     this.jobs.endAll();
     this.streams.close(reason.message);
     if (was !== this.lifecycle) this.emitLifecycle();
+    this.abort.abort();
+    await this.booted;
     await this.instance?.destroy();
     await rm(this.options.hostDir, { recursive: true, force: true }).catch(() => undefined);
   }
@@ -264,10 +258,7 @@ export class Computer {
       profileId: this.profile.id,
       lifecycle: this.lifecycle,
       bootError: this.bootError,
+      bootSource: this.bootSource,
     });
   }
-}
-
-function describeExit(how: { exitCode: number | null; signal: string | null }): string {
-  return how.signal ? `signal ${how.signal}` : `exit code ${how.exitCode}`;
 }

@@ -20,6 +20,8 @@ export type ComputerEvent =
       profileId: string;
       lifecycle: Lifecycle;
       bootError: string | null;
+      /** Once booted: whether the generation took a warm sandbox or booted its own (null before). */
+      bootSource: 'warm' | 'cold' | null;
     }
   /** A job started; `command` is its one-line summary. */
   | { type: 'job.started'; computer: string; generation: number; jobId: string; command: string }

@@ -7,9 +7,6 @@ import { Computer } from './computer.js';
 import type { ComputerLog } from './logs.js';
 import type { ComputerContext } from './service-context.js';
 
-/** Programs whose presence the guest reports (status and profile checks). */
-const PROBE = ['bash', 'sh', 'python3', 'node', 'npm', 'git', 'curl'];
-
 export interface GenerationRequest {
   /** The computer's key. */
   name: string;
@@ -53,6 +50,8 @@ export function startGeneration(ctx: ComputerContext, req: GenerationRequest): C
   }
   if (!req.active) ctx.assertCapacity(req.name);
   const generation = ctx.nextGeneration(req.name);
+  const keptWorkspace = ctx.keptWorkspace(req.name, profile);
+  const warm = ctx.takeWarm(req.name, profile);
   const teardown = previous
     ? previous.destroy(
         new PaddockError(
@@ -61,6 +60,14 @@ export function startGeneration(ctx: ComputerContext, req: GenerationRequest): C
         ),
       )
     : Promise.resolve();
+  // The previous generation is stopped at once (its link closed, its ids stale) and killed here.
+  // A cold boot starts after its processes are gone; a warm sandbox shares nothing with them
+  // and runs at once, unless a read-write profile mount is host state both would see.
+  const sharesHostState = profile.mounts.some((m) => !m.readOnly);
+  const waitFor = warm && !sharesHostState ? Promise.resolve() : teardown;
+  void teardown.catch(() => undefined);
+  // a cold boot of a computer that does not count yet may need the room of a pooled sandbox
+  const room = warm || req.active ? undefined : ctx.makeRoom();
   if (previous) {
     log.add(
       'info',
@@ -69,26 +76,32 @@ export function startGeneration(ctx: ComputerContext, req: GenerationRequest): C
       { generation: previous.generation },
     );
   }
-  const keptWorkspace = ctx.keptWorkspace(req.name, profile);
-  const computer = new Computer({
-    name: req.name,
-    generation,
-    profile: { ...profile, mounts: [...profile.mounts, ...ctx.sharedMounts] },
-    backend: ctx.backend,
-    log,
-    hostDir: ctx.generationDir(generation),
-    ...(keptWorkspace ? { keptWorkspace } : {}),
-    retentionBytes: profile.limits.outputBytes ?? ctx.config.retentionBytes,
-    bootTimeoutMs: ctx.config.bootTimeoutMs,
-    probe: PROBE,
-    before: teardown,
-    egress: ctx.egress?.forComputer(generation, profile, log) ?? null,
-    emit: (event) => ctx.events.emit(event),
-  });
+  let computer: Computer;
+  try {
+    computer = new Computer({
+      name: req.name,
+      generation,
+      profile: ctx.withSharedMounts(profile),
+      backend: ctx.backend,
+      log,
+      hostDir: warm?.hostDir ?? ctx.generationDir(generation),
+      ...(keptWorkspace ? { keptWorkspace } : {}),
+      retentionBytes: profile.limits.outputBytes ?? ctx.config.retentionBytes,
+      bootTimeoutMs: ctx.config.bootTimeoutMs,
+      warm,
+      before: room ? Promise.all([teardown, room]).then(() => undefined) : waitFor,
+      egress: ctx.egress?.forComputer(generation, profile, log) ?? null,
+      emit: (event) => ctx.events.emit(event),
+    });
+  } catch (e) {
+    // a taken warm sandbox is this generation's alone: it never goes back to the pool
+    void warm?.destroy();
+    throw e;
+  }
   log.add(
     'info',
     'computer.launch',
-    `Launching generation ${generation} with profile ${profile.id}${keptWorkspace ? ' (workspace kept)' : ''}.`,
+    `Launching generation ${generation} with profile ${profile.id}${keptWorkspace ? ' (workspace kept)' : ''}${warm ? ' on a warm sandbox' : ''}.`,
     { generation },
   );
   return computer;

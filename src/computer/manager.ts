@@ -21,6 +21,7 @@ import type { ProfileInfo } from './profiles.js';
 import { ComputerContext, type ComputerServiceOptions } from './service-context.js';
 import { type ComputerStatus, describeStatus, type LaunchResult } from './status.js';
 import { TerminalService } from './terminals/terminal-service.js';
+import type { WarmPool } from './warm-pool.js';
 
 export type { CancelResult, RunRequest } from './jobs/requests.js';
 export type { ComputerStatus, LaunchResult } from './status.js';
@@ -54,7 +55,10 @@ export class ComputerManager implements ComputerSource {
   constructor(nameOrOptions: string | ComputerServiceOptions, context?: ComputerContext) {
     this.alone = typeof nameOrOptions !== 'string';
     this.name = typeof nameOrOptions === 'string' ? nameOrOptions : 'local';
-    this.context = typeof nameOrOptions === 'string' ? context! : new ComputerContext(nameOrOptions);
+    this.context =
+      typeof nameOrOptions === 'string'
+        ? context!
+        : new ComputerContext(nameOrOptions, { activeComputers: () => (this.active ? 1 : 0) });
     const name = this.name;
     const ctx = this.context;
     const emit = ctx.events.emit.bind(ctx.events);
@@ -82,6 +86,11 @@ export class ComputerManager implements ComputerSource {
 
   listProfiles(search?: string): ProfileInfo[] {
     return this.context.profiles.list(search);
+  }
+
+  /** The warm pool of its server (its state for tests and status). */
+  get pool(): WarmPool {
+    return this.context.pool;
   }
 
   /** The dock's URL for this server. */
@@ -252,6 +261,7 @@ export class ComputerManager implements ComputerSource {
     if (!this.alone) throw new Error('a computer of a ComputerService is closed by the service');
     this.context.close();
     await this.stop(new PaddockError('NOT_RUNNING', 'The server is shutting down.'));
+    await this.context.drainPool();
     await this.context.backend.dispose();
   }
 

@@ -76,6 +76,11 @@ export class ProfileCatalog {
     return p;
   }
 
+  /** Every profile, in catalogue order. */
+  all(): ProfileConfig[] {
+    return [...this.profiles.values()];
+  }
+
   /** Whether the profile can launch, with the reason when it cannot. */
   availability(p: ProfileConfig): { available: boolean; reason: string | null } {
     const missing = p.requires.filter((name) => !this.hasProgram(name));

@@ -1,11 +1,11 @@
 /**
- * What every computer of a server shares: the backend, profiles, launch links, typed events
- * and the one generation counter, plus the checks that span computers (the cap, whether the
+ * What every computer of a server shares: the backend, profiles, launch links, typed events,
+ * the warm pool and the one generation counter, plus the checks that span computers (the cap, whether the
  * server is closing, where a kept workspace lives). The ComputerService builds one for all its
  * computers; a ComputerManager run alone builds its own.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database } from '../audit/database.js';
 import type { ComputerConfig, ProfileConfig } from '../config/computer-schema.js';
@@ -17,6 +17,8 @@ import { ComputerEvents } from './events.js';
 import type { ToolChannelFactory } from './jobs/tool-channel.js';
 import { LaunchLinkStore } from './launch-links.js';
 import { ProfileCatalog } from './profiles.js';
+import type { BootedSandbox } from './sandbox-boot.js';
+import { WARM_DIR_PATTERN, WarmPool } from './warm-pool.js';
 
 export interface ComputerServiceOptions {
   backend: ComputerBackend;
@@ -44,6 +46,8 @@ export interface ContextHooks {
   assertCapacity?(key: string): void;
   /** A generation of computer `key` was launched. */
   launched?(key: string, generation: number): void;
+  /** Computers booting or running (what counts against `computer.maxComputers`). */
+  activeComputers?(): number;
 }
 
 /** Whether a computer's /workspace is kept across generations. */
@@ -53,6 +57,8 @@ export class ComputerContext {
   readonly profiles: ProfileCatalog;
   readonly launchLinks: LaunchLinkStore | null;
   readonly events: ComputerEvents;
+  /** Warm sandboxes per profile (pooled ones count against the cap's headroom, never a launch's). */
+  readonly pool: WarmPool;
   private readonly computersDir: string;
   /** Generation → the computer that launched it (stale ids stay STALE_GENERATION, foreign ones NOT_FOUND). */
   private readonly generations = new Map<number, string>();
@@ -73,6 +79,23 @@ export class ComputerContext {
     this.computersDir = options.config.workspaceDir ?? join(options.dataDir, 'computers');
     mkdirSync(this.computersDir, { recursive: true, mode: 0o700 });
     this.lastGeneration = this.readGenerationCounter();
+    this.sweepWarmDirs();
+    this.pool = new WarmPool({
+      backend: options.backend,
+      logger: options.logger.child({ domain: 'computer' }),
+      dir: this.computersDir,
+      bootTimeoutMs: options.config.bootTimeoutMs,
+      targets: this.warmTargets(),
+      files: () => options.egress?.guestFiles() ?? {},
+      room: (pooled) => (hooks.activeComputers?.() ?? 0) + pooled < options.config.maxComputers,
+    });
+    // a computer that ends frees room under the cap; the refill waits for the launch under way
+    // (a relaunch stops the previous generation) to run first
+    this.events.subscribe((e) => {
+      if (e.type === 'lifecycle' && (e.lifecycle === 'stopped' || e.lifecycle === 'error'))
+        setImmediate(() => this.pool.refill());
+    });
+    this.pool.start();
   }
 
   get backend(): ComputerBackend {
@@ -104,6 +127,36 @@ export class ComputerContext {
   /** From now on nothing launches. */
   close(): void {
     this.closing = true;
+    this.pool.close();
+  }
+
+  /** Destroys every pooled sandbox (at shutdown, after close). */
+  drainPool(): Promise<void> {
+    return this.pool.drain();
+  }
+
+  /** `profile` with the read-only mounts every computer sees. */
+  withSharedMounts(profile: ProfileConfig): ProfileConfig {
+    return { ...profile, mounts: [...profile.mounts, ...this.sharedMounts] };
+  }
+
+  /**
+   * A warm sandbox for a new generation of computer `key` running `profile`, or null. Only a
+   * fresh-workspace computer takes one: a kept workspace is bound when a sandbox boots, so it
+   * always boots cold.
+   */
+  takeWarm(key: string, profile: ProfileConfig): BootedSandbox | null {
+    if (this.workspaceMode(key, profile) !== 'fresh') return null;
+    return this.pool.take(profile.id);
+  }
+
+  /**
+   * Makes room under the cap for a cold boot of a computer that does not count yet: when the
+   * computers and the pool fill it, one pooled sandbox goes. Settles once it is gone.
+   */
+  async makeRoom(): Promise<void> {
+    const active = this.hooks.activeComputers?.() ?? 0;
+    if (active + this.pool.size >= this.options.config.maxComputers) await this.pool.evict();
   }
 
   /** Sets the dock's base URL once the server knows it (it may listen on a port picked at start). */
@@ -172,6 +225,45 @@ export class ComputerContext {
     const dir = join(own, 'workspace');
     mkdirSync(dir, { recursive: true, mode: 0o755 });
     return dir;
+  }
+
+  /**
+   * How many warm sandboxes each available profile keeps. An id in `computer.warm` that names no
+   * profile fails the start; a profile that keeps some but cannot launch here is logged and skipped.
+   */
+  private warmTargets(): { profile: ProfileConfig; warm: number }[] {
+    const { warm } = this.options.config;
+    const known = new Set(this.profiles.all().map((p) => p.id));
+    for (const id of Object.keys(warm)) {
+      if (!known.has(id))
+        throw new PaddockError(
+          'INVALID_ARGUMENT',
+          `computer.warm.${id}: no profile "${id}"; use one of ${[...known].join(', ')}.`,
+        );
+    }
+    const targets: { profile: ProfileConfig; warm: number }[] = [];
+    for (const p of this.profiles.all()) {
+      const n = warm[p.id] ?? p.warm;
+      if (n === 0) continue;
+      const { available, reason } = this.profiles.availability(p);
+      if (!available) {
+        this.options.logger.warn('computer.warm_unavailable', { profile: p.id, reason });
+        continue;
+      }
+      targets.push({ profile: this.withSharedMounts(p), warm: n });
+    }
+    return targets;
+  }
+
+  /**
+   * Removes the host directories of pooled or warm-started sandboxes a previous run left in the
+   * computers directory (`warm-XXXXXX`: never a kept workspace; a crash leaves them behind).
+   */
+  private sweepWarmDirs(): void {
+    for (const name of readdirSync(this.computersDir)) {
+      if (WARM_DIR_PATTERN.test(name))
+        rmSync(join(this.computersDir, name), { recursive: true, force: true });
+    }
   }
 
   private readGenerationCounter(): number {

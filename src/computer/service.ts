@@ -13,6 +13,7 @@ import type { LaunchLinkStore } from './launch-links.js';
 import { ComputerManager } from './manager.js';
 import type { ProfileCatalog, ProfileInfo } from './profiles.js';
 import { ComputerContext, type ComputerServiceOptions } from './service-context.js';
+import type { WarmPool } from './warm-pool.js';
 
 export type { ComputerServiceOptions } from './service-context.js';
 
@@ -42,6 +43,7 @@ export class ComputerService {
     this.context = new ComputerContext(options, {
       assertCapacity: (key) => this.assertCapacity(key),
       launched: (key) => this.setFocus(key),
+      activeComputers: () => [...this.managers.values()].filter((m) => m.active).length,
     });
     this.context.events.subscribe((event) => {
       if (event.type !== 'lifecycle' || this.generations.get(event.generation) === event.computer) return;
@@ -55,6 +57,11 @@ export class ComputerService {
 
   get profiles(): ProfileCatalog {
     return this.context.profiles;
+  }
+
+  /** The warm pool (its state for status and tests). */
+  get pool(): WarmPool {
+    return this.context.pool;
   }
 
   get launchLinks(): LaunchLinkStore | null {
@@ -212,6 +219,7 @@ export class ComputerService {
     const reason = new PaddockError('NOT_RUNNING', 'The server is shutting down.');
     await Promise.all([...this.managers.values()].map((m) => m.stop(reason)));
     this.managers.clear();
+    await this.context.drainPool();
     await this.options.backend.dispose();
   }
 

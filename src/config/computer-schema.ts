@@ -73,6 +73,9 @@ export const networkSchema = z
   })
   .strict();
 
+/** How many warm sandboxes a profile keeps (each holds the profile's memory while it waits). */
+const warmSchema = z.number().int().min(0).max(16);
+
 /** Whether a computer's /workspace starts empty at every launch or is kept. */
 const workspaceModeSchema = z.enum(['keep', 'fresh']);
 
@@ -136,6 +139,11 @@ const profileInputSchema = z
       .default('fresh')
       .describe(
         '"fresh": every launch starts with an empty /workspace. "keep": /workspace survives relaunches and server restarts.',
+      ),
+    warm: warmSchema
+      .default(0)
+      .describe(
+        'Sandboxes of this profile kept booted and unused, so a launch of a fresh-workspace computer takes one instead of booting (0: none).',
       ),
   })
   .strict();
@@ -240,6 +248,12 @@ export const computerSchema = z
       .default(60_000)
       .describe(
         "How long a session's private computer outlives the session (a reconnecting client finds it).",
+      ),
+    warm: z
+      .record(z.string().min(1), warmSchema)
+      .default({})
+      .describe(
+        "Warm sandboxes by profile id, overriding the profile's own warm (e.g. { shell: 2 } for a built-in profile).",
       ),
     named: z
       .record(

@@ -104,7 +104,7 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
     'ALL',
     ...identity,
     '--hostname',
-    `paddock-g${spec.generation}`,
+    `paddock-${sandboxName(spec)}`,
     '--clearenv',
   ];
   for (const [k, v] of Object.entries(spec.env)) a.push('--setenv', k, v);
@@ -144,9 +144,18 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
   return a;
 }
 
-/** /etc/passwd, /etc/group and friends for the guest. */
-export function generatedEtc(generation: number, shell: string): Record<string, string> {
-  const hostname = `paddock-g${generation}`;
+/** The name of a sandbox's host resources and hostname: its own, else `g<generation>`. */
+export function sandboxName(spec: Pick<SandboxSpec, 'generation' | 'name'>): string {
+  return spec.name ?? `g${spec.generation}`;
+}
+
+/** /etc/passwd, /etc/group and friends for the guest (`name`: the sandbox's, default `g<generation>`). */
+export function generatedEtc(
+  generation: number,
+  shell: string,
+  name = `g${generation}`,
+): Record<string, string> {
+  const hostname = `paddock-${name}`;
   return {
     '/etc/passwd': [
       'root:x:0:0:root:/nonexistent:/usr/sbin/nologin',

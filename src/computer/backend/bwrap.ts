@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { type BwrapLayout, buildBwrapArgs, generatedEtc } from './bwrap-args.js';
+import { type BwrapLayout, buildBwrapArgs, generatedEtc, sandboxName } from './bwrap-args.js';
 import { type CgroupNode, CgroupRoot } from './cgroups.js';
 import { guestPackages } from './guest-packages.js';
 import { canExecute, etcEntries, rootEntries } from './host-facts.js';
@@ -119,8 +119,9 @@ export class BwrapBackend implements ComputerBackend {
       this.ensureSandboxRoot(),
     );
     const shell = canExecute('/bin/bash') ? '/bin/bash' : '/bin/sh';
+    const name = sandboxName(spec);
     // the network namespace keeps only lo either way; "proxy" adds the relay port (guest agent)
-    const files = Object.entries({ ...generatedEtc(spec.generation, shell), ...spec.files });
+    const files = Object.entries({ ...generatedEtc(spec.generation, shell, name), ...spec.files });
     // Generated files reach bwrap through pipes (fd 4, 5, …): no host path to expose or traverse.
     const generated: Record<string, number> = {};
     files.forEach(([target], i) => {
@@ -143,7 +144,7 @@ export class BwrapBackend implements ComputerBackend {
     // read-only mounts the sandbox uid cannot reach are copied for this generation (a snapshot)
     const mounts = spec.mounts.map((m, i) =>
       this.runAs && m.readOnly && !reachableByAnyone(m.source)
-        ? { ...m, source: this.stage.snapshot(m.source, `g${spec.generation}/mounts/${i}`) }
+        ? { ...m, source: this.stage.snapshot(m.source, `${name}/mounts/${i}`) }
         : m,
     );
     const seccompFd = FIRST_DATA_FD + files.length;
@@ -153,7 +154,7 @@ export class BwrapBackend implements ComputerBackend {
       layout.nodeFlags = ['--disable-sigusr1'];
     const args = buildBwrapArgs({ ...spec, mounts }, layout);
     if (filter) args.splice(args.indexOf('--'), 0, '--seccomp', String(seccompFd));
-    const node = this.cgroups?.computer(`g${spec.generation}`, {
+    const node = this.cgroups?.computer(name, {
       pidsMax: spec.limits.processes,
       memoryBytes: spec.limits.memoryMb * MIB,
     });
@@ -373,6 +374,7 @@ class BwrapInstance implements SandboxInstance {
     if (this.node && !(await this.node.destroy(2000))) {
       this.logger.warn('computer.cgroup_leftover', {
         generation: this.spec.generation,
+        sandbox: sandboxName(this.spec),
         pids: this.node.pids(),
       });
     }

@@ -29,8 +29,13 @@ export interface ResourceLimits {
 
 /** What to start. */
 export interface SandboxSpec {
-  /** Generation number (part of names and the hostname). */
+  /** Generation number (part of names and the hostname); 0 for a pooled sandbox no generation holds yet. */
   generation: number;
+  /**
+   * Name of the sandbox's host resources (cgroup, directories) and of its hostname
+   * (`paddock-<name>`); default `g<generation>`. A pooled sandbox has a name of its own.
+   */
+  name?: string;
   /** Host directory owned by this generation: its workspace and generated files live here. */
   hostDir: string;
   /**

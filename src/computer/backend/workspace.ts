@@ -6,6 +6,7 @@
 import { chownSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PaddockError } from '../../shared/errors.js';
+import { sandboxName } from './bwrap-args.js';
 import type { IdMap } from './id-map.js';
 import type { SandboxSpec } from './types.js';
 
@@ -48,7 +49,7 @@ export function prepareWorkspace(
     mkdirSync(dir, { recursive: true, mode: 0o755 });
     return { workspace: dir, kept: null, removeOnDestroy: null };
   }
-  const generationDir = join(sandboxRoot(), `g${spec.generation}`);
+  const generationDir = join(sandboxRoot(), sandboxName(spec));
   mkdirSync(generationDir, { mode: 0o711 });
   const dir = join(generationDir, 'workspace');
   mkdirSync(dir, { mode: 0o755 });

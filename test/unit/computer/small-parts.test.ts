@@ -135,6 +135,7 @@ describe('profile catalogue', () => {
           network: { mode: 'none' },
           requires: ['cargo'],
           workspace: 'fresh',
+          warm: 0,
         },
       ],
       (name) => name !== 'cargo',

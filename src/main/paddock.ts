@@ -1,0 +1,285 @@
+/** The composition root's services: `createPaddock` wires every service of one Paddock. */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type Database from 'better-sqlite3';
+import { AgentRunStore, type AgentsService, createAgentNamespaceOf, createAgents } from '../agents/index.js';
+import { ApprovalService } from '../approvals/service.js';
+import { SqliteApprovalStore } from '../approvals/store.js';
+import { openDatabase } from '../audit/database.js';
+import { SqliteAuditStore } from '../audit/sqlite-audit-store.js';
+import { SqliteMemoryStore } from '../audit/sqlite-memory-store.js';
+import type { AuditStore, MemoryStore } from '../audit/types.js';
+import { ChannelSession } from '../channel/session.js';
+import { BwrapBackend } from '../computer/backend/bwrap.js';
+import { withPidFiles } from '../computer/backend/sandbox-pids.js';
+import type { ComputerBackend } from '../computer/backend/types.js';
+import { EgressService } from '../computer/egress.js';
+import { ComputerService } from '../computer/service.js';
+import { createComputerBuiltins } from '../computer/tools/computer-builtins.js';
+import { createComputerTools } from '../computer/tools/index.js';
+import { ConfigError, type LoadedConfig } from '../config/load.js';
+import { loadMcpServers } from '../integrations/load-config.js';
+import { loadPlugins } from '../integrations/plugins.js';
+import { IntegrationsService } from '../integrations/service.js';
+import { compileInjectRules } from '../net/egress/inject.js';
+import { loadTerminatingCa } from '../net/egress/tls-ca.js';
+import { DEFAULT_EGRESS_LIMITS } from '../net/egress/types.js';
+import { compilePolicy } from '../policy/compile.js';
+import { createSystemHostResolver } from '../policy/index.js';
+import type { Sandbox } from '../policy/types.js';
+import { isPaddockError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import { createBuiltinServices, createBuiltinTools } from '../tools/builtin/index.js';
+import { Gateway } from '../tools/gateway.js';
+import { PermissionPolicy, type PermissionRule } from '../tools/permissions.js';
+import { ToolRegistry } from '../tools/registry.js';
+import type { Tool } from '../tools/tool.js';
+import { InputValidator } from '../tools/validation.js';
+
+import { type Closer, closeInReverse } from './common.js';
+
+/** The bwrap backend; without cgroups, its sandboxes are tracked by pid file for the next start's sweep. */
+function sandboxBackend(sandboxUid: number, dataDir: string, logger: Logger): ComputerBackend {
+  const bwrap = new BwrapBackend({ logger, sandboxUid });
+  return bwrap.cgroupSupport ? bwrap : withPidFiles(bwrap, join(dataDir, 'run', 'sandboxes'), logger);
+}
+
+/**
+ * The egress proxy of computers: the same policy as http_get, the inject rules and, when there
+ * are any, the data directory's CA. A bad inject rule or profile network.allow is a config error.
+ */
+export function createEgress(
+  loaded: LoadedConfig,
+  policy: Sandbox,
+  audit: AuditStore,
+  env: NodeJS.ProcessEnv,
+) {
+  const { config } = loaded;
+  try {
+    for (const profile of config.computer.profiles) EgressService.checkProfile(profile);
+    const inject = compileInjectRules(config.policy.http.inject);
+    return new EgressService({
+      policy,
+      dns: createSystemHostResolver(),
+      audit,
+      limits: DEFAULT_EGRESS_LIMITS,
+      env,
+      ...(inject.size > 0 ? { inject, ca: loadTerminatingCa(join(loaded.dataDir, 'egress-ca')) } : {}),
+    });
+  } catch (e) {
+    if (isPaddockError(e) && e.code === 'INVALID_ARGUMENT') {
+      throw new ConfigError(loaded.file ?? '(defaults)', [e.message]);
+    }
+    throw e;
+  }
+}
+
+/** Where the skills of `.paddock/skills` appear (read-only) in every computer. */
+const SKILLS_GUEST_ROOT = '/skills';
+
+/** The wired services of one Paddock process. */
+export interface Paddock {
+  loaded: LoadedConfig;
+  logger: Logger;
+  db: Database.Database;
+  audit: AuditStore;
+  memory: MemoryStore;
+  policy: Sandbox;
+  registry: ToolRegistry;
+  permissions: PermissionPolicy;
+  validator: InputValidator;
+  gateway: Gateway;
+  approvals: ApprovalService;
+  integrations: IntegrationsService;
+  computer: ComputerService;
+  agents: AgentsService;
+  /** Tells the services where the dock listens (links in launch answers and approval requests). */
+  setDockUrl(url: string): void;
+  close(): Promise<void>;
+}
+
+export interface CreateOptions {
+  logger: Logger;
+  /** Base URL of the dock (what launch_computer answers); `serve` sets the real one once listening. */
+  dockUrl?: string;
+  /** Where `serve` mounts the preview (the dock's preview pane URLs start with it). */
+  preview?: { basePath: string };
+  /** Environment for `${VAR}` in mcp_servers.yaml and provider keys; the process's by default. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The composition root: config → services → tools. No other module wires services;
+ * everything else receives what it needs from here.
+ */
+export async function createPaddock(loaded: LoadedConfig, options: CreateOptions): Promise<Paddock> {
+  const { config, dataDir } = loaded;
+  const logger = options.logger;
+  const env = options.env ?? process.env;
+  const db = openDatabase(join(dataDir, 'paddock.db'));
+  const closers: Closer[] = [
+    () => {
+      db.close();
+    },
+  ];
+  try {
+    const audit = new SqliteAuditStore(db);
+    const interrupted = audit.reconcile();
+    if (interrupted > 0) logger.warn('audit.interrupted', { calls: interrupted });
+    const memory = new SqliteMemoryStore(db);
+    const policy = compilePolicy(loaded);
+    const validator = new InputValidator();
+    const registry = new ToolRegistry(validator);
+    const servers = loadMcpServers(join(loaded.projectDir, '.paddock'), env);
+    for (const warning of servers.warnings) logger.warn('integrations.config_warning', { warning });
+    const pluginDir = join(loaded.projectDir, '.paddock', 'plugins');
+    const plugins = await loadPlugins(
+      [
+        ...(existsSync(pluginDir) ? [pluginDir] : []),
+        ...config.plugins.map((p) => resolve(loaded.projectDir, p)),
+      ],
+      logger,
+    );
+    const integrations = new IntegrationsService({
+      servers: servers.servers,
+      plugins,
+      logger,
+      toolCacheFile: join(dataDir, 'mcp-tools.json'),
+    });
+    closers.push(() => integrations.close());
+    // upstream rules first: paddock.yaml is declared later and wins ties
+    const rules: PermissionRule[] = [
+      ...integrations.permissionRules(),
+      ...Object.entries(config.permissions).map(([pattern, permission]) => ({
+        pattern,
+        permission,
+        origin: loaded.file ?? 'defaults',
+      })),
+    ];
+    const permissions = new PermissionPolicy(rules);
+    let dockBase = options.dockUrl ?? config.server.publicUrl;
+    const approvals = new ApprovalService({
+      store: new SqliteApprovalStore(db),
+      logger: logger.child({ domain: 'approvals' }),
+      mcp: config.approvals.mcp,
+      timeoutMs: config.approvals.timeoutSeconds * 1000,
+      maxPendingPerCaller: config.approvals.maxPendingPerCaller,
+      describe: (name) => registry.get(name)?.description,
+      link: (id) => (dockBase ? `${dockBase.replace(/\/+$/, '')}/#approvals/${id}` : undefined),
+    });
+    closers.push(() => approvals.close());
+    const gateway = new Gateway({
+      approvals,
+      registry,
+      audit,
+      policy,
+      permissions,
+      validator,
+      logger,
+      // the first listing waits as long as the slowest configured server may take to start
+      firstListingWaitMs:
+        Math.max(0, ...servers.servers.filter((s) => s.enabled).map((s) => s.timeoutMs)) + 1000,
+      late: {
+        settled: () => integrations.discovered(),
+        discover: (name, deadline) => integrations.discover(name, deadline),
+      },
+    });
+
+    const skillsDir = join(loaded.projectDir, '.paddock', 'skills');
+    const computer = new ComputerService({
+      backend: sandboxBackend(config.computer.sandboxUid, dataDir, logger),
+      config: config.computer,
+      dataDir,
+      dockUrl:
+        options.dockUrl ?? config.server.publicUrl ?? `http://${config.server.host}:${config.server.port}`,
+      logger,
+      db,
+      egress: createEgress(loaded, policy, audit, env),
+      ...(options.preview ? { preview: options.preview } : {}),
+      sharedMounts: existsSync(skillsDir)
+        ? [{ source: skillsDir, target: SKILLS_GUEST_ROOT, readOnly: true }]
+        : [],
+      // a command's tool channel acts for the caller that started it (never nested)
+      toolChannels: (grant) =>
+        grant.caller.via === 'channel'
+          ? null
+          : new ChannelSession(gateway, grant, logger.child({ domain: 'channel' })),
+    });
+    closers.push(() => computer.close());
+    // memories of an agent's runs (and of their commands' tool calls) live under agent:<name>
+    const runs = new AgentRunStore(db, audit);
+    const namespaceOf = createAgentNamespaceOf(runs);
+    const { http, notifier } = createBuiltinServices({ memory, notify: config.notify, logger });
+    registry.register(
+      createBuiltinTools({ memory, notify: config.notify, logger, notifier, httpClient: http, namespaceOf }),
+    );
+    registry.register(createComputerTools(computer));
+    registry.register(createComputerBuiltins(computer));
+    const syncSources = (tools: readonly Tool[], sources: Iterable<string>) => {
+      for (const source of sources) {
+        try {
+          registry.replaceSource(
+            source,
+            tools.filter((t) => t.source === source),
+          );
+        } catch (e) {
+          // a name taken by another source, or an input schema that does not compile
+          logger.error('integrations.collision', { source, error: (e as Error).message });
+        }
+      }
+    };
+    integrations.onToolsChanged(({ tools, changedSources }) => syncSources(tools, changedSources));
+    await integrations.start();
+    const initial = integrations.tools();
+    syncSources(initial, new Set(initial.map((t) => t.source)));
+    const agents = createAgents({
+      projectDir: loaded.projectDir,
+      dataDir,
+      gateway,
+      registry,
+      integrations,
+      notifier,
+      policy,
+      policyConfig: config.policy,
+      db,
+      audit,
+      logger,
+      env,
+      config: config.agents,
+      store: runs,
+      approvalLink: (id) => approvals.link(id),
+      ...(existsSync(skillsDir) ? { skillsGuestRoot: SKILLS_GUEST_ROOT } : {}),
+    });
+    closers.push(() => agents.close());
+    // a finished run's private computer goes after the grace period (a named one stays)
+    const runsEnd = agents.onRunEvent((event) => {
+      if (event.type === 'run.finished') computer.releaseOwner(`agent:${event.run.id}`);
+    });
+    closers.push(() => runsEnd.dispose());
+
+    return {
+      loaded,
+      logger,
+      db,
+      audit,
+      memory,
+      policy,
+      registry,
+      permissions,
+      validator,
+      gateway,
+      approvals,
+      integrations,
+      computer,
+      agents,
+      setDockUrl: (url) => {
+        dockBase = url;
+        computer.setDockUrl(url);
+      },
+      close: () => closeInReverse(closers, logger),
+    };
+  } catch (e) {
+    await closeInReverse(closers, logger);
+    throw e;
+  }
+}
