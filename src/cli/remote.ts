@@ -76,7 +76,13 @@ function follow(socket: Socket, rest: Buffer, io: ActIo, signal: AbortSignal): P
       fn();
     };
     const onLine = (text: string) => {
-      const frame = JSON.parse(text) as CliFrame;
+      let frame: CliFrame;
+      try {
+        frame = JSON.parse(text) as CliFrame;
+      } catch {
+        settle(() => reject(new Error('the Paddock server sent a line that is not JSON')));
+        return;
+      }
       if (typeof frame.stdout === 'string') io.write('stdout', frame.stdout);
       if (typeof frame.stderr === 'string') io.write('stderr', frame.stderr);
       if (typeof frame.exit === 'number') settle(() => resolve(frame.exit as number));

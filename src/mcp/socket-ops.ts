@@ -32,12 +32,14 @@ export function serveCli(
   const controller = new AbortController();
   const cancel = () => controller.abort();
   socket.once('close', cancel);
+  // the client sends nothing but `{"cancel":true}` lines; anything else (or too much) is ignored
   let input = '';
   socket.setEncoding('utf8');
   socket.on('data', (chunk: string) => {
-    input += chunk;
-    if (input.includes('"cancel"')) cancel();
-    if (input.length > 4096) input = input.slice(-64);
+    input = (input + chunk).slice(-4096);
+    const lines = input.split('\n');
+    input = lines.pop() ?? '';
+    if (lines.some(isCancel)) cancel();
   });
   socket.resume();
   guardSlowReader(socket, limits, (drop) => logger.warn('server.cli_peer_dropped', { ...drop }));
@@ -56,6 +58,14 @@ export function serveCli(
       socket.end();
     },
   );
+}
+
+function isCancel(line: string): boolean {
+  try {
+    return (JSON.parse(line) as { cancel?: unknown } | null)?.cancel === true;
+  } catch {
+    return false;
+  }
 }
 
 function errorFrame(e: unknown): CliErrorFrame {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -6,7 +7,14 @@ import Database from 'better-sqlite3';
 import { fixturePath } from '../fixtures/mcp/harness.js';
 import { agentMd, TEST_KEY, writeProjectFiles } from '../fixtures/providers/agents-project.js';
 import { startScriptedProvider } from '../fixtures/providers/scripted-provider.js';
-import { pollUntil, runCli, startServe, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import {
+  PADDOCK_BIN,
+  pollUntil,
+  runCli,
+  startServe,
+  type TempProject,
+  tempProject,
+} from '../helpers/paddock-process.js';
 
 /** A project with one eager upstream server that records every message it receives. */
 function projectWithUpstream(): TempProject & { record: string } {
@@ -114,6 +122,7 @@ describe('acting CLI commands and the running server', () => {
       ['servers', 'tools', 'no_such_server'],
       ['servers', 'call', 'fx_fail', '{}'],
       ['agents', 'show', 'no_such_run'],
+      ['tools', 'list'],
     ];
     try {
       const alone = [];
@@ -195,6 +204,24 @@ describe('acting CLI commands and the running server', () => {
       assert.equal(rows.length, 1);
       assert.match(rows[0]!.caller, /^agent:/);
       assert.equal(rows[0]!.owner_pid, serve.child.pid);
+
+      // Ctrl-C of the CLI cancels the run in the server, and the CLI reports it as it would its own
+      provider.script([{ text: 'too late', delayMs: 600_000 }]);
+      const seen = provider.requests.length;
+      const child = spawn(process.execPath, [PADDOCK_BIN, 'agents', 'run', 'greeter'], {
+        cwd: project.dir,
+        env: project.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+      });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      await pollUntil(() => provider.requests.length > seen, 'the run to ask the model', 30_000);
+      child.kill('SIGINT');
+      assert.equal(await exited, 1);
+      assert.match(err, /greeter\s+manual\s+cancelled/);
     } finally {
       await serve.stop();
       await provider.close();

@@ -21,6 +21,10 @@ export interface EgressOutcome {
   errorMessage?: string;
 }
 
+/** What a program is told when its connection's audit row cannot be written. */
+export const UNAUDITED = (host: string, port: number): string =>
+  `Paddock egress: ${host}:${port} was not connected because its audit row could not be written; check the data directory's free space`;
+
 /**
  * Counts bytes of one connection and writes its row. An allowed connection's row is written
  * when it opens ({@link open}: state `running`, so a crash during a long tunnel leaves a row
@@ -48,11 +52,22 @@ export class ConnectionRecord {
     public port: number,
   ) {}
 
-  /** Writes the row of a connection the policy allowed, before any byte goes upstream (once). */
-  open(): void {
-    if (this.state !== 'new') return;
-    this.state = 'open';
-    this.session.audit.begin(this.start());
+  /**
+   * Writes the row of a connection the policy allowed, before any byte goes upstream. False
+   * when the row cannot be written: the caller refuses the connection (no egress without its
+   * row), and the reason goes to the computer's log.
+   */
+  open(): boolean {
+    if (this.state !== 'new') return this.state === 'open';
+    try {
+      this.session.audit.begin(this.start());
+      this.state = 'open';
+      return true;
+    } catch (e) {
+      this.state = 'written';
+      this.session.onRefused(this.principal, `${UNAUDITED(this.host, this.port)} (${(e as Error).message})`);
+      return false;
+    }
   }
 
   /** Completes the opened row, or writes the row of a refused connection (once; later calls do nothing). */

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket, connect as tlsConnect } from 'node:tls';
-import { ConnectionRecord, type EgressKind } from './connection-log.js';
+import { ConnectionRecord, type EgressKind, UNAUDITED } from './connection-log.js';
 import { decideEgress, type EgressTarget } from './decide.js';
 import { endToEnd, parseAuthority, relayRequest } from './http-relay.js';
 import { injectedHeaders } from './inject.js';
@@ -153,7 +153,7 @@ export class HttpProxy {
       return;
     }
     record.details.addresses = decision.addresses;
-    record.open();
+    if (!record.open()) return send(503, UNAUDITED(host, port));
     const touch = this.touches.get(req.socket) ?? (() => undefined);
     await relayRequest(this.session, req, res, record, decision.rule, touch, async () => {
       const socket = await connectPinned(decision.addresses, port, this.session.limits.connectTimeoutMs);
@@ -201,7 +201,7 @@ export class HttpProxy {
       this.terminate(socket, head, record, target, decision.addresses, decision.rule, touch);
       return;
     }
-    record.open();
+    if (!record.open()) return write(503, UNAUDITED(target.host, target.port));
     let upstream: Socket;
     try {
       upstream = await connectPinned(decision.addresses, target.port, this.session.limits.connectTimeoutMs);
@@ -238,7 +238,10 @@ export class HttpProxy {
   ): void {
     const ca = this.session.ca!;
     record.details.terminated = true;
-    record.open();
+    if (!record.open()) {
+      socket.end(plainResponse(503, UNAUDITED(target.host, target.port)));
+      return;
+    }
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     if (head.length > 0) socket.unshift(head);
     const tls = new TLSSocket(socket as Socket, {
@@ -302,7 +305,11 @@ export class HttpProxy {
       return;
     }
     record.details.injected = Object.keys(injected);
-    record.open();
+    if (!record.open()) {
+      res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end(`${UNAUDITED(ctx.host, ctx.port)}\n`);
+      return;
+    }
     await relayRequest(this.session, req, res, record, ctx.rule, ctx.touch, async () => {
       const tcp = await connectPinned(ctx.addresses, ctx.port, this.session.limits.connectTimeoutMs);
       const secure = tlsConnect({

@@ -188,7 +188,10 @@ export async function handleSocks(socket: Duplex, session: EgressSession): Promi
     return;
   }
   record.details.addresses = decision.addresses;
-  record.open();
+  if (!record.open()) {
+    socket.end(reply(SOCKS_REPLY.generalFailure));
+    return;
+  }
   let upstream: Duplex;
   try {
     upstream = await connectPinned(decision.addresses, port, session.limits.connectTimeoutMs);

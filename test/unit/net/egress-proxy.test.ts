@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import type { AuditStore } from '../../../src/audit/types.js';
 import { rawExchange, socksRequest, startSilentServer, startTestProxy } from './egress-helpers.js';
 import { type LocalServer, startServer, waitFor } from './helpers.js';
 
@@ -442,6 +443,37 @@ describe('egress proxy (HTTP forward, CONNECT, SOCKS5) against stub servers on 1
       assert.equal(rows[0]!.state, 'ended');
       assert.equal(rows[0]!.success, false);
       assert.equal(rows[0]!.sentBytes, 0);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('refuses an allowed connection whose audit row cannot be written: no byte goes upstream without its row', async () => {
+    const failing = {
+      begin: () => {
+        throw new Error('disk full');
+      },
+      record: () => undefined,
+      complete: () => undefined,
+    } as unknown as AuditStore;
+    const p = await startTestProxy({
+      allow: [`stub.test:${stub.port}`],
+      hosts: { 'stub.test': '127.0.0.1' },
+      session: { audit: failing },
+    });
+    try {
+      const before = stub.seen.length;
+      const reply = await rawExchange(
+        p.port,
+        `GET http://stub.test:${stub.port}/unaudited HTTP/1.1\r\nHost: stub.test\r\nConnection: close\r\n\r\n`,
+      );
+      assert.equal(status(reply), 503);
+      assert.match(reply.toString(), /audit row could not be written/);
+      const tunnel = await rawExchange(p.port, `CONNECT stub.test:${stub.port} HTTP/1.1\r\n\r\n`);
+      assert.equal(status(tunnel), 503);
+      assert.equal(stub.seen.length, before, 'the upstream saw nothing');
+      assert.equal(p.refusals.length, 2);
+      assert.match(p.refusals[0]!, /disk full/);
     } finally {
       await p.close();
     }
