@@ -55,10 +55,10 @@ export async function benchGateway(): Promise<Figure[]> {
     rmSync(dir, { recursive: true, force: true });
   }
 
+  const call = { name: 'recall_memory', arguments: { query: '', limit: 1 } };
   const project = tempProject();
   try {
     const stdio = await connectStdio(project, 'bench');
-    const call = { name: 'recall_memory', arguments: { query: '', limit: 1 } };
     const stdioTimes = await timeCalls(2000, () => stdio.callTool(call));
     figures.push({
       name: 'MCP stdio round trip, recall_memory (median)',
@@ -67,8 +67,14 @@ export async function benchGateway(): Promise<Figure[]> {
       target: '≤ 1 ms',
     });
     await stdio.close();
+  } finally {
+    // the bridge started a server of that data directory in the background; cleanup stops it
+    project.cleanup();
+  }
 
-    const serve = await startServe(project);
+  const httpProject = tempProject();
+  try {
+    const serve = await startServe(httpProject);
     try {
       const rate = await httpCallRate(serve.url, serve.token, 16, 5000, call);
       figures.push({
@@ -81,7 +87,7 @@ export async function benchGateway(): Promise<Figure[]> {
       await serve.stop();
     }
   } finally {
-    project.cleanup();
+    httpProject.cleanup();
   }
   return figures;
 }
