@@ -101,7 +101,8 @@ export async function benchEgress(): Promise<Figure[]> {
       policy,
       audit: new SqliteAuditStore(db),
       dns: { lookup: () => Promise.reject(new Error('no DNS in the bench')) },
-      limits: DEFAULT_EGRESS_LIMITS,
+      // the small-request figure opens connections faster than the default 100 per second
+      limits: { ...DEFAULT_EGRESS_LIMITS, connectionsPerSecond: 100_000 },
     }),
   });
   try {
@@ -118,7 +119,13 @@ export async function benchEgress(): Promise<Figure[]> {
       await new Promise((r) => setTimeout(r, 200));
       result = manager.readJob(started.jobId, undefined, 1 << 20);
     }
-    if (result.exitCode !== 0) throw new Error(`bench script failed: ${result.stderr.slice(-2000)}`);
+    if (result.exitCode !== 0) {
+      const log = manager
+        .readLogs({ limit: 20 })
+        .entries.map((e) => `${e.event}: ${e.message}`)
+        .join('\n');
+      throw new Error(`bench script failed: ${result.stderr.slice(-2000)}\nthe computer's log:\n${log}`);
+    }
     const m = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as Record<string, number>;
     const mbps = (s: number) => BIG_BYTES / 1024 / 1024 / s;
     return [
