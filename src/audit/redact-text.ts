@@ -63,8 +63,12 @@ const TOKEN_PATTERNS: RegExp[] = [
   /\bhf_[A-Za-z0-9]{30,}/g,
 ];
 
-/** `scheme://user:password@host` and `scheme://token@host`: the whole userinfo. */
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi;
+/**
+ * `scheme://user:password@host` and `scheme://token@host`: the whole userinfo. Lengths are
+ * bounded and a scheme starts only where no scheme character precedes it, so text that repeats
+ * scheme-like characters is scanned in linear time.
+ */
+const URL_USERINFO = /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#@"'<>]{1,512}@/gi;
 
 /** `Bearer abc…`, `Basic dXNl…`, `token abc…` (an Authorization value anywhere in text). */
 const AUTH_SCHEME = /\b(Bearer|Basic|Digest|Token|Bot|Negotiate)(\s+)[A-Za-z0-9._~+/=-]{6,}/g;
@@ -76,7 +80,11 @@ const AUTH_SCHEME_WORD = /^(?:Bearer|Basic|Digest|Token|Bot|Negotiate)$/;
  * `name=value` and `name: value` pairs (query strings, form bodies, env assignments, header
  * lines, `--password=…` flags): the value is redacted when the name is secret.
  */
-const NAMED_VALUE = /([A-Za-z_][A-Za-z0-9_.-]*)(["']?\s*(?:=|:(?!\/\/))\s*["']?)([^\s"'&;,)}\]]+)/g;
+// A name starts where no letter, digit or _ precedes it (so `--password=` counts) and is at most
+// 128 characters long: a long run of name characters (a 64 KiB file of "x") is scanned in linear
+// time, not once per position to its end.
+const NAMED_VALUE =
+  /(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_.-]{0,127})(["']?\s*(?:=|:(?!\/\/))\s*["']?)([^\s"'&;,)}\]]+)/g;
 
 /**
  * A copy of `text` with every credential recognisable by its shape replaced by {@link REDACTED}.
