@@ -57,7 +57,12 @@ async function pageCall(page: Page, name: string, args: unknown): Promise<Record
           };
         }
       ).document.modelContext;
-      const tool = (await mc.getTools()).find((t) => t.name === name);
+      // a snapshot after a launch may re-register the tools: wait for the one asked for
+      let tool: { name: string } | undefined;
+      for (let i = 0; i < 200 && !tool; i++) {
+        tool = (await mc.getTools()).find((t) => t.name === name);
+        if (!tool) await new Promise((r) => setTimeout(r, 50));
+      }
       if (!tool) throw new Error(`no WebMCP tool ${name}`);
       return mc.executeTool(tool, json);
     },

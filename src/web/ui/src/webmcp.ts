@@ -38,12 +38,13 @@ function failed(code: string, message: string): CallResult {
 
 export class WebMcpTools {
   private registration: AbortController | null = null;
+  private registered = '';
   private readonly waiting = new Map<string, (result: CallResult) => void>();
   private next = 1;
   private readonly context = modelContext();
 
   constructor(private readonly socket: DockSocket) {
-    addEventListener('pagehide', () => this.unregister());
+    addEventListener('pagehide', () => this.leave());
   }
 
   /** Asks the server for the computer's tools (after every snapshot). */
@@ -51,10 +52,15 @@ export class WebMcpTools {
     if (this.context) this.socket.send({ type: 'webmcp.list' });
   }
 
-  /** Replaces the registered tools with these. */
+  /** Replaces the registered tools with these (nothing changes when they are the same). */
   async register(tools: DockWebMcpTool[]): Promise<void> {
     const context = this.context;
     if (!context) return;
+    // every snapshot lists the tools again; re-registering the same ones would make them vanish
+    // for a moment under an agent that is calling them
+    const listed = JSON.stringify(tools);
+    if (this.registration && listed === this.registered) return;
+    this.registered = listed;
     this.unregister();
     const registration = new AbortController();
     this.registration = registration;
@@ -88,6 +94,12 @@ export class WebMcpTools {
   private unregister(): void {
     this.registration?.abort();
     this.registration = null;
+  }
+
+  /** Forgets the registration (the page is leaving). */
+  private leave(): void {
+    this.registered = '';
+    this.unregister();
   }
 
   private async call(name: string, input: Record<string, unknown>): Promise<CallResult> {
