@@ -2,18 +2,25 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { PADDOCK_BIN, type TempProject } from './paddock-process.js';
 
+/** A stdio transport to `paddock mcp` in a project (`extraArgs`, e.g. `--computer NAME`). */
+export function stdioTransport(project: TempProject, extraArgs: string[] = []): StdioClientTransport {
+  return new StdioClientTransport({
+    command: process.execPath,
+    args: [PADDOCK_BIN, 'mcp', ...extraArgs],
+    cwd: project.dir,
+    env: project.env as Record<string, string>,
+    stderr: 'ignore',
+  });
+}
+
 /** The official MCP client connected to `paddock mcp` (stdio) in a project. */
-export async function connectStdio(project: TempProject, name = 'paddock-test'): Promise<Client> {
+export async function connectStdio(
+  project: TempProject,
+  name = 'paddock-test',
+  extraArgs: string[] = [],
+): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [PADDOCK_BIN, 'mcp'],
-      cwd: project.dir,
-      env: project.env as Record<string, string>,
-      stderr: 'ignore',
-    }),
-  );
+  await client.connect(stdioTransport(project, extraArgs));
   return client;
 }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { connectHttp } from '../helpers/clients.js';
+import { connectHttp, stdioTransport } from '../helpers/clients.js';
 import {
   PADDOCK_BIN,
   pollUntil,
@@ -24,15 +24,7 @@ async function elicitingClient(project: TempProject, answer: () => Promise<Answe
     { capabilities: { elicitation: { form: {} } } },
   );
   client.setRequestHandler('elicitation/create', async () => (await answer()) as never);
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [PADDOCK_BIN, 'mcp'],
-      cwd: project.dir,
-      env: project.env as Record<string, string>,
-      stderr: 'ignore',
-    }),
-  );
+  await client.connect(stdioTransport(project));
   return client;
 }
 

@@ -6,10 +6,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { connectHttp } from '../helpers/clients.js';
-import { PADDOCK_BIN, pollUntil, runCli, startServe, tempProject } from '../helpers/paddock-process.js';
+import { connectHttp, connectStdio } from '../helpers/clients.js';
+import { pollUntil, runCli, startServe, tempProject } from '../helpers/paddock-process.js';
 
 const CONFIG = `computer:
   defaultProfile: shell
@@ -37,16 +35,7 @@ describe('paddock computers', () => {
   it('lists every computer with its kept workspace size, stops one, and removes one with its workspace', async () => {
     const project = tempProject(CONFIG);
     const serve = await startServe(project);
-    const named = new Client({ name: 'named', version: '1' });
-    await named.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [PADDOCK_BIN, 'mcp', '--computer', 'keepbox'],
-        cwd: project.dir,
-        env: project.env as Record<string, string>,
-        stderr: 'ignore',
-      }),
-    );
+    const named = await connectStdio(project, 'named', ['--computer', 'keepbox']);
     const other = await connectHttp(serve.url, serve.token);
     try {
       const wrote = await named.callTool({
@@ -100,16 +89,7 @@ describe('paddock computers', () => {
     try {
       // with no server: the kept workspaces on disk are what is listed, and rm works on them
       const serve2 = await startServe(project);
-      const again = new Client({ name: 'named', version: '1' });
-      await again.connect(
-        new StdioClientTransport({
-          command: process.execPath,
-          args: [PADDOCK_BIN, 'mcp', '--computer', 'keepbox'],
-          cwd: project.dir,
-          env: project.env as Record<string, string>,
-          stderr: 'ignore',
-        }),
-      );
+      const again = await connectStdio(project, 'named', ['--computer', 'keepbox']);
       await again.callTool({
         name: 'run_command',
         arguments: { script: 'echo x > /workspace/x', waitMs: 10_000 },

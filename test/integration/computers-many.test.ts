@@ -5,34 +5,18 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { PADDOCK_BIN, startServe, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import type { Client } from '@modelcontextprotocol/client';
+import { connectHttp, connectStdio } from '../helpers/clients.js';
+import { startServe, type TempProject, tempProject } from '../helpers/paddock-process.js';
 
 type Structured = Record<string, unknown>;
 
-async function bridge(project: TempProject, computer?: string): Promise<Client> {
-  const client = new Client({ name: 'bridge', version: '1' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [PADDOCK_BIN, 'mcp', ...(computer ? ['--computer', computer] : [])],
-      cwd: project.dir,
-      env: project.env as Record<string, string>,
-      stderr: 'ignore',
-    }),
-  );
-  return client;
+function bridge(project: TempProject, computer?: string): Promise<Client> {
+  return connectStdio(project, 'bridge', computer ? ['--computer', computer] : []);
 }
 
-async function http(url: string, token: string, computer?: string): Promise<Client> {
-  const client = new Client({ name: 'http', version: '1' });
-  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  if (computer) headers['paddock-computer'] = computer;
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }),
-  );
-  return client;
+function http(url: string, token: string, computer?: string): Promise<Client> {
+  return connectHttp(url, token, 'http', computer ? { computer } : {});
 }
 
 async function call(client: Client, name: string, args: Structured): Promise<Structured> {

@@ -72,7 +72,7 @@ function fuzzedLine(rnd: () => number, seeds: unknown[]): Buffer {
   if (r < 0.9) return mutate(Buffer.from(JSON.stringify(base)), rnd);
   if (r < 0.93) return Buffer.from(deepNesting(1000 + Math.floor(rnd() * 100_000)));
   if (r < 0.96)
-    return Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping","params":' + '{"a":'.repeat(5000));
+    return Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"ping","params":${'{"a":'.repeat(5000)}`);
   return Buffer.from([0xff, 0xfe, 0x00, 0x1b, 0x5b, 0x32, 0x4a]);
 }
 
