@@ -6,8 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { CHROMIUM, connectHttp } from '../helpers/clients.js';
+import type { Browser, Page } from 'playwright-core';
+import { connectHttp } from '../helpers/clients.js';
+import { signedInDock } from '../helpers/dock-page.js';
 import {
   pollUntil,
   type ServeProcess,
@@ -46,11 +47,7 @@ describe('the computer switcher of the dock', () => {
       );
       await call(client, 'run_command', { script: `echo job-of-${who}`, waitMs: 10_000 });
     }
-    browser = await chromium.launch(CHROMIUM);
-    page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
-    await page.goto(await serve.loginLink());
-    await page.waitForURL(`${serve.url}/`);
-    await page.getByTestId('connection').filter({ hasText: 'Live' }).waitFor();
+    ({ browser, page } = await signedInDock(serve, { width: 1400, height: 900 }));
   });
 
   after(async () => {

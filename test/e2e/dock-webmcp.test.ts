@@ -9,9 +9,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { rows } from '../helpers/audit-rows.js';
-import { CHROMIUM, connectHttp } from '../helpers/clients.js';
+import { connectHttp } from '../helpers/clients.js';
+import { signedInDock } from '../helpers/dock-page.js';
 import {
   pollUntil,
   REPO_ROOT,
@@ -86,11 +87,7 @@ describe('WebMCP tools in the dock', () => {
     project = tempProject('permissions:\n  navigate_preview: deny\ncomputer:\n  defaultProfile: shell\n');
     serve = await startServe(project);
     client = await connectHttp(serve.url, serve.token);
-    browser = await chromium.launch(CHROMIUM);
-    page = await (await browser.newContext()).newPage();
-    await page.goto(await serve.loginLink());
-    await page.waitForURL(`${serve.url}/`);
-    await page.getByTestId('connection').filter({ hasText: 'Live' }).waitFor();
+    ({ browser, page } = await signedInDock(serve));
   });
 
   after(async () => {
