@@ -4,6 +4,7 @@
  * server is closing, where a kept workspace lives). The ComputerService builds one for all its
  * computers; a ComputerManager run alone builds its own.
  */
+
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import type { ComputerBackend } from './backend/types.js';
 import type { EgressService } from './egress.js';
 import { ComputerEvents } from './events.js';
 import type { ToolChannelFactory } from './jobs/tool-channel.js';
+import { namedWorkspaceDir } from './kept-workspaces.js';
 import { LaunchLinkStore } from './launch-links.js';
 import { ProfileCatalog } from './profiles.js';
 import type { BootedSandbox } from './sandbox-boot.js';
@@ -218,7 +220,7 @@ export class ComputerContext {
   keptWorkspace(key: string, profile: ProfileConfig): string | null {
     if (this.workspaceMode(key, profile) !== 'keep') return null;
     const name = key.startsWith('named:')
-      ? `named-${key.slice('named:'.length)}`
+      ? namedWorkspaceDir(key.slice('named:'.length))
       : `private-${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
     const own = join(this.options.dataDir, 'workspaces', name);
     mkdirSync(own, { recursive: true, mode: 0o700 });
