@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { openDatabase } from '../audit/database.js';
 import { OAuthStore } from '../web/oauth/store.js';
-import { out, parseCommandArgs, UsageError } from './args.js';
-import { CONFIG_OPTION, loadFor } from './context.js';
+import { CONFIG_OPTION, out, parseCommandArgs, UsageError } from './args.js';
+import { loadFor } from './context.js';
 
 const HELP = `Usage: paddock clients list [--json]
        paddock clients revoke ID

@@ -3,9 +3,6 @@ import { type LoadedConfig, loadConfig } from '../config/load.js';
 import type { Paddock } from '../main.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 
-/** The `--config` option every command accepts. */
-export const CONFIG_OPTION = { config: { type: 'string' as const } };
-
 /** Loads the configuration named by `--config` (or the defaults). */
 export function loadFor(values: Record<string, unknown>): LoadedConfig {
   return loadConfig({ ...(typeof values.config === 'string' ? { configPath: values.config } : {}) });

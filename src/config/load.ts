@@ -1,22 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { PaddockError } from '../shared/errors.js';
+import { ConfigError } from './config-error.js';
 import { type LocateOptions, locateConfig } from './locate.js';
 import { type PaddockConfig, paddockConfigSchema } from './paddock-config.js';
 
-/** A configuration problem: one `path: message` line per problem; the CLI exits with 2. */
-export class ConfigError extends PaddockError {
-  constructor(
-    readonly file: string,
-    readonly problems: string[],
-  ) {
-    super('INVALID_ARGUMENT', `${file}: invalid configuration\n${problems.map((p) => `  ${p}`).join('\n')}`, {
-      problems,
-    });
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 export interface LoadedConfig {
   config: PaddockConfig;
