@@ -29,7 +29,7 @@ export async function clientsCommand(args: string[]): Promise<number> {
   const [action, id, ...extra] = positionals;
   if (action !== 'list' && action !== 'revoke') throw new UsageError('say list or revoke (see --help).');
   if (action === 'revoke' && (!id || extra.length > 0)) throw new UsageError('revoke takes one client id.');
-  const loaded = loadFor(values);
+  const loaded = await loadFor(values);
   const db = openDatabase(join(loaded.dataDir, 'paddock.db'));
   try {
     const store = new OAuthStore(db);

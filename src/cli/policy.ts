@@ -30,7 +30,7 @@ export async function policyCommand(args: string[]): Promise<number> {
     throw new UsageError(
       'policy check needs an action and a target, e.g. `paddock policy check http https://example.com`.',
     );
-  const loaded = loadFor(values);
+  const loaded = await loadFor(values);
   const sandbox = compilePolicy(loaded);
   let decision: PolicyDecision;
   try {

@@ -33,7 +33,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     out(HELP);
     return 0;
   }
-  const loaded = loadFor(values);
+  const loaded = await loadFor(values);
   const server = loaded.config.server;
   const host = typeof values.host === 'string' ? values.host : server.host;
   const port = typeof values.port === 'string' ? Number(values.port) : server.port;
