@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDatabase } from '../audit/database.js';
 import { ConfigError, type LoadedConfig, loadConfig } from '../config/load.js';
+import { openDatabase } from '../store/sqlite/database.js';
 import { out, parseCommandArgs } from './args.js';
 
 interface Check {
