@@ -12,11 +12,18 @@ import {
   mkdirSync,
   openSync,
   unlinkSync,
+  writeSync,
 } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
-import { type JobAccount, spawnIdentity, TOOL_CHANNEL_ROOT } from './account.js';
+import {
+  type JobAccount,
+  SHELL_ID_PREFIX,
+  SHELL_POOL_SUFFIX,
+  spawnIdentity,
+  TOOL_CHANNEL_ROOT,
+} from './account.js';
 import { ChannelScanner } from './channel-scanner.js';
 import { GuestFailure } from './failure.js';
 import { Fd } from './frames.js';
@@ -48,8 +55,7 @@ interface RunningJob {
 export function wrapperScript(args: CallArgs<'exec'>): string {
   const parts: string[] = [];
   // Clients compare their own fd 2 with this file to detect a redirected stderr.
-  if (args.toolChannel)
-    parts.push(`readlink /proc/self/fd/2 > ${shellQuote(`${args.toolChannel.dir}/stderr`)} || exit 126`);
+  if (args.toolChannel) parts.push(stderrIdentity(`${args.toolChannel.dir}/stderr`));
   if (args.hold) parts.push('IFS= read -r _ <&3 || exit 126; exec 3<&-');
   const { openFiles, fileSizeBytes, processes, dataBytes } = args.rlimits;
   if (openFiles) parts.push(`ulimit -n ${Math.floor(openFiles)} || exit 126`);
@@ -62,7 +68,18 @@ export function wrapperScript(args: CallArgs<'exec'>): string {
   return parts.join('; ');
 }
 
-function shellQuote(text: string): string {
+/**
+ * Writes what `readlink /proc/self/fd/2` shows (`socket:[inode]`) into `file`, from the kernel's
+ * fdinfo and the shell's own `test`, without starting `readlink` (that is only the fallback).
+ */
+function stderrIdentity(file: string): string {
+  return [
+    'i=; while read -r k v; do [ "$k" = ino: ] && i=$v; done </proc/self/fdinfo/2',
+    `{ if [ -n "$i" ] && [ -S /proc/self/fd/2 ]; then echo "socket:[$i]"; elif [ -n "$i" ] && [ -p /proc/self/fd/2 ]; then echo "pipe:[$i]"; else readlink /proc/self/fd/2; fi; } > ${shellQuote(file)} || exit 126`,
+  ].join('; ');
+}
+
+export function shellQuote(text: string): string {
   return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
@@ -91,8 +108,11 @@ export class JobRunner {
         `${dir} is not in the agent's own ${TOOL_CHANNEL_ROOT}; relaunch the computer.`,
       );
     }
-    mkdirSync(dir, { mode: 0o700 });
-    if (this.account) chownSync(dir, this.account.uid, this.account.gid);
+    // the shell client's pool of reply FIFOs lives beside it (see shellFifo)
+    for (const path of [dir, `${dir}${SHELL_POOL_SUFFIX}`]) {
+      mkdirSync(path, { mode: 0o700 });
+      if (this.account) chownSync(path, this.account.uid, this.account.gid);
+    }
   }
 
   /** Starts a job; resolves with its pid once spawned (held jobs wait for `release`). */
@@ -187,9 +207,12 @@ export class JobRunner {
   channelReply(stream: number, id: string, body: string): { delivered: boolean } {
     const dir = this.jobs.get(stream)?.channelDir;
     if (!dir) return { delivered: false };
+    const path = id.startsWith(SHELL_ID_PREFIX)
+      ? `${dir}${SHELL_POOL_SUFFIX}/f-${id.slice(SHELL_ID_PREFIX.length)}`
+      : join(dir, id);
     let fd: number;
     try {
-      fd = openSync(join(dir, id), constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+      fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
     } catch {
       return { delivered: false };
     }
@@ -200,13 +223,25 @@ export class JobRunner {
     // The open descriptor is all the reply needs: removing the name now spares the client a
     // process (`rm`) per call. Clients that remove it themselves ignore that it is gone.
     try {
-      unlinkSync(join(dir, id));
+      unlinkSync(path);
     } catch {
       // already removed by the client
     }
+    // Most replies fit the FIFO's buffer: written at once, without a stream per reply.
+    const bytes = Buffer.from(body);
+    let written = 0;
+    try {
+      written = writeSync(fd, bytes);
+    } catch {
+      // full (EAGAIN): the stream below writes it as the reader drains it
+    }
+    if (written === bytes.length) {
+      closeSync(fd);
+      return { delivered: true };
+    }
     const socket = new Socket({ fd, readable: false, writable: true });
     socket.on('error', () => socket.destroy());
-    socket.end(body);
+    socket.end(bytes.subarray(written));
     return { delivered: true };
   }
 
