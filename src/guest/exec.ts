@@ -28,6 +28,7 @@ import { ChannelScanner } from './channel-scanner.js';
 import { GuestFailure } from './failure.js';
 import { Fd } from './frames.js';
 import { openDirNoFollow } from './fs-walk.js';
+import { EXPORTABLE_NAME, spareArgv, spareJob, wrapperScript } from './job-scripts.js';
 import type { GuestLink } from './link.js';
 import type { CallArgs } from './protocol.js';
 
@@ -40,6 +41,14 @@ const EXIT_MAX_WAIT_MS = 200;
 export type StreamFilter = { push(chunk: Buffer): Buffer; end(): Buffer };
 
 interface RunningJob {
+  /** The stream its output and exit go to (a spare shell's changes when it becomes a job). */
+  stream: number;
+  /** A spare shell that has no job yet. */
+  spare: boolean;
+  /** The jobs' shell a spare was started for. */
+  spareShell?: string;
+  /** The tool channel's scanner of stderr, when the job has a channel. */
+  filter: StreamFilter | null;
   child: ChildProcess;
   hold: NodeJS.WritableStream | null;
   openStreams: number;
@@ -49,38 +58,6 @@ interface RunningJob {
   maxTimer: NodeJS.Timeout | null;
   /** The tool channel's FIFO directory, when the job has a channel. */
   channelDir: string | null;
-}
-
-/** Builds the `sh -c` prologue: wait for release, apply rlimits, exec the program. */
-export function wrapperScript(args: CallArgs<'exec'>): string {
-  const parts: string[] = [];
-  // Clients compare their own fd 2 with this file to detect a redirected stderr.
-  if (args.toolChannel) parts.push(stderrIdentity(`${args.toolChannel.dir}/stderr`));
-  if (args.hold) parts.push('IFS= read -r _ <&3 || exit 126; exec 3<&-');
-  const { openFiles, fileSizeBytes, processes, dataBytes } = args.rlimits;
-  if (openFiles) parts.push(`ulimit -n ${Math.floor(openFiles)} || exit 126`);
-  // POSIX counts `ulimit -f` in 512-byte blocks; dash and bash (as sh) agree.
-  if (fileSizeBytes) parts.push(`ulimit -f ${Math.max(1, Math.floor(fileSizeBytes / 512))} || exit 126`);
-  if (dataBytes) parts.push(`ulimit -d ${Math.max(1, Math.floor(dataBytes / 1024))} || exit 126`);
-  // RLIMIT_NPROC is `-u` in bash and `-p` in dash.
-  if (processes) parts.push(`{ ulimit -u ${processes} 2>/dev/null || ulimit -p ${processes}; } || exit 126`);
-  parts.push('exec "$@"');
-  return parts.join('; ');
-}
-
-/**
- * Writes what `readlink /proc/self/fd/2` shows (`socket:[inode]`) into `file`, from the kernel's
- * fdinfo and the shell's own `test`, without starting `readlink` (that is only the fallback).
- */
-function stderrIdentity(file: string): string {
-  return [
-    'i=; while read -r k v; do [ "$k" = ino: ] && i=$v; done </proc/self/fdinfo/2',
-    `{ if [ -n "$i" ] && [ -S /proc/self/fd/2 ]; then echo "socket:[$i]"; elif [ -n "$i" ] && [ -p /proc/self/fd/2 ]; then echo "pipe:[$i]"; else readlink /proc/self/fd/2; fi; } > ${shellQuote(file)} || exit 126`,
-  ].join('; ');
-}
-
-export function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 /** The jobs of this agent, by channel. */
@@ -128,6 +105,7 @@ export class JobRunner {
         'NOT_FOUND',
         `The working directory ${args.cwd} does not exist in the computer (or is not a directory); create it first or pass another cwd.`,
       );
+    if (args.spare !== undefined) return this.execSpare(args, args.spare, missing);
     let cwdFd: number | null = null;
     if (args.strictCwd) {
       try {
@@ -138,20 +116,7 @@ export class JobRunner {
     } else if (!(await stat(args.cwd).catch(() => null))?.isDirectory()) {
       throw missing();
     }
-    let scanner: ChannelScanner | null = null;
-    if (args.toolChannel) {
-      this.channelDirFor(args.toolChannel.dir);
-      const stream = args.stream;
-      const nonce = args.toolChannel.nonce;
-      scanner = new ChannelScanner(args.toolChannel.nonce, (frame) =>
-        this.link.send({
-          t: 'channel.request',
-          stream,
-          nonce,
-          frame: frame.kind === 'malformed' ? { ...frame, reason: frame.reason.slice(0, 256) } : frame,
-        }),
-      );
-    }
+    const filter = this.channelFor(args);
     // the child changes into the opened directory itself (its fd survives the fork until exec)
     const child = spawn('/bin/sh', ['-c', wrapperScript(args), 'paddock-job', ...args.argv], {
       cwd: cwdFd === null ? args.cwd : `/proc/self/fd/${cwdFd}`,
@@ -160,6 +125,105 @@ export class JobRunner {
       detached: args.newSession,
       ...spawnIdentity(this.account),
     });
+    try {
+      return await this.track(args.stream, child, {
+        hold: args.hold,
+        newSession: args.newSession,
+        filter,
+        channelDir: args.toolChannel?.dir ?? null,
+      });
+    } finally {
+      if (cwdFd !== null) closeSync(cwdFd);
+    }
+  }
+
+  /**
+   * Starts a spare shell: the next job's process, spawned ahead and held, in its own session,
+   * with the rlimits of jobs, no environment and no job yet. `exec` with `spare` hands it one.
+   */
+  async prepare(args: CallArgs<'prepare'>): Promise<{ pid: number }> {
+    if (this.jobs.has(args.stream)) {
+      throw new GuestFailure('INVALID_ARGUMENT', `Channel ${args.stream} is already in use.`);
+    }
+    const [program, ...rest] = spareArgv(args.rlimits, args.shell);
+    const child = spawn(program!, rest, {
+      cwd: '/',
+      env: {},
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      detached: args.newSession,
+      ...spawnIdentity(this.account),
+    });
+    return this.track(args.stream, child, {
+      hold: true,
+      newSession: args.newSession,
+      filter: null,
+      channelDir: null,
+      spare: args.shell ?? null,
+    });
+  }
+
+  /** Hands a job to a spare shell: it reads the job from its hold pipe and becomes it. */
+  private async execSpare(
+    args: CallArgs<'exec'>,
+    spareStream: number,
+    missing: () => GuestFailure,
+  ): Promise<{ pid: number }> {
+    const job = this.jobs.get(spareStream);
+    if (!job?.spare || job.exited || !job.hold || !job.child.pid) {
+      throw new GuestFailure(
+        'NOT_FOUND',
+        `No spare shell on stream ${spareStream}; start the job without one.`,
+      );
+    }
+    if (args.strictCwd || !Object.keys(args.env).every((name) => EXPORTABLE_NAME.test(name))) {
+      throw new GuestFailure('INVALID_ARGUMENT', 'This job cannot use a spare shell; start it without one.');
+    }
+    if (!(await stat(args.cwd).catch(() => null))?.isDirectory()) throw missing();
+    if (job.exited || this.jobs.has(args.stream)) {
+      throw new GuestFailure('NOT_FOUND', `The spare shell on stream ${spareStream} is gone.`);
+    }
+    job.filter = this.channelFor(args);
+    job.channelDir = args.toolChannel?.dir ?? null;
+    this.jobs.delete(spareStream);
+    this.groups.delete(spareStream);
+    job.spare = false;
+    job.stream = args.stream;
+    this.jobs.set(args.stream, job);
+    if (args.newSession) this.groups.set(args.stream, job.child.pid);
+    job.hold.end(spareJob(args, job.spareShell));
+    job.hold = null;
+    return { pid: job.child.pid };
+  }
+
+  /** The tool channel's directory and stderr scanner of a job (null without a channel). */
+  private channelFor(args: CallArgs<'exec'>): ChannelScanner | null {
+    if (!args.toolChannel) return null;
+    this.channelDirFor(args.toolChannel.dir);
+    const stream = args.stream;
+    const nonce = args.toolChannel.nonce;
+    return new ChannelScanner(nonce, (frame) =>
+      this.link.send({
+        t: 'channel.request',
+        stream,
+        nonce,
+        frame: frame.kind === 'malformed' ? { ...frame, reason: frame.reason.slice(0, 256) } : frame,
+      }),
+    );
+  }
+
+  /** Waits for a spawned job's process and follows its output and exit on `stream`. */
+  private async track(
+    stream: number,
+    child: ChildProcess,
+    how: {
+      hold: boolean;
+      newSession: boolean;
+      filter: StreamFilter | null;
+      channelDir: string | null;
+      /** A spare shell: the jobs' shell it was started for (null: none, it is `sh`). */
+      spare?: string | null;
+    },
+  ): Promise<{ pid: number }> {
     const pid = await new Promise<number>((resolve, reject) => {
       child.once('spawn', () => resolve(child.pid!));
       child.once('error', (e) =>
@@ -170,32 +234,35 @@ export class JobRunner {
           ),
         ),
       );
-    }).finally(() => {
-      if (cwdFd !== null) closeSync(cwdFd);
     });
     const job: RunningJob = {
+      stream,
+      spare: how.spare !== undefined,
+      spareShell: how.spare ?? undefined,
+      filter: how.filter,
       child,
-      hold: args.hold ? (child.stdio[3] as NodeJS.WritableStream) : null,
+      hold: how.hold ? (child.stdio[3] as NodeJS.WritableStream) : null,
       openStreams: 2,
       exited: null,
       reported: false,
       quietTimer: null,
       maxTimer: null,
-      channelDir: args.toolChannel?.dir ?? null,
+      channelDir: how.channelDir,
     };
-    this.jobs.set(args.stream, job);
-    if (args.newSession) this.groups.set(args.stream, pid);
-    this.pipe(args.stream, job, Fd.Stdout, child.stdout!, null);
-    this.pipe(args.stream, job, Fd.Stderr, child.stderr!, scanner);
+    job.hold?.on('error', () => undefined);
+    this.jobs.set(stream, job);
+    if (how.newSession) this.groups.set(stream, pid);
+    this.pipe(job, Fd.Stdout, child.stdout!);
+    this.pipe(job, Fd.Stderr, child.stderr!);
     child.on('exit', (code, signal) => {
       job.exited = { exitCode: code, signal };
       if (job.hold) job.hold.end();
       if (job.openStreams === 0) {
-        this.reportExit(args.stream, job);
+        this.reportExit(job);
         return;
       }
-      job.maxTimer = setTimeout(() => this.reportExit(args.stream, job), EXIT_MAX_WAIT_MS);
-      this.armQuiet(args.stream, job);
+      job.maxTimer = setTimeout(() => this.reportExit(job), EXIT_MAX_WAIT_MS);
+      this.armQuiet(job);
     });
     return { pid };
   }
@@ -280,41 +347,39 @@ export class JobRunner {
     return job;
   }
 
-  private pipe(
-    stream: number,
-    job: RunningJob,
-    fd: number,
-    source: NodeJS.ReadableStream,
-    filter: StreamFilter | null,
-  ): void {
+  private pipe(job: RunningJob, fd: number, source: NodeJS.ReadableStream): void {
+    // only stderr carries the tool channel
+    const filterOf = () => (fd === Fd.Stderr ? job.filter : null);
     source.on('data', (chunk: Buffer) => {
+      const filter = filterOf();
       const bytes = filter ? filter.push(chunk) : chunk;
-      if (bytes.length > 0 && !this.link.sendData(stream, fd, bytes)) {
+      if (bytes.length > 0 && !this.link.sendData(job.stream, fd, bytes)) {
         source.pause();
         this.link.onDrain(() => source.resume());
       }
-      if (job.exited) this.armQuiet(stream, job);
+      if (job.exited) this.armQuiet(job);
     });
     source.on('end', () => {
-      const rest = filter?.end();
-      if (rest && rest.length > 0) this.link.sendData(stream, fd, rest);
-      this.link.sendEnd(stream, fd);
+      const rest = filterOf()?.end();
+      if (rest && rest.length > 0) this.link.sendData(job.stream, fd, rest);
+      this.link.sendEnd(job.stream, fd);
       job.openStreams -= 1;
-      if (job.openStreams === 0 && job.exited) this.reportExit(stream, job);
+      if (job.openStreams === 0 && job.exited) this.reportExit(job);
     });
     source.on('error', () => undefined);
   }
 
-  private armQuiet(stream: number, job: RunningJob): void {
+  private armQuiet(job: RunningJob): void {
     if (job.quietTimer) clearTimeout(job.quietTimer);
-    job.quietTimer = setTimeout(() => this.reportExit(stream, job), EXIT_QUIET_MS);
+    job.quietTimer = setTimeout(() => this.reportExit(job), EXIT_QUIET_MS);
   }
 
-  private reportExit(stream: number, job: RunningJob): void {
+  private reportExit(job: RunningJob): void {
     if (job.reported || !job.exited) return;
     job.reported = true;
     if (job.quietTimer) clearTimeout(job.quietTimer);
     if (job.maxTimer) clearTimeout(job.maxTimer);
+    const { stream } = job;
     this.link.send({ t: 'exit', stream, exitCode: job.exited.exitCode, signal: job.exited.signal });
     if (job.openStreams === 0) this.jobs.delete(stream);
     else job.child.once('close', () => this.jobs.delete(stream));
