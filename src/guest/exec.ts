@@ -261,7 +261,8 @@ export class JobRunner {
         this.reportExit(job);
         return;
       }
-      job.maxTimer = setTimeout(() => this.reportExit(job), EXIT_MAX_WAIT_MS);
+      // after the I/O poll that follows the timer: output already written is read first
+      job.maxTimer = setTimeout(() => setImmediate(() => this.reportExit(job)), EXIT_MAX_WAIT_MS);
       this.armQuiet(job);
     });
     return { pid };
@@ -371,7 +372,15 @@ export class JobRunner {
 
   private armQuiet(job: RunningJob): void {
     if (job.quietTimer) clearTimeout(job.quietTimer);
-    job.quietTimer = setTimeout(() => this.reportExit(job), EXIT_QUIET_MS);
+    const timer = setTimeout(() => {
+      // A stalled machine may fire the timer before the loop read output that was already
+      // written: the report waits for the I/O poll of this turn (check phase), and new output
+      // read there re-arms the timer instead.
+      setImmediate(() => {
+        if (job.quietTimer === timer) this.reportExit(job);
+      });
+    }, EXIT_QUIET_MS);
+    job.quietTimer = timer;
   }
 
   private reportExit(job: RunningJob): void {
