@@ -25,13 +25,11 @@ import {
   RUN_COMMAND_OUTPUT_BYTES,
   type RunRequest,
 } from './requests.js';
-import { SpareShell } from './spare-shell.js';
+import { SpareShell, spareCanRun } from './spare-shell.js';
 import { channelDir, nonceMatches, type ToolChannel } from './tool-channel.js';
 
 /** Above this many UTF-8 bytes a script goes through a file (argv entries are limited to 128 KiB). */
 const INLINE_SCRIPT_MAX_BYTES = 100_000;
-/** Scripts up to this many bytes run in the spare shell (which reads its job with `read`, byte by byte). */
-const SPARE_SCRIPT_MAX_BYTES = 8192;
 /** Finished jobs whose output is kept per generation (each keeps up to the retention per stream). */
 export const MAX_FINISHED_JOBS = 200;
 /** How long cancel waits for a family to be gone before answering `cancelling`. */
@@ -67,6 +65,8 @@ interface Held {
   family: JobFamily | null;
   channel: ToolChannel | null;
   timer: NodeJS.Timeout | null;
+  /** Prepare the next spare shell when this job exits (see SpareShell.prepare). */
+  spareNext?: boolean;
 }
 
 export class JobTable {
@@ -193,6 +193,7 @@ export class JobTable {
     );
     this.emitExit(job);
     this.settle(held);
+    if (held.spareNext) this.spare.prepare();
   }
 
   /** A tool-channel frame from a job: answered through the job's channel, replied into its FIFO. */
@@ -290,8 +291,8 @@ export class JobTable {
       ...(channel ? { toolChannel: { nonce: channel.nonce, dir: channelDir(n) } } : {}),
     };
     // scripts (the common job) take the spare shell, started and placed in its family ahead
-    const usesSpare =
-      !req.argv && Buffer.byteLength(req.script) <= SPARE_SCRIPT_MAX_BYTES && !req.script.includes('\0');
+    const usesSpare = !req.argv && spareCanRun(req.script);
+    held.spareNext = usesSpare; // set now: a quick job exits before `exec` answers
     try {
       held.family = (await this.spare.startJob(execArgs, usesSpare)).family;
     } catch (e) {
@@ -299,7 +300,6 @@ export class JobTable {
       channel?.close();
       throw e;
     }
-    if (usesSpare) this.spare.prepare();
     held.timer = setTimeout(() => void this.onTimeout(held), req.timeoutMs);
     held.timer.unref();
     this.log('info', 'job.start', `${job.id} started: ${command}`, job.id);

@@ -13,6 +13,14 @@ import type { JobGuest } from './job-table.js';
 /** Streams of spare shells: above every job number, below the terminals' range. */
 export const SPARE_STREAM_BASE = 0x3000_0000;
 
+/** Scripts up to this many bytes run in the spare shell (it reads its job byte by byte). */
+const SPARE_SCRIPT_MAX_BYTES = 8192;
+
+/** Whether a script job can run in the spare shell (small, and no NUL: it ends the job's set-up). */
+export function spareCanRun(script: string): boolean {
+  return Buffer.byteLength(script) <= SPARE_SCRIPT_MAX_BYTES && !script.includes('\0');
+}
+
 export interface Spare {
   stream: number;
   pid: number;
@@ -70,7 +78,11 @@ export class SpareShell {
     return pending ? pending.ready : null;
   }
 
-  /** Starts the next spare unless one is ready or on its way. */
+  /**
+   * Starts the next spare unless one is ready or on its way. Call it when no job is running
+   * that should finish fast: the spawn (guest) and the cgroup placement (host) block an event
+   * loop for milliseconds, which delays the exit report of a job running meanwhile.
+   */
   prepare(): void {
     if (this.pending || this.closed) return;
     const k = this.count++;
