@@ -242,11 +242,17 @@ echo started`);
         `python3 -c 'import paddock_tool; paddock_tool.call_tool("save_memory", {"content": "py client"})'`,
         `node -e 'require("paddock-tool").callTool("save_memory", {content: "node client"}).then(() => {})'`,
         'ls -A "$PADDOCK_CHANNEL_DIR"',
+        // the sh client's pool: every claimed FIFO (c-NAME) is gone; unclaimed spares may stay
+        `for c in "$PADDOCK_CHANNEL_DIR-sh"/c-*; do echo claimed; if [ -e "$PADDOCK_CHANNEL_DIR-sh/f-\${c##*/c-}" ]; then echo "left: $c"; fi; done`,
       ].join('; '),
     );
     assert.equal(job.exitCode, 0, job.stderr);
     assert.equal(job.toolCalls, 3);
-    assert.equal(job.stdout, 'stderr\n', 'only the file naming the stderr is left');
+    assert.equal(
+      job.stdout,
+      'stderr\nclaimed\n',
+      'only the file naming the stderr is left, and the sh call left no FIFO',
+    );
   });
 
   it('treats a frame with a wrong nonce, or a replayed frame, as ordinary output and runs no tool', async () => {
