@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../audit/database.js';
 import { ConfigError, type LoadedConfig, loadConfig } from '../config/load.js';
@@ -24,6 +24,7 @@ interface SystemDep {
 }
 interface SystemDeps {
   neededFor(scope: string): SystemDep[];
+  isPresent(dep: SystemDep): boolean;
   installCommand(pkgs: string[]): string;
 }
 
@@ -33,7 +34,7 @@ async function systemChecks(): Promise<Check[]> {
     new URL('../../../scripts/system-deps.mjs', import.meta.url).href
   )) as SystemDeps;
   return deps.neededFor('bench').map((d) => {
-    const ok = existsSync(d.path);
+    const ok = deps.isPresent(d);
     return {
       name: d.pkg,
       ok,
