@@ -163,14 +163,16 @@ export async function startPostgres(options: PgClusterOptions = {}): Promise<PgC
     const [cmd, argv] = asUser(who, join(bin, 'postgres'), args);
     const proc = spawn(cmd, argv, { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
     child = proc;
+    let own = '';
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         proc.kill('SIGQUIT');
         reject(new Error(`PostgreSQL did not become ready in time:\n${log}`));
       }, 60_000);
       proc.stderr?.on('data', (d: Buffer) => {
+        own = `${own}${d.toString()}`.slice(-64 * 1024);
         log = `${log}${d.toString()}`.slice(-64 * 1024);
-        if (log.includes('ready to accept connections')) {
+        if (own.includes('ready to accept connections')) {
           clearTimeout(timer);
           resolve();
         }
