@@ -20,10 +20,13 @@ const IN_FLIGHT = 8;
 const NOTES = 3_000;
 const RECALLS = 300;
 
+/** 200 words: a note of 12 words and a query of 2 match a few hundred of 3,000 notes, not most. */
 const WORDS =
-  'deploy database backup schedule digest release branch invoice customer ticket outage latency cache index queue worker token review budget migration'.split(
-    ' ',
-  );
+  'deploy database backup schedule digest release branch invoice customer ticket outage latency cache index queue worker token review budget migration'
+    .split(' ')
+    .flatMap((w) =>
+      ['', 's', 'ed', 'er', 'ing', 'al', 'ly', 'ion', 'ive', 'ment'].map((suffix) => `${w}${suffix}`),
+    );
 
 let counter = 0;
 function row(): InvocationRecord {
@@ -60,7 +63,7 @@ async function recallMs(stores: Stores): Promise<number> {
   let seed = 7;
   const pick = () => {
     seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-    return WORDS[seed % WORDS.length] as string;
+    return WORDS[(seed >>> 12) % WORDS.length] as string;
   };
   for (let i = 0; i < NOTES; i++) {
     const words = Array.from({ length: 12 }, pick).join(' ');
