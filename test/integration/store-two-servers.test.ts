@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
@@ -166,6 +167,20 @@ describe('two servers on one PostgreSQL store', () => {
       assert.ok(idsOnB.has(run.id), `${run.id} not on b`);
   });
 
+  it('paddock doctor reports the shared store and its schema, and a wrong password as a failure', async () => {
+    const ok = await runCli(a.project, ['doctor']);
+    assert.match(
+      ok.stdout,
+      /ok\s+postgres\s+database "paddock" at 127\.0\.0\.1:\d+ \(role "paddock"\): schema version \d+, up to date/,
+    );
+    assert.doesNotMatch(ok.stdout, /sqlite/);
+    const wrong = await runCli({ ...a.project, env: { ...a.project.env, PADDOCK_STORE_PASSWORD: 'wrong' } }, [
+      'doctor',
+    ]);
+    assert.equal(wrong.code, 1, wrong.stdout);
+    assert.match(wrong.stdout, /FAIL\s+postgres\s+PostgreSQL refused the password .*PADDOCK_STORE_PASSWORD/);
+  });
+
   it('a run of a server killed mid-run is marked failed by the other once its lease expires', async () => {
     const start = spawn(process.execPath, [PADDOCK_BIN, 'agents', 'run', 'slow'], {
       cwd: b.project.dir,
@@ -198,5 +213,31 @@ describe('two servers on one PostgreSQL store', () => {
     )) as { status: string; error: string | null };
     assert.equal(ended.status, 'failed');
     assert.match(ended.error ?? '', /stopped renewing its lease/);
+  });
+});
+
+describe('paddock serve on a PostgreSQL store it cannot use', () => {
+  it('exits 2 at start with the address it could not reach and what to check', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const address = probe.address();
+        probe.close(() => resolve(typeof address === 'object' && address ? address.port : 1));
+      });
+    });
+    const project = tempProject(
+      stringify({ store: { url: `postgres://paddock@127.0.0.1:${port}/paddock` } }),
+    );
+    try {
+      project.env.PADDOCK_STORE_PASSWORD = 'unused';
+      const r = await runCli(project, ['serve', '--port', '0']);
+      assert.equal(r.code, 2, r.stdout + r.stderr);
+      assert.match(
+        r.stderr,
+        new RegExp(`Cannot reach the PostgreSQL database "paddock" at 127\\.0\\.0\\.1:${port}`),
+      );
+      assert.match(r.stderr, /Check that the database server runs/);
+    } finally {
+      project.cleanup();
+    }
   });
 });
