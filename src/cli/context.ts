@@ -1,7 +1,7 @@
-import type { AuditStore } from '../audit/types.js';
 import { type LoadedConfig, loadConfig } from '../config/load.js';
 import type { Paddock } from '../main.js';
 import { createLogger, type Logger } from '../shared/logger.js';
+import type { Stores } from '../store/stores.js';
 
 /** The `--config` option every command accepts. */
 export const CONFIG_OPTION = { config: { type: 'string' as const } };
@@ -32,23 +32,19 @@ export async function withPaddock<T>(
 }
 
 /**
- * Opens only the data directory's audit store for a command that reads it: no upstream server,
- * no sandbox backend, so it is safe beside a running server (which writes the same file).
+ * Opens only the stores (no upstream server, no sandbox backend) for a command that reads or
+ * changes them: safe beside a running server, which uses the same database.
  */
-export async function withAuditStore<T>(
+export async function withStores<T>(
   values: Record<string, unknown>,
-  fn: (audit: AuditStore) => Promise<T>,
+  fn: (stores: Stores) => Promise<T>,
 ): Promise<T> {
   const loaded = loadFor(values);
-  const [{ openDatabase }, { SqliteAuditStore }, { join }] = await Promise.all([
-    import('../audit/database.js'),
-    import('../audit/sqlite-audit-store.js'),
-    import('node:path'),
-  ]);
-  const db = openDatabase(join(loaded.dataDir, 'paddock.db'));
+  const { openStores } = await import('../store/open.js');
+  const stores = await openStores(loaded.config.store, { dataDir: loaded.dataDir });
   try {
-    return await fn(new SqliteAuditStore(db));
+    return await fn(stores);
   } finally {
-    db.close();
+    await stores.close();
   }
 }

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDatabase } from '../audit/database.js';
 import { ConfigError, type LoadedConfig, loadConfig } from '../config/load.js';
 import { probePostgres } from '../store/postgres/probe.js';
+import { openDatabase } from '../store/sqlite/database.js';
 import { resolveStoreTarget, type StoreTarget } from '../store/target.js';
 import { out, parseCommandArgs } from './args.js';
 

@@ -120,9 +120,10 @@ export interface AgentRunStore {
   /** Every `running` row, oldest first (any process, any server). */
   running(): Promise<AgentRun[]>;
   /**
-   * Marks `running` rows of this host's processes that no longer exist as failed (the server
-   * stopped during the run); rows owned by another server are left to their lease. Returns
-   * the runs it ended.
+   * Marks `running` rows whose process is known to be gone as failed (the server stopped
+   * during the run), at once rather than when the lease passes. Only a process of this host
+   * can be known gone: a store shared by several hosts leaves other hosts' runs to their
+   * lease. Returns the runs it ended.
    */
   reconcile(isAlive?: (pid: number) => boolean): Promise<AgentRun[]>;
   /** Moves the lease of every running run of `owner` to `leaseExpiresAt`; how many it renewed. */

@@ -104,7 +104,7 @@ describe('tool channel: commands in the computer call the caller’s tools', () 
       /first release note/,
       'channel calls act for the caller',
     );
-    const rows = paddock.audit.query({ parentId: job.invocationId, ascending: true });
+    const rows = await paddock.audit.query({ parentId: job.invocationId, ascending: true });
     assert.deepEqual(
       rows.map((r) => [r.tool, r.via, r.caller, r.jobId]),
       [
@@ -229,7 +229,7 @@ echo started`);
     assert.ok(read.ok);
     assert.match((read.result.structured as { stderr: string }).stderr, /CHANNEL_CLOSED/);
     assert.equal(
-      paddock.audit.query({ parentId: job.invocationId }).length,
+      (await paddock.audit.query({ parentId: job.invocationId })).length,
       0,
       'no tool may run for a closed channel',
     );
@@ -260,8 +260,8 @@ echo started`);
     assert.match(old, /^[A-Za-z0-9_-]{8,}$/, 'the earlier command had a nonce');
     const replay = await run(`printf '${frame(old)}' > /workspace/captured; cat /workspace/captured >&2`);
     assert.match(replay.stderr, new RegExp(`paddock;${old};r1;`));
-    assert.equal(paddock.audit.query({ parentId: first.invocationId }).length, 0);
-    assert.equal(paddock.audit.query({ parentId: replay.invocationId }).length, 0);
+    assert.equal((await paddock.audit.query({ parentId: first.invocationId })).length, 0);
+    assert.equal((await paddock.audit.query({ parentId: replay.invocationId })).length, 0);
     assert.equal(replay.toolCalls, 0);
   });
 

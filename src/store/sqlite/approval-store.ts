@@ -1,16 +1,19 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { applyMigrations } from '../audit/migrations.js';
-import { PaddockError } from '../shared/errors.js';
-import { randomId } from '../shared/ids.js';
-import { pidAlive } from '../shared/pid.js';
-import type {
-  Approval,
-  ApprovalRequest,
-  ApprovalRule,
-  ApprovalScope,
-  ApprovalStatus,
-  DecidedVia,
-} from './types.js';
+import { PaddockError } from '../../shared/errors.js';
+import { randomId } from '../../shared/ids.js';
+import { pidAlive } from '../../shared/pid.js';
+import {
+  type Approval,
+  type ApprovalEnd,
+  type ApprovalRequest,
+  type ApprovalRule,
+  type ApprovalScope,
+  type ApprovalStatus,
+  type ApprovalStore,
+  type DecidedVia,
+  MAX_REASON_CHARS,
+} from '../approvals.js';
+import { applyMigrations } from './migrations.js';
 
 interface Row {
   id: string;
@@ -46,24 +49,11 @@ interface RuleRow {
   removed_by: string | null;
 }
 
-/** Longest reason kept with a decision. */
-export const MAX_REASON_CHARS = 2000;
-
-/** How an approval ends: a person's decision, or the server's (expiry, cancel, shutdown). */
-export interface ApprovalEnd {
-  status: Exclude<ApprovalStatus, 'pending'>;
-  by: string | null;
-  via: DecidedVia;
-  reason: string | null;
-  scope: ApprovalScope | null;
-  at: number;
-}
-
 /**
  * Approval records and rules in SQLite (`approvals`, `approval_rules`). Ending a record is one
  * conditional update (`WHERE status = 'pending'`), so of two decisions exactly one wins.
  */
-export class SqliteApprovalStore {
+export class SqliteApprovalStore implements ApprovalStore {
   private readonly insertRow: BetterSqlite3.Statement;
   private readonly endRow: BetterSqlite3.Statement;
   private readonly byId: BetterSqlite3.Statement;
@@ -83,7 +73,7 @@ export class SqliteApprovalStore {
   }
 
   /** Writes a new pending approval. */
-  insert(request: ApprovalRequest): Approval {
+  async insert(request: ApprovalRequest): Promise<Approval> {
     this.insertRow.run(
       request.id,
       request.invocationId,
@@ -101,23 +91,23 @@ export class SqliteApprovalStore {
       request.expiresAt,
       process.pid,
     );
-    return this.get(request.id)!;
+    return (await this.get(request.id))!;
   }
 
   /** Ends a pending approval; undefined when it was not pending (someone else ended it first). */
-  end(id: string, end: ApprovalEnd): Approval | undefined {
+  async end(id: string, end: ApprovalEnd): Promise<Approval | undefined> {
     const reason = end.reason === null ? null : end.reason.slice(0, MAX_REASON_CHARS);
     const changes = this.endRow.run(end.status, end.by, end.via, reason, end.scope, end.at, id).changes;
     return changes === 1 ? this.get(id) : undefined;
   }
 
-  get(id: string): Approval | undefined {
+  async get(id: string): Promise<Approval | undefined> {
     const row = this.byId.get(id) as Row | undefined;
     return row ? fromRow(row) : undefined;
   }
 
   /** The process whose call waits for this approval. */
-  ownerPid(id: string): number | null {
+  async ownerPid(id: string): Promise<number | null> {
     const row = this.db.prepare('SELECT owner_pid FROM approvals WHERE id = ?').get(id) as
       | { owner_pid: number | null }
       | undefined;
@@ -125,12 +115,12 @@ export class SqliteApprovalStore {
   }
 
   /** How many approvals of this caller are pending. */
-  pendingCount(caller: string): number {
+  async pendingCount(caller: string): Promise<number> {
     return (this.pendingOf.get(caller) as { n: number }).n;
   }
 
   /** Newest first; `pending` only, or every status. */
-  list(options: { pendingOnly?: boolean; limit?: number } = {}): Approval[] {
+  async list(options: { pendingOnly?: boolean; limit?: number } = {}): Promise<Approval[]> {
     const limit = Math.min(Math.max(1, options.limit ?? 100), 1000);
     const where = options.pendingOnly ? "WHERE status = 'pending'" : '';
     return (
@@ -143,7 +133,7 @@ export class SqliteApprovalStore {
    * their calls waited). Approvals of a live process (a running server, while a one-shot CLI
    * command opens the same database) are left alone. Returns the approvals it marked.
    */
-  interruptOrphans(at: number, isAlive: (pid: number) => boolean = pidAlive): Approval[] {
+  async interruptOrphans(at: number, isAlive: (pid: number) => boolean = pidAlive): Promise<Approval[]> {
     const rows = this.db.prepare("SELECT * FROM approvals WHERE status = 'pending'").all() as (Row & {
       owner_pid: number | null;
     })[];
@@ -151,7 +141,7 @@ export class SqliteApprovalStore {
       .filter((r) => r.owner_pid === null || (r.owner_pid !== process.pid && !isAlive(r.owner_pid)))
       .map(fromRow);
     for (const a of orphans) {
-      this.end(a.id, {
+      await this.end(a.id, {
         status: 'interrupted',
         by: null,
         via: 'server',
@@ -164,20 +154,24 @@ export class SqliteApprovalStore {
   }
 
   /** Writes "always allow `tool` for `agent`"; an active rule for the pair is kept as it is. */
-  addRule(agent: string, tool: string, by: string, approvalId: string | null, at: number): ApprovalRule {
-    const existing = this.activeRule(agent, tool);
-    if (existing) return existing;
-    const id = randomId('rule', 9);
+  async addRule(
+    agent: string,
+    tool: string,
+    by: string,
+    approvalId: string | null,
+    at: number,
+  ): Promise<ApprovalRule> {
     this.db
       .prepare(
-        'INSERT INTO approval_rules (id, agent, tool, created_at, created_by, approval_id) VALUES (?, ?, ?, ?, ?, ?)',
+        `INSERT INTO approval_rules (id, agent, tool, created_at, created_by, approval_id) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (agent, tool) WHERE removed_at IS NULL DO NOTHING`,
       )
-      .run(id, agent, tool, at, by, approvalId);
-    return this.rule(id)!;
+      .run(randomId('rule', 9), agent, tool, at, by, approvalId);
+    return (await this.activeRule(agent, tool))!;
   }
 
   /** Removes a rule (kept, marked removed). Throws NOT_FOUND for an unknown or removed rule. */
-  removeRule(id: string, by: string, at: number): ApprovalRule {
+  async removeRule(id: string, by: string, at: number): Promise<ApprovalRule> {
     const changes = this.db
       .prepare('UPDATE approval_rules SET removed_at = ?, removed_by = ? WHERE id = ? AND removed_at IS NULL')
       .run(at, by, id).changes;
@@ -188,15 +182,15 @@ export class SqliteApprovalStore {
         { id },
       );
     }
-    return this.rule(id)!;
+    return (await this.rule(id))!;
   }
 
-  rule(id: string): ApprovalRule | undefined {
+  async rule(id: string): Promise<ApprovalRule | undefined> {
     const row = this.db.prepare('SELECT * FROM approval_rules WHERE id = ?').get(id) as RuleRow | undefined;
     return row ? ruleFromRow(row) : undefined;
   }
 
-  activeRule(agent: string, tool: string): ApprovalRule | undefined {
+  async activeRule(agent: string, tool: string): Promise<ApprovalRule | undefined> {
     const row = this.db
       .prepare('SELECT * FROM approval_rules WHERE agent = ? AND tool = ? AND removed_at IS NULL')
       .get(agent, tool) as RuleRow | undefined;
@@ -204,7 +198,7 @@ export class SqliteApprovalStore {
   }
 
   /** Rules, active first; removed ones too when `all`. */
-  rules(all = false): ApprovalRule[] {
+  async rules(all = false): Promise<ApprovalRule[]> {
     const where = all ? '' : 'WHERE removed_at IS NULL';
     return (
       this.db
