@@ -5,56 +5,24 @@
 import { PaddockError } from '../../shared/errors.js';
 import { randomId } from '../../shared/ids.js';
 import { pidAlive } from '../../shared/pid.js';
+import { type ApprovalRow, approvalFromRow, type RuleRow, ruleFromRow } from '../approval-rows.js';
 import {
   type Approval,
   type ApprovalEnd,
   type ApprovalRequest,
   type ApprovalRule,
-  type ApprovalScope,
-  type ApprovalStatus,
   type ApprovalStore,
-  type DecidedVia,
   MAX_REASON_CHARS,
 } from '../approvals.js';
 import type { PgDatabase } from './database.js';
 
-const STORE = 'approval';
-
-interface Row {
-  id: string;
-  invocation_id: string;
-  tool: string;
-  source: string;
-  arguments: string;
-  arguments_sha256: string;
-  caller: string;
-  via: string;
-  parent_id: string | null;
-  run_id: string | null;
-  agent: string | null;
-  permission_rule: string;
-  requested_at: number;
-  expires_at: number;
-  status: string;
-  scope: string | null;
-  decided_at: number | null;
-  decided_by: string | null;
-  decided_via: string | null;
-  reason: string | null;
+/** A row of `approvals` with the process that waits for it. */
+interface Row extends ApprovalRow {
   owner_host: string | null;
   owner_pid: number | null;
 }
 
-interface RuleRow {
-  id: string;
-  agent: string;
-  tool: string;
-  created_at: number;
-  created_by: string;
-  approval_id: string | null;
-  removed_at: number | null;
-  removed_by: string | null;
-}
+const STORE = 'approval';
 
 /** `approvals` and `approval_rules` on PostgreSQL. */
 export class PgApprovalStore implements ApprovalStore {
@@ -85,7 +53,7 @@ export class PgApprovalStore implements ApprovalStore {
         process.pid,
       ],
     );
-    return fromRow(rows[0] as Row);
+    return approvalFromRow(rows[0] as Row);
   }
 
   async end(id: string, end: ApprovalEnd): Promise<Approval | undefined> {
@@ -96,12 +64,12 @@ export class PgApprovalStore implements ApprovalStore {
         decided_at = $6 WHERE id = $7 AND status = 'pending' RETURNING *`,
       [end.status, end.by, end.via, reason, end.scope, end.at, id],
     );
-    return rows[0] ? fromRow(rows[0]) : undefined;
+    return rows[0] ? approvalFromRow(rows[0]) : undefined;
   }
 
   async get(id: string): Promise<Approval | undefined> {
     const rows = await this.db.rows<Row>(STORE, 'SELECT * FROM approvals WHERE id = $1', [id]);
-    return rows[0] ? fromRow(rows[0]) : undefined;
+    return rows[0] ? approvalFromRow(rows[0]) : undefined;
   }
 
   async ownerPid(id: string): Promise<number | null> {
@@ -130,7 +98,7 @@ export class PgApprovalStore implements ApprovalStore {
       `SELECT * FROM approvals ${where} ORDER BY seq DESC LIMIT $1`,
       [limit],
     );
-    return rows.map(fromRow);
+    return rows.map(approvalFromRow);
   }
 
   /** Pending approvals of this host's dead processes; another host's pids mean nothing here. */
@@ -151,7 +119,7 @@ export class PgApprovalStore implements ApprovalStore {
         scope: null,
         at,
       });
-      if (ended) orphans.push(fromRow(r));
+      if (ended) orphans.push(approvalFromRow(r));
     }
     return orphans;
   }
@@ -212,42 +180,4 @@ export class PgApprovalStore implements ApprovalStore {
     );
     return rows.map(ruleFromRow);
   }
-}
-
-function fromRow(r: Row): Approval {
-  return {
-    id: r.id,
-    invocationId: r.invocation_id,
-    tool: r.tool,
-    source: r.source,
-    arguments: r.arguments,
-    argumentsSha256: r.arguments_sha256,
-    caller: r.caller,
-    via: r.via,
-    parentId: r.parent_id,
-    runId: r.run_id,
-    agent: r.agent,
-    permissionRule: r.permission_rule,
-    requestedAt: r.requested_at,
-    expiresAt: r.expires_at,
-    status: r.status as ApprovalStatus,
-    scope: r.scope as ApprovalScope | null,
-    decidedAt: r.decided_at,
-    decidedBy: r.decided_by,
-    decidedVia: r.decided_via as DecidedVia | null,
-    reason: r.reason,
-  };
-}
-
-function ruleFromRow(r: RuleRow): ApprovalRule {
-  return {
-    id: r.id,
-    agent: r.agent,
-    tool: r.tool,
-    createdAt: r.created_at,
-    createdBy: r.created_by,
-    approvalId: r.approval_id,
-    removedAt: r.removed_at,
-    removedBy: r.removed_by,
-  };
 }

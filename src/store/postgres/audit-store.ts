@@ -14,13 +14,15 @@ import type {
   InvocationStart,
   InvocationState,
   StoredInvocation,
-  Via,
 } from '../audit.js';
 import {
   type AuditRowLimits,
   auditWriteError,
   checkLimit,
   checkNumber,
+  fromInvocationRow,
+  INVOCATION_COLUMNS,
+  type InvocationRow,
   interruptedMessage,
   notRunning,
   prepareInvocation,
@@ -33,39 +35,6 @@ import type { PgDatabase } from './database.js';
 const END_SEQ_LOCK_KEY = 7_061_646_402;
 
 const STORE = 'audit';
-
-/** A row of `tool_invocations` as the driver returns it. */
-export interface InvocationRow {
-  seq: number;
-  end_seq: number | null;
-  id: string;
-  started_at: number;
-  duration_ms: number;
-  tool: string;
-  source: string;
-  caller: string;
-  via: string;
-  parent_id: string | null;
-  generation: number | null;
-  job_id: string | null;
-  input: string;
-  output_bytes: number;
-  sent_bytes: number | null;
-  success: boolean;
-  error_code: string | null;
-  error_message: string | null;
-  policy_rule: string | null;
-  state: string;
-  input_sha256: string | null;
-  approval_id: string | null;
-  approver: string | null;
-}
-
-/** The columns of an {@link InvocationRow}. */
-export const INVOCATION_COLUMNS =
-  'seq, end_seq, id, started_at, duration_ms, tool, source, caller, via, parent_id, generation, job_id, ' +
-  'input, output_bytes, sent_bytes, success, error_code, error_message, policy_rule, state, input_sha256, ' +
-  'approval_id, approver';
 
 // The end seq is taken after the transaction lock and the lock is held until commit, so end
 // seqs commit in the order they are given: a follower that read up to N never finds a row
@@ -313,33 +282,4 @@ export class PgAuditStore implements AuditStore {
   close(): void {
     this.feed.close();
   }
-}
-
-/** A stored row as the stores hand it out. */
-export function fromInvocationRow(r: InvocationRow): StoredInvocation {
-  return {
-    seq: r.seq,
-    endSeq: r.end_seq,
-    id: r.id,
-    startedAt: r.started_at,
-    durationMs: r.duration_ms,
-    tool: r.tool,
-    source: r.source,
-    caller: r.caller,
-    via: r.via as Via,
-    parentId: r.parent_id,
-    generation: r.generation,
-    jobId: r.job_id,
-    input: r.input,
-    outputBytes: r.output_bytes,
-    sentBytes: r.sent_bytes,
-    success: r.success,
-    errorCode: r.error_code,
-    errorMessage: r.error_message,
-    policyRule: r.policy_rule,
-    state: r.state as InvocationState,
-    inputSha256: r.input_sha256,
-    approvalId: r.approval_id,
-    approver: r.approver,
-  };
 }

@@ -13,40 +13,19 @@ import {
   type RunCall,
   type RunEnd,
   type RunQuery,
-  type RunStatus,
-  type RunTrigger,
 } from '../agent-runs.js';
-import { checkRunLimit, leaseExpiredError, parseJson, processStoppedError, runText } from '../run-rows.js';
-import { fromInvocationRow, INVOCATION_COLUMNS, type InvocationRow } from './audit-store.js';
+import { fromInvocationRow, INVOCATION_COLUMNS, type InvocationRow } from '../audit-rows.js';
+import {
+  type AgentRunRow,
+  checkRunLimit,
+  leaseExpiredError,
+  processStoppedError,
+  runFromRow,
+  runText,
+} from '../run-rows.js';
 import type { PgDatabase } from './database.js';
 
 const STORE = 'agent run';
-
-interface Row {
-  seq: number;
-  id: string;
-  agent: string;
-  trigger: string;
-  started_at: number;
-  ended_at: number | null;
-  status: string;
-  waiting_approval: string | null;
-  turns: number;
-  input_tokens: number;
-  output_tokens: number;
-  final_answer: string | null;
-  error: string | null;
-  error_code: string | null;
-  input: string | null;
-  provider: string;
-  model: string;
-  scheduled_at: number | null;
-  pid: number | null;
-  owner: string | null;
-  lease_expires_at: number | null;
-  skills: string;
-  deliveries: string;
-}
 
 const FINISH = `UPDATE agent_runs SET status = $1, ended_at = $2, final_answer = $3, error = $4, error_code = $5,
   waiting_approval = NULL, deliveries = $6 WHERE id = $7 AND status = 'running' RETURNING *`;
@@ -66,7 +45,7 @@ export class PgAgentRunStore implements AgentRunStore {
   constructor(private readonly db: PgDatabase) {}
 
   async start(run: NewRun, startedAt = Date.now()): Promise<AgentRun> {
-    const rows = await this.db.rows<Row>(
+    const rows = await this.db.rows<AgentRunRow>(
       STORE,
       `INSERT INTO agent_runs (id, agent, trigger, started_at, status, input, provider, model, scheduled_at,
         pid, host, skills, owner, lease_expires_at)
@@ -87,7 +66,7 @@ export class PgAgentRunStore implements AgentRunStore {
         run.leaseExpiresAt === undefined ? null : Math.floor(run.leaseExpiresAt),
       ],
     );
-    return fromRow(rows[0] as Row);
+    return runFromRow(rows[0] as AgentRunRow);
   }
 
   async setWaiting(id: string, approvalId: string | null): Promise<void> {
@@ -111,7 +90,7 @@ export class PgAgentRunStore implements AgentRunStore {
   }
 
   private async end(id: string, end: RunEnd, endedAt: number): Promise<AgentRun | undefined> {
-    const rows = await this.db.rows<Row>(STORE, FINISH, [
+    const rows = await this.db.rows<AgentRunRow>(STORE, FINISH, [
       end.status,
       endedAt,
       runText(end.finalAnswer),
@@ -120,12 +99,12 @@ export class PgAgentRunStore implements AgentRunStore {
       JSON.stringify(end.deliveries ?? []),
       id,
     ]);
-    return rows[0] ? fromRow(rows[0]) : undefined;
+    return rows[0] ? runFromRow(rows[0]) : undefined;
   }
 
   async get(id: string): Promise<AgentRun | undefined> {
-    const rows = await this.db.rows<Row>(STORE, 'SELECT * FROM agent_runs WHERE id = $1', [id]);
-    return rows[0] ? fromRow(rows[0]) : undefined;
+    const rows = await this.db.rows<AgentRunRow>(STORE, 'SELECT * FROM agent_runs WHERE id = $1', [id]);
+    return rows[0] ? runFromRow(rows[0]) : undefined;
   }
 
   async agentOf(id: string): Promise<string | undefined> {
@@ -148,24 +127,24 @@ export class PgAgentRunStore implements AgentRunStore {
     if (q.beforeSeq !== undefined) add('seq', q.beforeSeq, '<');
     params.push(limit);
     const sql = `SELECT * FROM agent_runs${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${params.length}`;
-    return (await this.db.rows<Row>(STORE, sql, params)).map(fromRow);
+    return (await this.db.rows<AgentRunRow>(STORE, sql, params)).map(runFromRow);
   }
 
   async running(): Promise<AgentRun[]> {
     return (
-      await this.db.rows<Row>(STORE, `SELECT * FROM agent_runs WHERE status = 'running' ORDER BY seq`)
-    ).map(fromRow);
+      await this.db.rows<AgentRunRow>(STORE, `SELECT * FROM agent_runs WHERE status = 'running' ORDER BY seq`)
+    ).map(runFromRow);
   }
 
   /** Runs of this host's dead processes only: another host's pid means nothing here. */
   async reconcile(isAlive: (pid: number) => boolean = pidAlive): Promise<AgentRun[]> {
-    const mine = await this.db.rows<Row>(
+    const mine = await this.db.rows<AgentRunRow>(
       STORE,
       `SELECT * FROM agent_runs WHERE status = 'running' AND host = $1 ORDER BY seq`,
       [this.db.host],
     );
     const ended: AgentRun[] = [];
-    for (const run of mine.map(fromRow)) {
+    for (const run of mine.map(runFromRow)) {
       if (run.pid !== null && (run.pid === process.pid || isAlive(run.pid))) continue;
       const done = await this.end(
         run.id,
@@ -189,20 +168,20 @@ export class PgAgentRunStore implements AgentRunStore {
   /** Each end is conditional on the lease still being past: of two servers sweeping, one ends a run. */
   async expireLeases(now: number): Promise<AgentRun[]> {
     const at = Math.floor(now);
-    const expired = await this.db.rows<Row>(
+    const expired = await this.db.rows<AgentRunRow>(
       STORE,
       `SELECT * FROM agent_runs WHERE status = 'running' AND lease_expires_at < $1 ORDER BY seq`,
       [at],
     );
     const ended: AgentRun[] = [];
     for (const row of expired) {
-      const rows = await this.db.rows<Row>(
+      const rows = await this.db.rows<AgentRunRow>(
         STORE,
         `UPDATE agent_runs SET status = 'failed', ended_at = $1, error = $2, error_code = 'INTERNAL',
            waiting_approval = NULL WHERE id = $3 AND status = 'running' AND lease_expires_at < $1 RETURNING *`,
         [at, leaseExpiredError(row.owner), row.id],
       );
-      if (rows[0]) ended.push(fromRow(rows[0]));
+      if (rows[0]) ended.push(runFromRow(rows[0]));
     }
     return ended;
   }
@@ -245,31 +224,4 @@ export class PgAgentRunStore implements AgentRunStore {
     const rows = await this.db.rows<InvocationRow & { depth: number }>(STORE, TREE, [runId, limit]);
     return rows.map((r) => ({ ...fromInvocationRow(r), depth: r.depth }));
   }
-}
-
-function fromRow(r: Row): AgentRun {
-  return {
-    id: r.id,
-    agent: r.agent,
-    trigger: r.trigger as RunTrigger,
-    startedAt: r.started_at,
-    endedAt: r.ended_at,
-    status: r.status as RunStatus,
-    turns: r.turns,
-    inputTokens: r.input_tokens,
-    outputTokens: r.output_tokens,
-    finalAnswer: r.final_answer,
-    error: r.error,
-    errorCode: r.error_code,
-    input: r.input,
-    provider: r.provider,
-    model: r.model,
-    scheduledAt: r.scheduled_at,
-    pid: r.pid,
-    owner: r.owner,
-    leaseExpiresAt: r.lease_expires_at,
-    skills: parseJson(r.skills, []),
-    deliveries: parseJson(r.deliveries, []),
-    waitingApproval: r.waiting_approval ?? null,
-  };
 }
