@@ -239,6 +239,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       config: config.agents,
       store: runs,
       serverId: stores.serverId,
+      lease: config.agents.runLease,
       approvalLink: (id) => approvals.link(id),
       ...(existsSync(skillsDir) ? { skillsGuestRoot: SKILLS_GUEST_ROOT } : {}),
     });

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { PaddockError } from '../shared/errors.js';
 import { MAX_INPUT_BYTES, redactedJson, redactSecrets, redactText } from '../shared/redact.js';
 import { truncateUtf8 } from '../shared/text.js';
-import type { InvocationRecord, InvocationState, StoredInvocation } from './audit.js';
+import type { InvocationRecord, InvocationState, StoredInvocation, Via } from './audit.js';
 
 /** Rows returned by a query when no limit is given. */
 export const DEFAULT_QUERY_LIMIT = 100;
@@ -136,4 +136,65 @@ export function checkNumber(name: string, value: number): number {
     );
   }
   return value;
+}
+
+/** A `tool_invocations` row as the databases return it (`success`: 0/1 in SQLite, a boolean in PostgreSQL). */
+export interface InvocationRow {
+  seq: number;
+  end_seq: number | null;
+  id: string;
+  started_at: number;
+  duration_ms: number;
+  tool: string;
+  source: string;
+  caller: string;
+  via: string;
+  parent_id: string | null;
+  generation: number | null;
+  job_id: string | null;
+  input: string;
+  output_bytes: number;
+  sent_bytes: number | null;
+  success: number | boolean;
+  error_code: string | null;
+  error_message: string | null;
+  policy_rule: string | null;
+  state: string;
+  input_sha256: string | null;
+  approval_id: string | null;
+  approver: string | null;
+}
+
+/** The columns of an {@link InvocationRow}. */
+export const INVOCATION_COLUMNS =
+  'seq, end_seq, id, started_at, duration_ms, tool, source, caller, via, parent_id, generation, job_id, input, ' +
+  'output_bytes, sent_bytes, success, error_code, error_message, policy_rule, state, input_sha256, approval_id, approver';
+
+/** A stored row from its columns. */
+export function fromInvocationRow(r: InvocationRow): StoredInvocation {
+  return {
+    seq: r.seq,
+    endSeq: r.end_seq,
+    id: r.id,
+    startedAt: r.started_at,
+    durationMs: r.duration_ms,
+    tool: r.tool,
+    source: r.source,
+    caller: r.caller,
+    via: r.via as Via,
+    parentId: r.parent_id,
+    generation: r.generation,
+    jobId: r.job_id,
+    input: r.input,
+    outputBytes: r.output_bytes,
+    sentBytes: r.sent_bytes,
+    success: r.success === 1 || r.success === true,
+    errorCode: r.error_code,
+    errorMessage: r.error_message,
+    policyRule: r.policy_rule,
+    state: r.state as InvocationState,
+    inputSha256: r.input_sha256,
+    approvalId: r.approval_id,
+    approver: r.approver,
+  };
 }

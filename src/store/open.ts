@@ -5,9 +5,9 @@
  * share one set of stores.
  */
 import type { StoreConfig } from '../config/store-schema.js';
-import { PaddockError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import { silentLogger } from '../shared/logger.js';
+import { openPostgresStores } from './postgres/open.js';
 import { openSqliteStores } from './sqlite/open.js';
 import type { OpenStoresOptions, Stores } from './stores.js';
 import { resolveStoreTarget } from './target.js';
@@ -27,9 +27,6 @@ export async function openStores(
     case 'sqlite':
       return openSqliteStores(target.file, { serverId, logger });
     case 'postgres':
-      throw new PaddockError(
-        'UNSUPPORTED_CAPABILITY',
-        'PostgreSQL stores are not available in this build yet. Remove store.url from paddock.yaml to use the embedded SQLite database.',
-      );
+      return openPostgresStores(target.url, target.password, { serverId, logger });
   }
 }

@@ -1,7 +1,7 @@
 /** What every agent run store does alike: text caps, list bounds, the wording of a lost run. */
 import { PaddockError } from '../shared/errors.js';
 import { truncateUtf8 } from '../shared/text.js';
-import { MAX_RUN_TEXT_BYTES } from './agent-runs.js';
+import { type AgentRun, MAX_RUN_TEXT_BYTES, type RunStatus, type RunTrigger } from './agent-runs.js';
 
 /** A run's text (input, answer, error) as stored: cut at MAX_RUN_TEXT_BYTES. */
 export function runText(value: string | null | undefined): string | null {
@@ -34,4 +34,59 @@ export function parseJson<T>(value: string, fallback: T): T {
   } catch {
     return fallback;
   }
+}
+
+/** A row of `agent_runs` as both databases return it. */
+export interface AgentRunRow {
+  seq: number;
+  id: string;
+  agent: string;
+  trigger: string;
+  started_at: number;
+  ended_at: number | null;
+  status: string;
+  waiting_approval: string | null;
+  turns: number;
+  input_tokens: number;
+  output_tokens: number;
+  final_answer: string | null;
+  error: string | null;
+  error_code: string | null;
+  input: string | null;
+  provider: string;
+  model: string;
+  scheduled_at: number | null;
+  pid: number | null;
+  owner: string | null;
+  lease_expires_at: number | null;
+  skills: string;
+  deliveries: string;
+}
+
+/** The run of a row. */
+export function runFromRow(r: AgentRunRow): AgentRun {
+  return {
+    id: r.id,
+    agent: r.agent,
+    trigger: r.trigger as RunTrigger,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    status: r.status as RunStatus,
+    turns: r.turns,
+    inputTokens: r.input_tokens,
+    outputTokens: r.output_tokens,
+    finalAnswer: r.final_answer,
+    error: r.error,
+    errorCode: r.error_code,
+    input: r.input,
+    provider: r.provider,
+    model: r.model,
+    scheduledAt: r.scheduled_at,
+    pid: r.pid,
+    owner: r.owner,
+    leaseExpiresAt: r.lease_expires_at,
+    skills: parseJson(r.skills, []),
+    deliveries: parseJson(r.deliveries, []),
+    waitingApproval: r.waiting_approval ?? null,
+  };
 }

@@ -2,11 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StoredInvocation } from '../../src/audit/types.js';
-import {
-  fromInvocationRow,
-  INVOCATION_COLUMNS,
-  type InvocationRow,
-} from '../../src/store/sqlite/audit-store.js';
+import { fromInvocationRow, INVOCATION_COLUMNS, type InvocationRow } from '../../src/store/audit-rows.js';
 import { type Database, openDatabase } from '../../src/store/sqlite/database.js';
 
 /** Pids of processes whose command line contains `marker`. */

@@ -2,52 +2,16 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { PaddockError } from '../../shared/errors.js';
 import { randomId } from '../../shared/ids.js';
 import { pidAlive } from '../../shared/pid.js';
+import { type ApprovalRow, approvalFromRow, type RuleRow, ruleFromRow } from '../approval-rows.js';
 import {
   type Approval,
   type ApprovalEnd,
   type ApprovalRequest,
   type ApprovalRule,
-  type ApprovalScope,
-  type ApprovalStatus,
   type ApprovalStore,
-  type DecidedVia,
   MAX_REASON_CHARS,
 } from '../approvals.js';
 import { applyMigrations } from './migrations.js';
-
-interface Row {
-  id: string;
-  invocation_id: string;
-  tool: string;
-  source: string;
-  arguments: string;
-  arguments_sha256: string;
-  caller: string;
-  via: string;
-  parent_id: string | null;
-  run_id: string | null;
-  agent: string | null;
-  permission_rule: string;
-  requested_at: number;
-  expires_at: number;
-  status: string;
-  scope: string | null;
-  decided_at: number | null;
-  decided_by: string | null;
-  decided_via: string | null;
-  reason: string | null;
-}
-
-interface RuleRow {
-  id: string;
-  agent: string;
-  tool: string;
-  created_at: number;
-  created_by: string;
-  approval_id: string | null;
-  removed_at: number | null;
-  removed_by: string | null;
-}
 
 /**
  * Approval records and rules in SQLite (`approvals`, `approval_rules`). Ending a record is one
@@ -102,8 +66,8 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   async get(id: string): Promise<Approval | undefined> {
-    const row = this.byId.get(id) as Row | undefined;
-    return row ? fromRow(row) : undefined;
+    const row = this.byId.get(id) as ApprovalRow | undefined;
+    return row ? approvalFromRow(row) : undefined;
   }
 
   /** The process whose call waits for this approval. */
@@ -124,8 +88,10 @@ export class SqliteApprovalStore implements ApprovalStore {
     const limit = Math.min(Math.max(1, options.limit ?? 100), 1000);
     const where = options.pendingOnly ? "WHERE status = 'pending'" : '';
     return (
-      this.db.prepare(`SELECT * FROM approvals ${where} ORDER BY seq DESC LIMIT ?`).all(limit) as Row[]
-    ).map(fromRow);
+      this.db
+        .prepare(`SELECT * FROM approvals ${where} ORDER BY seq DESC LIMIT ?`)
+        .all(limit) as ApprovalRow[]
+    ).map(approvalFromRow);
   }
 
   /**
@@ -134,12 +100,12 @@ export class SqliteApprovalStore implements ApprovalStore {
    * command opens the same database) are left alone. Returns the approvals it marked.
    */
   async interruptOrphans(at: number, isAlive: (pid: number) => boolean = pidAlive): Promise<Approval[]> {
-    const rows = this.db.prepare("SELECT * FROM approvals WHERE status = 'pending'").all() as (Row & {
+    const rows = this.db.prepare("SELECT * FROM approvals WHERE status = 'pending'").all() as (ApprovalRow & {
       owner_pid: number | null;
     })[];
     const orphans = rows
       .filter((r) => r.owner_pid === null || (r.owner_pid !== process.pid && !isAlive(r.owner_pid)))
-      .map(fromRow);
+      .map(approvalFromRow);
     for (const a of orphans) {
       await this.end(a.id, {
         status: 'interrupted',
@@ -206,42 +172,4 @@ export class SqliteApprovalStore implements ApprovalStore {
         .all() as RuleRow[]
     ).map(ruleFromRow);
   }
-}
-
-function fromRow(r: Row): Approval {
-  return {
-    id: r.id,
-    invocationId: r.invocation_id,
-    tool: r.tool,
-    source: r.source,
-    arguments: r.arguments,
-    argumentsSha256: r.arguments_sha256,
-    caller: r.caller,
-    via: r.via,
-    parentId: r.parent_id,
-    runId: r.run_id,
-    agent: r.agent,
-    permissionRule: r.permission_rule,
-    requestedAt: r.requested_at,
-    expiresAt: r.expires_at,
-    status: r.status as ApprovalStatus,
-    scope: r.scope as ApprovalScope | null,
-    decidedAt: r.decided_at,
-    decidedBy: r.decided_by,
-    decidedVia: r.decided_via as DecidedVia | null,
-    reason: r.reason,
-  };
-}
-
-function ruleFromRow(r: RuleRow): ApprovalRule {
-  return {
-    id: r.id,
-    agent: r.agent,
-    tool: r.tool,
-    createdAt: r.created_at,
-    createdBy: r.created_by,
-    approvalId: r.approval_id,
-    removedAt: r.removed_at,
-    removedBy: r.removed_by,
-  };
 }

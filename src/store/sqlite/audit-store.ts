@@ -10,13 +10,15 @@ import type {
   InvocationStart,
   InvocationState,
   StoredInvocation,
-  Via,
 } from '../audit.js';
 import {
   type AuditRowLimits,
   auditWriteError,
   checkLimit,
   checkNumber,
+  fromInvocationRow,
+  INVOCATION_COLUMNS,
+  type InvocationRow,
   interruptedMessage,
   notRunning,
   prepareInvocation,
@@ -31,38 +33,6 @@ export interface SqliteAuditStoreOptions extends AuditRowLimits {
   /** How often subscribers get rows other processes wrote (default 500 ms). */
   feedIntervalMs?: number;
 }
-
-/** A `tool_invocations` row as SQLite returns it. */
-export interface InvocationRow {
-  seq: number;
-  end_seq: number | null;
-  id: string;
-  started_at: number;
-  duration_ms: number;
-  tool: string;
-  source: string;
-  caller: string;
-  via: string;
-  parent_id: string | null;
-  generation: number | null;
-  job_id: string | null;
-  input: string;
-  output_bytes: number;
-  sent_bytes: number | null;
-  success: number;
-  error_code: string | null;
-  error_message: string | null;
-  policy_rule: string | null;
-  state: string;
-  input_sha256: string | null;
-  approval_id: string | null;
-  approver: string | null;
-}
-
-/** The columns of an {@link InvocationRow}. */
-export const INVOCATION_COLUMNS =
-  'seq, end_seq, id, started_at, duration_ms, tool, source, caller, via, parent_id, generation, job_id, input, ' +
-  'output_bytes, sent_bytes, success, error_code, error_message, policy_rule, state, input_sha256, approval_id, approver';
 
 const NEXT_END_SEQ = '(SELECT coalesce(max(end_seq), 0) + 1 FROM tool_invocations)';
 
@@ -280,35 +250,6 @@ export class SqliteAuditStore implements AuditStore {
   close(): void {
     this.feed.close();
   }
-}
-
-/** A stored row from its SQLite columns. */
-export function fromInvocationRow(r: InvocationRow): StoredInvocation {
-  return {
-    seq: r.seq,
-    endSeq: r.end_seq,
-    id: r.id,
-    startedAt: r.started_at,
-    durationMs: r.duration_ms,
-    tool: r.tool,
-    source: r.source,
-    caller: r.caller,
-    via: r.via as Via,
-    parentId: r.parent_id,
-    generation: r.generation,
-    jobId: r.job_id,
-    input: r.input,
-    outputBytes: r.output_bytes,
-    sentBytes: r.sent_bytes,
-    success: r.success === 1,
-    errorCode: r.error_code,
-    errorMessage: r.error_message,
-    policyRule: r.policy_rule,
-    state: r.state as InvocationState,
-    inputSha256: r.input_sha256,
-    approvalId: r.approval_id,
-    approver: r.approver,
-  };
 }
 
 function writeError(id: string, e: unknown) {

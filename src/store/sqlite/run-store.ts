@@ -9,38 +9,17 @@ import {
   type RunCall,
   type RunEnd,
   type RunQuery,
-  type RunStatus,
-  type RunTrigger,
 } from '../agent-runs.js';
-import { checkRunLimit, leaseExpiredError, parseJson, processStoppedError, runText } from '../run-rows.js';
-import { fromInvocationRow, INVOCATION_COLUMNS, type InvocationRow } from './audit-store.js';
+import { fromInvocationRow, INVOCATION_COLUMNS, type InvocationRow } from '../audit-rows.js';
+import {
+  type AgentRunRow,
+  checkRunLimit,
+  leaseExpiredError,
+  processStoppedError,
+  runFromRow,
+  runText,
+} from '../run-rows.js';
 import { applyMigrations } from './migrations.js';
-
-interface Row {
-  seq: number;
-  id: string;
-  agent: string;
-  trigger: string;
-  started_at: number;
-  ended_at: number | null;
-  status: string;
-  waiting_approval: string | null;
-  turns: number;
-  input_tokens: number;
-  output_tokens: number;
-  final_answer: string | null;
-  error: string | null;
-  error_code: string | null;
-  input: string | null;
-  provider: string;
-  model: string;
-  scheduled_at: number | null;
-  pid: number | null;
-  owner: string | null;
-  lease_expires_at: number | null;
-  skills: string;
-  deliveries: string;
-}
 
 const TREE_SQL = `WITH RECURSIVE tree (id, depth) AS (
     SELECT id, 1 FROM tool_invocations WHERE parent_id = ?
@@ -142,8 +121,8 @@ export class SqliteAgentRunStore implements AgentRunStore {
   }
 
   private row(id: string): AgentRun | undefined {
-    const row = this.statements.get!.get(id) as Row | undefined;
-    return row ? fromRow(row) : undefined;
+    const row = this.statements.get!.get(id) as AgentRunRow | undefined;
+    return row ? runFromRow(row) : undefined;
   }
 
   async agentOf(id: string): Promise<string | undefined> {
@@ -167,17 +146,17 @@ export class SqliteAgentRunStore implements AgentRunStore {
       params.push(q.beforeSeq);
     }
     const sql = `SELECT * FROM agent_runs${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
-    return (this.db.prepare(sql).all(...params, limit) as Row[]).map(fromRow);
+    return (this.db.prepare(sql).all(...params, limit) as AgentRunRow[]).map(runFromRow);
   }
 
   async running(): Promise<AgentRun[]> {
-    return (this.statements.running!.all() as Row[]).map(fromRow);
+    return (this.statements.running!.all() as AgentRunRow[]).map(runFromRow);
   }
 
   /** A SQLite file is on one host, so every run's pid is one of this host's processes. */
   async reconcile(isAlive: (pid: number) => boolean = pidAlive): Promise<AgentRun[]> {
     const ended: AgentRun[] = [];
-    for (const run of (this.statements.running!.all() as Row[]).map(fromRow)) {
+    for (const run of (this.statements.running!.all() as AgentRunRow[]).map(runFromRow)) {
       if (run.pid !== null && (run.pid === process.pid || isAlive(run.pid))) continue;
       const done = this.end(
         run.id,
@@ -195,7 +174,7 @@ export class SqliteAgentRunStore implements AgentRunStore {
 
   async expireLeases(now: number): Promise<AgentRun[]> {
     const ended: AgentRun[] = [];
-    for (const row of this.statements.expired!.all(now) as Row[]) {
+    for (const row of this.statements.expired!.all(now) as AgentRunRow[]) {
       const changes = this.statements.expire!.run(now, leaseExpiredError(row.owner), row.id, now).changes;
       if (changes === 1) ended.push(this.row(row.id)!);
     }
@@ -219,31 +198,4 @@ export class SqliteAgentRunStore implements AgentRunStore {
     const rows = this.statements.tree!.all(runId, limit) as (InvocationRow & { depth: number })[];
     return rows.map((r) => ({ ...fromInvocationRow(r), depth: r.depth }));
   }
-}
-
-function fromRow(r: Row): AgentRun {
-  return {
-    id: r.id,
-    agent: r.agent,
-    trigger: r.trigger as RunTrigger,
-    startedAt: r.started_at,
-    endedAt: r.ended_at,
-    status: r.status as RunStatus,
-    turns: r.turns,
-    inputTokens: r.input_tokens,
-    outputTokens: r.output_tokens,
-    finalAnswer: r.final_answer,
-    error: r.error,
-    errorCode: r.error_code,
-    input: r.input,
-    provider: r.provider,
-    model: r.model,
-    scheduledAt: r.scheduled_at,
-    pid: r.pid,
-    owner: r.owner,
-    leaseExpiresAt: r.lease_expires_at,
-    skills: parseJson(r.skills, []),
-    deliveries: parseJson(r.deliveries, []),
-    waitingApproval: r.waiting_approval ?? null,
-  };
 }

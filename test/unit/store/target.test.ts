@@ -66,11 +66,13 @@ describe('store configuration', () => {
     }
   });
 
-  it('says PostgreSQL is not available in this build yet and how to go on', async () => {
+  it('opens a postgres:// URL as the PostgreSQL stores, naming an unreachable database as a start-up fault', async () => {
     await assert.rejects(
-      openStores({ url: 'postgres://paddock@127.0.0.1:1/paddock' }, { dataDir: '/nonexistent' }),
+      openStores({ url: 'postgres://paddock@127.0.0.1:1/paddock' }, { dataDir: '/nonexistent', env: {} }),
       (e: unknown) =>
-        e instanceof PaddockError && e.code === 'UNSUPPORTED_CAPABILITY' && /store\.url/.test(e.message),
+        e instanceof PaddockError &&
+        e.details.startup === true &&
+        /Cannot reach the PostgreSQL database "paddock" at 127\.0\.0\.1:1/.test(e.message),
     );
   });
 });
