@@ -9,8 +9,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../src/audit/database.js';
-import { SqliteAuditStore } from '../src/audit/sqlite-audit-store.js';
 import { BwrapBackend } from '../src/computer/backend/bwrap.js';
 import { EgressService } from '../src/computer/egress.js';
 import { ComputerManager } from '../src/computer/manager.js';
@@ -19,6 +17,9 @@ import { policySchema } from '../src/config/schema.js';
 import { DEFAULT_EGRESS_LIMITS } from '../src/net/egress/types.js';
 import { createWhitelistSandbox } from '../src/policy/index.js';
 import { silentLogger } from '../src/shared/logger.js';
+import { SqliteAuditStore } from '../src/store/sqlite/audit-store.js';
+import { openDatabase } from '../src/store/sqlite/database.js';
+import { SqliteLaunchLinkStore } from '../src/store/sqlite/launch-link-store.js';
 import type { Figure } from './run.js';
 
 const BIG_BYTES = 100 * 1024 * 1024;
@@ -96,7 +97,7 @@ export async function benchEgress(): Promise<Figure[]> {
     dataDir,
     dockUrl: 'http://127.0.0.1:7331',
     logger,
-    db,
+    launchLinks: new SqliteLaunchLinkStore(db),
     egress: new EgressService({
       policy,
       audit: new SqliteAuditStore(db),

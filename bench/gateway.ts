@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../src/audit/database.js';
-import { SqliteAuditStore } from '../src/audit/sqlite-audit-store.js';
 import { policySchema } from '../src/config/schema.js';
 import { createWhitelistSandbox } from '../src/policy/index.js';
 import { silentLogger } from '../src/shared/logger.js';
+import { SqliteAuditStore } from '../src/store/sqlite/audit-store.js';
+import { openDatabase } from '../src/store/sqlite/database.js';
 import { Gateway } from '../src/tools/gateway.js';
 import { PermissionPolicy } from '../src/tools/permissions.js';
 import { ToolRegistry } from '../src/tools/registry.js';

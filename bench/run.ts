@@ -39,6 +39,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['http-load', './http-load.js', 'benchHttpLoad'],
     ['egress', './egress.js', 'benchEgress'],
     ['warm', './warm-pool.js', 'benchWarmPool'],
+    ['stores', './stores.js', 'benchStores'],
   ];
   for (const [name, path, fn] of optional) {
     try {

@@ -1,12 +1,14 @@
 // The Debian packages Paddock and its test suite need, shared by scripts/setup.mjs (the pre-step of
 // `npm start`, `npm test` and `npm run bench`) and `paddock doctor`, so both name the same fix.
 // Plain JavaScript without dependencies: it runs on a fresh clone, before `npm install`.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 /**
  * One system dependency: the file that must exist, the Debian package that provides it, what needs
  * it and for which command (`serve`: running Paddock; `test`: the test suite; `bench`: the bench).
  * Paths are inside /usr: the sandbox binds /usr, so a copy elsewhere on PATH does not count.
+ * One path segment may be `*` (any version directory, as in /usr/lib/postgresql/15/bin).
  */
 export const SYSTEM_DEPS = [
   { path: '/usr/bin/bwrap', pkg: 'bubblewrap', purpose: 'the computer sandbox', scope: 'serve' },
@@ -22,6 +24,12 @@ export const SYSTEM_DEPS = [
   { path: '/usr/bin/python3', pkg: 'python3', purpose: 'the Python client tests', scope: 'test' },
   { path: '/usr/bin/pgrep', pkg: 'procps', purpose: 'the process-family tests', scope: 'test' },
   { path: '/usr/bin/openssl', pkg: 'openssl', purpose: 'the TLS test certificates', scope: 'test' },
+  {
+    path: '/usr/lib/postgresql/*/bin/initdb',
+    pkg: 'postgresql',
+    purpose: 'the PostgreSQL store tests (a throwaway cluster each)',
+    scope: 'test',
+  },
   { path: '/usr/bin/rg', pkg: 'ripgrep', purpose: 'the sandbox-runtime peer of the bench', scope: 'bench' },
   { path: '/usr/bin/socat', pkg: 'socat', purpose: 'the sandbox-runtime peer of the bench', scope: 'bench' },
 ];
@@ -36,9 +44,19 @@ export function neededFor(scope, isRoot = process.getuid?.() === 0) {
   return SYSTEM_DEPS.filter((d) => SCOPES.indexOf(d.scope) <= upTo && (!d.rootOnly || isRoot));
 }
 
+/** Whether a dependency's file is here (a `*` segment matches any directory). */
+export function isPresent(dep) {
+  const star = dep.path.indexOf('/*/');
+  if (star < 0) return existsSync(dep.path);
+  const parent = dep.path.slice(0, star);
+  const rest = dep.path.slice(star + 3);
+  if (!existsSync(parent)) return false;
+  return readdirSync(parent).some((d) => existsSync(join(parent, d, rest)));
+}
+
 /** The dependencies of a command that are missing here. */
 export function missingFor(scope, isRoot = process.getuid?.() === 0) {
-  return neededFor(scope, isRoot).filter((d) => !existsSync(d.path));
+  return neededFor(scope, isRoot).filter((d) => !isPresent(d));
 }
 
 /** The exact command that installs packages here: plain as root, through sudo when it exists. */

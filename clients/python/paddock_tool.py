@@ -11,7 +11,7 @@ FIFO in $PADDOCK_CHANNEL_DIR. Standard library only. The wire is defined in Padd
 src/channel/wire.ts.
 """
 
-import base64
+import itertools
 import json
 import os
 import secrets
@@ -31,6 +31,13 @@ class ToolError(Exception):
         self.details = details or {}
 
 
+# Request ids: random per process, then counted (no random bytes per call).
+_ids = map(("p" + secrets.token_urlsafe(9) + "-{}").format, itertools.count())
+# What the channel's `stderr` file says, per directory: it never changes while the command runs.
+_expected = {}
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def _channel():
     nonce = os.environ.get("PADDOCK_CHANNEL")
     directory = os.environ.get("PADDOCK_CHANNEL_DIR")
@@ -39,11 +46,13 @@ def _channel():
             "CHANNEL_CLOSED",
             "No tool channel here: it exists inside commands started with run_command or shell in a Paddock computer.",
         )
-    try:
-        with open(os.path.join(directory, "stderr"), encoding="utf-8") as f:
-            expected = f.read().strip()
-    except OSError:
-        raise ToolError("CHANNEL_CLOSED", "The tool channel of this command is gone (the command has ended).") from None
+    expected = _expected.get(directory)
+    if expected is None:
+        try:
+            with open(os.path.join(directory, "stderr"), encoding="utf-8") as f:
+                expected = _expected[directory] = f.read().strip()
+        except OSError:
+            raise ToolError("CHANNEL_CLOSED", "The tool channel of this command is gone (the command has ended).") from None
     try:
         actual = os.readlink("/proc/self/fd/2")
     except OSError:
@@ -63,8 +72,8 @@ def _channel():
 
 def _request(body):
     nonce, directory, deadline = _channel()
-    rid = secrets.token_urlsafe(12)
-    fifo = os.path.join(directory, rid)
+    rid = next(_ids)
+    fifo = directory + "/" + rid
     rfd = wfd = -1
     try:
         os.mkfifo(fifo, 0o600)
@@ -80,9 +89,10 @@ def _request(body):
         except OSError:
             pass
         raise ToolError("CHANNEL_CLOSED", f"Could not create the reply FIFO: {e}") from None
+    replied = False
     try:
-        payload = base64.urlsafe_b64encode(json.dumps(body).encode()).rstrip(b"=")
-        frame = b"\x1b_paddock;" + nonce.encode() + b";" + rid.encode() + b";" + payload + b"\x1b\\"
+        # the JSON itself is the payload (valid JSON never holds the ESC that ends the frame)
+        frame = b"\x1b_paddock;" + nonce.encode() + b";" + rid.encode() + b";" + _encode(body).encode() + b"\x1b\\"
         view = memoryview(frame)
         while view:
             n = os.write(2, view)
@@ -98,14 +108,17 @@ def _request(body):
                     data += os.read(rfd, 1 << 20)
                 except BlockingIOError:
                     pass
+        replied = True
         reply = json.loads(data.split(b"\n", 1)[0])
     finally:
         os.close(rfd)
         os.close(wfd)
-        try:
-            os.unlink(fifo)
-        except OSError:
-            pass
+        if not replied:
+            # the guest removes the FIFO as it replies; a call that gave up removes its own
+            try:
+                os.unlink(fifo)
+            except OSError:
+                pass
     if reply.get("ok"):
         return reply.get("result")
     error = dict(reply.get("error") or {})

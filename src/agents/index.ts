@@ -3,6 +3,17 @@
  * loaders, model providers (OpenAI-compatible and Anthropic over HTTP), the ReAct runner over the
  * gateway, the run store, the scheduler, and the service that ties them together.
  */
+
+export { pidAlive } from '../shared/pid.js';
+export {
+  type AgentRunStore,
+  MAX_CALL_DEPTH,
+  type NewRun,
+  type RunCall,
+  type RunEnd,
+  type RunQuery,
+} from '../store/agent-runs.js';
+export { SqliteAgentRunStore } from '../store/sqlite/run-store.js';
 export {
   AGENT_KEYS,
   type AgentFrontmatter,
@@ -13,6 +24,7 @@ export {
   skillFrontmatterSchema,
 } from './agent-schema.js';
 export { type RunEvent, RunEvents } from './events.js';
+export { DEFAULT_LEASE_RENEW_MS, DEFAULT_LEASE_TTL_MS, RunLeases } from './leases.js';
 export { type AgentLoadContext, agentsDir, type LoadedAgents, loadAgents, skillsDir } from './load-agents.js';
 export { agentNamespaceOf, createAgentNamespaceOf } from './namespace.js';
 export {
@@ -23,15 +35,6 @@ export {
   narrowPolicyConfig,
 } from './policy-narrowing.js';
 export * from './providers/index.js';
-export {
-  AgentRunStore,
-  MAX_CALL_DEPTH,
-  type NewRun,
-  pidAlive,
-  type RunCall,
-  type RunEnd,
-  type RunQuery,
-} from './run-store.js';
 export { type AgentCallerContext, executeRun, type RunnerDeps, type RunSpec } from './runner.js';
 export { AgentScheduler, type NextRun, type SchedulerDeps } from './scheduler.js';
 export { cronOf, parseSchedules } from './schedules.js';

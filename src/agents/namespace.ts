@@ -1,6 +1,5 @@
-import type BetterSqlite3 from 'better-sqlite3';
+import type { AgentRunStore } from '../store/agent-runs.js';
 import { defaultNamespaceOf, type NamespaceOf } from '../tools/builtin/save-memory.js';
-import { AgentRunStore } from './run-store.js';
 
 /**
  * A memory namespace resolver that gives every agent its own: a call that belongs to an agent
@@ -9,23 +8,19 @@ import { AgentRunStore } from './run-store.js';
  * sees them. Other callers get `fallback` (the built-ins' default: the kind of caller).
  */
 export function agentNamespaceOf(
-  agentOfRun: (runId: string) => string | undefined,
+  agentOfRun: (runId: string) => Promise<string | undefined> | string | undefined,
   fallback: NamespaceOf = defaultNamespaceOf,
 ): NamespaceOf {
-  return (caller) => {
+  return async (caller) => {
     // a tool-channel call carries the run id, or names the agent run it acts for
     const who = (caller as { onBehalfOf?: string }).onBehalfOf ?? caller.caller;
     const runId = caller.runId ?? (who.startsWith('agent:') ? who.slice(6) : undefined);
-    const agent = runId ? agentOfRun(runId) : undefined;
+    const agent = runId ? await agentOfRun(runId) : undefined;
     return agent ? `agent:${agent}` : fallback(caller);
   };
 }
 
-/** {@link agentNamespaceOf} over the `agent_runs` table of Paddock's database. */
-export function createAgentNamespaceOf(
-  source: BetterSqlite3.Database | AgentRunStore,
-  fallback?: NamespaceOf,
-): NamespaceOf {
-  const store = source instanceof AgentRunStore ? source : new AgentRunStore(source);
+/** {@link agentNamespaceOf} over the run store (`agent_runs`). */
+export function createAgentNamespaceOf(store: AgentRunStore, fallback?: NamespaceOf): NamespaceOf {
   return agentNamespaceOf((runId) => store.agentOf(runId), fallback);
 }

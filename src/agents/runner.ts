@@ -3,13 +3,13 @@ import type { Sandbox } from '../policy/types.js';
 import { PaddockError, toPaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { truncateUtf8 } from '../shared/text.js';
+import type { AgentRunStore, RunEnd } from '../store/agent-runs.js';
 import type { Gateway } from '../tools/gateway.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { CallerContext } from '../tools/tool.js';
 import type { RunEvents } from './events.js';
 import { firstMessage, systemPrompt } from './prompt.js';
 import type { ModelMessage, ModelProvider, ModelToolResult, ModelToolSpec } from './providers/types.js';
-import type { AgentRunStore, RunEnd } from './run-store.js';
 import { refusalReason } from './tool-filter.js';
 import { outcomeText } from './tool-text.js';
 import type { AgentDefinition, AgentRun, Delivery, RunTrigger } from './types.js';
@@ -43,6 +43,9 @@ export interface RunSpec {
   trigger: RunTrigger;
   input?: string | undefined;
   scheduledAt?: number | undefined;
+  /** The server running it and its first lease expiry (see `RunLeases`). */
+  owner?: string | undefined;
+  leaseExpiresAt?: number | undefined;
   /** Cancels the run (status `cancelled`). */
   signal?: AbortSignal | undefined;
   /** Builds the provider at run start; a throw (e.g. a missing key) fails the run with its message. */
@@ -77,7 +80,7 @@ export async function executeRun(agent: AgentDefinition, spec: RunSpec, deps: Ru
   else spec.signal?.addEventListener('abort', onCancel, { once: true });
 
   const logger = deps.logger.child({ agent: agent.name, runId: spec.runId });
-  const run = deps.store.start(
+  const run = await deps.store.start(
     {
       id: spec.runId,
       agent: agent.name,
@@ -87,6 +90,8 @@ export async function executeRun(agent: AgentDefinition, spec: RunSpec, deps: Ru
       model: agent.model,
       scheduledAt: spec.scheduledAt,
       skills: agent.skills.map((s) => ({ name: s.name, dir: s.dir })),
+      owner: spec.owner,
+      leaseExpiresAt: spec.leaseExpiresAt,
     },
     startedAt,
   );
@@ -106,9 +111,9 @@ export async function executeRun(agent: AgentDefinition, spec: RunSpec, deps: Ru
   if (end.status === 'succeeded' && end.finalAnswer && agent.notify.length > 0) {
     end.deliveries = await deliver(agent, spec.runId, spec.trigger, end.finalAnswer, deps, logger);
   }
-  deps.store.progress(spec.runId, usage.turns, usage.inputTokens, usage.outputTokens);
-  deps.store.finish(spec.runId, end);
-  const finished = deps.store.get(spec.runId)!;
+  await deps.store.progress(spec.runId, usage.turns, usage.inputTokens, usage.outputTokens);
+  await deps.store.finish(spec.runId, end);
+  const finished = (await deps.store.get(spec.runId))!;
   logger.info('agent.run_finished', {
     status: finished.status,
     turns: finished.turns,
@@ -170,7 +175,7 @@ async function loop(
     usage.turns++;
     usage.inputTokens += response.usage.inputTokens;
     usage.outputTokens += response.usage.outputTokens;
-    deps.store.progress(spec.runId, usage.turns, usage.inputTokens, usage.outputTokens);
+    await deps.store.progress(spec.runId, usage.turns, usage.inputTokens, usage.outputTokens);
     deps.events.emit({
       type: 'run.turn',
       runId: spec.runId,
@@ -240,14 +245,14 @@ async function loop(
  * `waiting for approval`), the dock hears of it, and the agent's notify channels get the
  * request with a link to the dock.
  */
-function waiting(
+async function waiting(
   agent: AgentDefinition,
   spec: RunSpec,
   deps: RunnerDeps,
   approval: { id: string; tool: string } | null,
   logger: Logger,
-): void {
-  deps.store.setWaiting(spec.runId, approval?.id ?? null);
+): Promise<void> {
+  await deps.store.setWaiting(spec.runId, approval?.id ?? null);
   deps.events.emit({
     type: 'run.waiting',
     runId: spec.runId,

@@ -1,7 +1,7 @@
 import { Cron } from 'croner';
 import type { Logger } from '../shared/logger.js';
+import type { AgentRunStore } from '../store/agent-runs.js';
 import type { RunEvents } from './events.js';
-import type { AgentRunStore } from './run-store.js';
 import { CRON_MODE, cronOf } from './schedules.js';
 import type { AgentDefinition, ScheduleDefinition } from './types.js';
 
@@ -26,23 +26,24 @@ export interface SchedulerDeps {
   /** paddock.yaml `agents.catchUp`; an agent's own `catchUp` wins. */
   catchUpDefault: boolean;
   /** True while the agent has a run going (in this process or another live one). */
-  isRunning(agent: string): boolean;
+  isRunning(agent: string): Promise<boolean>;
   /** Starts a run in the background and returns its id. */
   startRun(
     agent: AgentDefinition,
     trigger: 'schedule' | 'catch-up',
     input: string | undefined,
     scheduledAt: number,
-  ): string;
+  ): Promise<string>;
 }
 
 /**
  * Fires agents on their cron schedules (croner) while `paddock serve` runs.
  * - No overlap: a tick while the agent still runs is skipped and logged (`agent.tick_skipped`).
- * - Each tick is claimed in SQLite before it starts a run (`agent_schedule_ticks`), so a tick is
- *   handled once even if two timers (or two processes on one database) see it.
+ * - Each tick is claimed in the store before it starts a run (`claimTick`), so a tick is
+ *   handled once even if two timers (or two servers on one store) see it.
  * - After downtime, missed ticks are not replayed: at start, an agent with ticks missed since
- *   its last handled one gets at most one `catch-up` run (or none, if catch-up is off).
+ *   its last handled one gets at most one `catch-up` run (or none, if catch-up is off); the
+ *   missed tick is claimed too, so of two servers starting together one catches up.
  */
 export class AgentScheduler {
   private jobs: { agent: AgentDefinition; schedule: ScheduleDefinition; cron: Cron }[] = [];
@@ -56,12 +57,14 @@ export class AgentScheduler {
     this.agents = [...agents];
     for (const agent of this.agents) {
       if (agent.schedules.length === 0) continue;
-      this.catchUp(agent, now);
+      void this.catchUp(agent, now).catch((e: unknown) =>
+        this.deps.logger.error('agent.catch_up_failed', { agent: agent.name, error: (e as Error).message }),
+      );
       for (const schedule of agent.schedules) {
         const cron = new Cron(
           schedule.cron,
           { mode: CRON_MODE, unref: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) },
-          () => this.tick(agent, schedule),
+          () => void this.tick(agent, schedule),
         );
         this.jobs.push({ agent, schedule, cron });
       }
@@ -88,13 +91,13 @@ export class AgentScheduler {
     );
   }
 
-  private tick(agent: AgentDefinition, schedule: ScheduleDefinition): void {
+  private async tick(agent: AgentDefinition, schedule: ScheduleDefinition): Promise<void> {
     // croner fires at or just after the scheduled second; the second is the tick's identity
     const scheduledAt = Math.floor(Date.now() / 1000) * 1000;
     const { store, logger, events } = this.deps;
     try {
-      if (!store.claimTick(agent.name, schedule.key, scheduledAt)) return;
-      if (this.deps.isRunning(agent.name)) {
+      if (!(await store.claimTick(agent.name, schedule.key, scheduledAt))) return;
+      if (await this.deps.isRunning(agent.name)) {
         const reason = 'the previous run of this agent is still going';
         logger.info('agent.tick_skipped', { agent: agent.name, schedule: schedule.cron, reason });
         events.emit({
@@ -107,7 +110,7 @@ export class AgentScheduler {
         });
         return;
       }
-      const runId = this.deps.startRun(agent, 'schedule', schedule.input, scheduledAt);
+      const runId = await this.deps.startRun(agent, 'schedule', schedule.input, scheduledAt);
       events.emit({
         type: 'schedule.tick',
         agent: agent.name,
@@ -126,25 +129,26 @@ export class AgentScheduler {
   }
 
   /** At most one catch-up run per agent for ticks missed while no scheduler ran. */
-  private catchUp(agent: AgentDefinition, now: number): void {
+  private async catchUp(agent: AgentDefinition, now: number): Promise<void> {
     const { store, logger, events } = this.deps;
     let missed = 0;
     let latest: { schedule: ScheduleDefinition; at: number } | undefined;
     for (const schedule of agent.schedules) {
       const cron = cronOf(schedule);
       const previous = cron.previousRuns(1, new Date(now))[0]?.getTime();
-      const last = store.lastTick(agent.name, schedule.key);
+      const last = await store.lastTick(agent.name, schedule.key);
       if (last === undefined || previous === undefined) {
         // first sight of this schedule: nothing was missed yet
-        store.setLastTick(agent.name, schedule.key, previous ?? now);
+        await store.setLastTick(agent.name, schedule.key, previous ?? now);
         continue;
       }
       if (previous <= last) continue;
+      // another server starting at the same time may have claimed the missed tick first
+      if (!(await store.claimTick(agent.name, schedule.key, previous))) continue;
       missed += cron
         .nextRuns(MAX_COUNTED_MISSED_TICKS, new Date(last))
         .filter((d) => d.getTime() <= now).length;
       if (!latest || previous > latest.at) latest = { schedule, at: previous };
-      store.setLastTick(agent.name, schedule.key, previous);
     }
     if (!latest) return;
     const enabled = agent.catchUp ?? this.deps.catchUpDefault;
@@ -159,7 +163,7 @@ export class AgentScheduler {
       });
       return;
     }
-    if (this.deps.isRunning(agent.name)) {
+    if (await this.deps.isRunning(agent.name)) {
       logger.info('agent.missed_ticks_skipped', {
         agent: agent.name,
         missed,
@@ -173,7 +177,7 @@ export class AgentScheduler {
       missed,
       scheduledAt: new Date(latest.at).toISOString(),
     });
-    const runId = this.deps.startRun(agent, 'catch-up', latest.schedule.input, latest.at);
+    const runId = await this.deps.startRun(agent, 'catch-up', latest.schedule.input, latest.at);
     events.emit({
       type: 'schedule.tick',
       ...base,

@@ -1,5 +1,3 @@
-import type BetterSqlite3 from 'better-sqlite3';
-import type { AuditStore } from '../audit/types.js';
 import { type AgentsConfig, agentsConfigSchema } from '../config/agents-schema.js';
 import type { PolicyConfig } from '../config/schema.js';
 import type { Notifier } from '../net/notifier.js';
@@ -8,14 +6,16 @@ import type { Disposable } from '../shared/disposable.js';
 import { PaddockError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
+import { pidAlive } from '../shared/pid.js';
+import type { AgentRunStore, RunCall, RunQuery } from '../store/agent-runs.js';
 import type { NamespaceOf } from '../tools/builtin/save-memory.js';
 import type { Gateway } from '../tools/gateway.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { type RunEvent, RunEvents } from './events.js';
+import { RunLeases } from './leases.js';
 import { type LoadedAgents, loadAgents } from './load-agents.js';
 import { agentNamespaceOf } from './namespace.js';
 import { createProvider, providerConfigs } from './providers/index.js';
-import { AgentRunStore, pidAlive, type RunCall, type RunQuery } from './run-store.js';
 import { executeRun } from './runner.js';
 import { AgentScheduler, type NextRun } from './scheduler.js';
 import { type AgentSummary, summarize } from './summary.js';
@@ -35,15 +35,17 @@ export interface AgentsDeps {
   /** The compiled global policy and its config (an agent's `policy` narrows them). */
   policy: Sandbox;
   policyConfig: PolicyConfig;
-  db: BetterSqlite3.Database;
-  audit: AuditStore;
   logger: Logger;
   /** Where provider keys are read from (never passed on to tools or the computer). */
   env: NodeJS.ProcessEnv;
   /** paddock.yaml `agents`; its defaults when absent. */
   config?: AgentsConfig;
-  /** The run store; one over `db` and `audit` when absent (main shares one with the memory namespaces). */
-  store?: AgentRunStore;
+  /** The run store (main shares it with the memory namespaces). */
+  store: AgentRunStore;
+  /** This server's id: the owner of its runs' leases (a fresh one by default). */
+  serverId?: string;
+  /** How long a run's lease lasts and how often it is renewed (and expired leases swept). */
+  lease?: { ttlMs: number; renewEveryMs: number };
   /** Guest directory where the computer mounts skill directories read-only (mentioned to the model when set). */
   skillsGuestRoot?: string;
   /** A link to an approval in the dock (sent to notify channels when a run waits). */
@@ -67,7 +69,7 @@ export interface RunDetails {
 /** Agents as markdown: definitions, runs, the scheduler, and events for the dock. */
 export interface AgentsService {
   /** Loaded agents with their next scheduled time, running run and last run. */
-  list(): AgentSummary[];
+  list(): Promise<AgentSummary[]>;
   definitions(): AgentDefinition[];
   /** Agent directories that did not load (file plus problems); the others are unaffected. */
   loadErrors(): AgentLoadError[];
@@ -78,13 +80,13 @@ export interface AgentsService {
    * broken agent, LIMIT_EXCEEDED while it is running). `done` resolves with the final record;
    * it rejects only when the database itself fails.
    */
-  start(name: string, request?: RunRequest): { runId: string; done: Promise<AgentRun> };
+  start(name: string, request?: RunRequest): Promise<{ runId: string; done: Promise<AgentRun> }>;
   /** Runs an agent to its end and returns the record. */
   run(name: string, request?: RunRequest): Promise<AgentRun>;
   /** Cancels a run of this process; false when it is not running here. */
   cancel(runId: string): boolean;
-  runs(query?: RunQuery): AgentRun[];
-  show(runId: string): RunDetails | undefined;
+  runs(query?: RunQuery): Promise<AgentRun[]>;
+  show(runId: string): Promise<RunDetails | undefined>;
   scheduler: { start(): void; stop(): void; nextRuns(): NextRun[] };
   onRunEvent(listener: (event: RunEvent) => void): Disposable;
   /** Memory namespace resolver (`agent:<name>` for calls of a run) for the memory built-ins. */
@@ -98,17 +100,37 @@ export interface AgentsService {
 /**
  * Builds the agents service: loads `.paddock/agents/<name>/AGENT.md` (bad agents become load
  * errors, logged as `agent.load_failed`), ends `running` rows left by a dead process, and wires
- * runner, run store and scheduler. The scheduler does not start until `scheduler.start()`.
+ * runner, run store, leases and scheduler. The scheduler does not start until `scheduler.start()`.
  */
-export function createAgents(deps: AgentsDeps): AgentsService {
+export async function createAgents(deps: AgentsDeps): Promise<AgentsService> {
   const config = deps.config ?? agentsConfigSchema.parse({});
   const providers = providerConfigs(config);
   const logger = deps.logger.child({ domain: 'agents' });
-  const store = deps.store ?? new AgentRunStore(deps.db, deps.audit);
+  const store = deps.store;
   const events = new RunEvents(logger);
-  const active = new Map<string, { agent: string; controller: AbortController; done: Promise<AgentRun> }>();
-  for (const run of store.reconcile())
+  const active = new Map<
+    string,
+    {
+      agent: string;
+      skills: { name: string; dir: string }[];
+      controller: AbortController;
+      done: Promise<AgentRun>;
+    }
+  >();
+  /** Agents between the "is it running" check and their run's entry in `active`. */
+  const launching = new Set<string>();
+  for (const run of await store.reconcile())
     logger.warn('agent.run_interrupted', { agent: run.agent, runId: run.id });
+  const leases = new RunLeases({
+    store,
+    serverId: deps.serverId ?? randomId('srv', 10),
+    logger,
+    ...(deps.lease ? deps.lease : {}),
+    activeRuns: () => active.size,
+    onExpired: (run) => events.emit({ type: 'run.finished', run }),
+  });
+  await leases.sweep();
+  leases.start();
 
   let loaded: LoadedAgents = { agents: [], errors: [] };
   const load = () => {
@@ -130,12 +152,18 @@ export function createAgents(deps: AgentsDeps): AgentsService {
   load();
 
   const runningHere = (agent: string) => [...active.entries()].find(([, r]) => r.agent === agent)?.[0];
-  const runningElsewhere = (agent: string) =>
-    store
-      .running()
-      .find((r) => r.agent === agent && r.pid !== process.pid && r.pid !== null && pidAlive(r.pid));
-  const isRunning = (agent: string) =>
-    runningHere(agent) !== undefined || runningElsewhere(agent) !== undefined;
+  /** A run of `agent` by another process or server that is still alive (by pid or lease). */
+  const runningElsewhere = async (agent: string) =>
+    (await store.running()).find(
+      (r) =>
+        r.agent === agent &&
+        !active.has(r.id) &&
+        (r.leaseExpiresAt != null
+          ? r.leaseExpiresAt >= Date.now()
+          : r.pid !== process.pid && r.pid !== null && pidAlive(r.pid)),
+    );
+  const isRunning = async (agent: string) =>
+    runningHere(agent) !== undefined || launching.has(agent) || (await runningElsewhere(agent)) !== undefined;
 
   const awaitServers = async (servers: readonly string[], signal: AbortSignal) => {
     const pending = deps.integrations
@@ -172,14 +200,27 @@ export function createAgents(deps: AgentsDeps): AgentsService {
     );
   };
 
-  const launch = (agent: AgentDefinition, trigger: RunTrigger, request: RunRequest, scheduledAt?: number) => {
-    const other = runningHere(agent.name) ?? runningElsewhere(agent.name)?.id;
-    if (other) {
-      throw new PaddockError(
+  const launch = async (
+    agent: AgentDefinition,
+    trigger: RunTrigger,
+    request: RunRequest,
+    scheduledAt?: number,
+  ) => {
+    const busy = (other: string) =>
+      new PaddockError(
         'LIMIT_EXCEEDED',
         `Agent "${agent.name}" is already running (run ${other}); wait for it to end or cancel it, then start it again.`,
         { runId: other },
       );
+    const here = runningHere(agent.name) ?? (launching.has(agent.name) ? '(starting)' : undefined);
+    if (here) throw busy(here);
+    launching.add(agent.name);
+    try {
+      const other = (await runningElsewhere(agent.name))?.id;
+      if (other) throw busy(other);
+    } catch (e) {
+      launching.delete(agent.name);
+      throw e;
     }
     const runId = randomId('run');
     const controller = new AbortController();
@@ -193,6 +234,8 @@ export function createAgents(deps: AgentsDeps): AgentsService {
         trigger,
         input: request.input,
         scheduledAt,
+        owner: leases.serverId,
+        leaseExpiresAt: leases.expiry(),
         signal: controller.signal,
         provider: () =>
           createProvider(agent.provider, agent.model, providers, {
@@ -217,7 +260,13 @@ export function createAgents(deps: AgentsDeps): AgentsService {
       active.delete(runId);
       request.signal?.removeEventListener('abort', onAbort);
     });
-    active.set(runId, { agent: agent.name, controller, done });
+    active.set(runId, {
+      agent: agent.name,
+      skills: agent.skills.map((s) => ({ name: s.name, dir: s.dir })),
+      controller,
+      done,
+    });
+    launching.delete(agent.name);
     return { runId, done };
   };
 
@@ -227,17 +276,20 @@ export function createAgents(deps: AgentsDeps): AgentsService {
     logger,
     catchUpDefault: config.catchUp,
     isRunning,
-    startRun: (agent, trigger, input, scheduledAt) =>
-      launch(agent, trigger, input === undefined ? {} : { input }, scheduledAt).runId,
+    startRun: async (agent, trigger, input, scheduledAt) =>
+      (await launch(agent, trigger, input === undefined ? {} : { input }, scheduledAt)).runId,
   });
   let schedulerOn = false;
 
   return {
     list: () =>
-      loaded.agents.map((a) => {
-        const running = runningHere(a.name) ?? runningElsewhere(a.name)?.id ?? null;
-        return summarize(a, scheduler.nextRuns([a]), running, store.list({ agent: a.name, limit: 1 })[0]);
-      }),
+      Promise.all(
+        loaded.agents.map(async (a) => {
+          const running = runningHere(a.name) ?? (await runningElsewhere(a.name))?.id ?? null;
+          const [last] = await store.list({ agent: a.name, limit: 1 });
+          return summarize(a, scheduler.nextRuns([a]), running, last);
+        }),
+      ),
     definitions: () => [...loaded.agents],
     loadErrors: () => [...loaded.errors],
     reload() {
@@ -250,7 +302,7 @@ export function createAgents(deps: AgentsDeps): AgentsService {
       });
     },
     start: (name, request = {}) => launch(find(name), request.trigger ?? 'manual', request),
-    run: (name, request = {}) => launch(find(name), request.trigger ?? 'manual', request).done,
+    run: async (name, request = {}) => (await launch(find(name), request.trigger ?? 'manual', request)).done,
     cancel(runId) {
       const run = active.get(runId);
       if (!run) return false;
@@ -258,9 +310,9 @@ export function createAgents(deps: AgentsDeps): AgentsService {
       return true;
     },
     runs: (query) => store.list(query),
-    show(runId) {
-      const run = store.get(runId);
-      return run ? { run, calls: store.calls(runId) } : undefined;
+    async show(runId) {
+      const run = await store.get(runId);
+      return run ? { run, calls: await store.calls(runId) } : undefined;
     },
     scheduler: {
       start() {
@@ -276,12 +328,13 @@ export function createAgents(deps: AgentsDeps): AgentsService {
     onRunEvent: (listener) => events.on(listener),
     namespaceOf: agentNamespaceOf((runId) => store.agentOf(runId)),
     runContext(runId) {
-      const run = store.get(runId);
+      const run = active.get(runId);
       return run ? { agent: run.agent, skills: run.skills } : undefined;
     },
     async close() {
       schedulerOn = false;
       scheduler.stop();
+      leases.stop();
       const pending = [...active.values()];
       for (const run of pending) run.controller.abort();
       await Promise.allSettled(pending.map((r) => r.done));

@@ -1,12 +1,10 @@
 import type { RunLimits } from '../config/agents-schema.js';
 import type { PolicyConfig } from '../config/schema.js';
 import type { Sandbox } from '../policy/types.js';
+import type { AgentRun, Delivery, RunStatus, RunTrigger } from '../store/agent-runs.js';
 import type { Tool } from '../tools/tool.js';
 
-/** What started a run. */
-export type RunTrigger = 'manual' | 'schedule' | 'catch-up' | 'api';
-/** Where a run is; every state but `running` is final. */
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'limit' | 'cancelled';
+export type { AgentRun, Delivery, RunStatus, RunTrigger };
 
 /** One skill from `.paddock/skills/<name>/SKILL.md` (Agent Skills format). */
 export interface SkillDefinition {
@@ -77,44 +75,6 @@ export interface AgentLoadError {
   file: string;
   /** One `key: message` line per problem, each saying what to do. */
   problems: string[];
-}
-
-/** A notification of a run's final answer. */
-export interface Delivery {
-  channel: string;
-  ok: boolean;
-  /** ISO time of the send (when ok). */
-  sentAt?: string;
-  error?: string;
-}
-
-/** One row of `agent_runs`. */
-export interface AgentRun {
-  id: string;
-  agent: string;
-  trigger: RunTrigger;
-  /** Epoch milliseconds. */
-  startedAt: number;
-  endedAt: number | null;
-  status: RunStatus;
-  turns: number;
-  inputTokens: number;
-  outputTokens: number;
-  finalAnswer: string | null;
-  error: string | null;
-  errorCode: string | null;
-  input: string | null;
-  provider: string;
-  model: string;
-  /** The scheduled time of the tick that started it (schedule and catch-up runs). */
-  scheduledAt: number | null;
-  /** Process that runs it (a `running` row of a dead process is marked failed at the next start). */
-  pid: number | null;
-  /** Skill directories of the run (for a read-only mount inside the computer). */
-  skills: { name: string; dir: string }[];
-  deliveries: Delivery[];
-  /** While the run waits for a person: the approval it waits for (the run shows `waiting for approval`). */
-  waitingApproval?: string | null;
 }
 
 /** Budgets and settings a run resolves from the agent and the global section. */

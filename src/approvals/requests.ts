@@ -4,8 +4,8 @@
  */
 import { z } from 'zod';
 import { PaddockError } from '../shared/errors.js';
+import { MAX_REASON_CHARS } from '../store/approvals.js';
 import type { ApprovalService } from './service.js';
-import { MAX_REASON_CHARS } from './store.js';
 
 const id = z.string().min(1).max(64);
 
@@ -34,11 +34,11 @@ export const approvalRequestSchema = z.discriminatedUnion('action', [
 export type ApprovalRequestMessage = z.infer<typeof approvalRequestSchema>;
 
 /** Answers one request as `by` (the CLI: `cli`). Throws a PaddockError the socket relays. */
-export function answerApprovalRequest(
+export async function answerApprovalRequest(
   service: ApprovalService,
   raw: unknown,
   by: string,
-): Record<string, unknown> {
+): Promise<Record<string, unknown>> {
   const parsed = approvalRequestSchema.safeParse(raw);
   if (!parsed.success) {
     throw new PaddockError(
@@ -49,9 +49,9 @@ export function answerApprovalRequest(
   const request = parsed.data;
   switch (request.action) {
     case 'list':
-      return { approvals: service.list({ pendingOnly: !request.all, limit: request.limit ?? 100 }) };
+      return { approvals: await service.list({ pendingOnly: !request.all, limit: request.limit ?? 100 }) };
     case 'show': {
-      const approval = service.view(request.id);
+      const approval = await service.view(request.id);
       if (!approval)
         throw new PaddockError(
           'NOT_FOUND',
@@ -60,20 +60,20 @@ export function answerApprovalRequest(
       return { approval };
     }
     case 'approve':
-      service.decide(request.id, {
+      await service.decide(request.id, {
         approve: true,
         by,
         via: 'cli',
         scope: request.scope,
         reason: request.reason,
       });
-      return { approval: service.view(request.id) };
+      return { approval: await service.view(request.id) };
     case 'deny':
-      service.decide(request.id, { approve: false, by, via: 'cli', reason: request.reason });
-      return { approval: service.view(request.id) };
+      await service.decide(request.id, { approve: false, by, via: 'cli', reason: request.reason });
+      return { approval: await service.view(request.id) };
     case 'rules':
-      return { rules: service.rules(request.all ?? false) };
+      return { rules: await service.rules(request.all ?? false) };
     case 'remove-rule':
-      return { rule: service.removeRule(request.id, by) };
+      return { rule: await service.removeRule(request.id, by) };
   }
 }

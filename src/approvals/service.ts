@@ -6,12 +6,12 @@ import type { Admission, AdmitRequest, ApprovalGate } from '../tools/approval-ga
 import type { CallerContext, Tool } from '../tools/tool.js';
 import { argumentsSha256, canonicalJson } from './canonical.js';
 import { admissionOf, alreadyEnded } from './outcomes.js';
-import type { SqliteApprovalStore } from './store.js';
 import type {
   Approval,
   ApprovalEvent,
   ApprovalRule,
   ApprovalStatus,
+  ApprovalStore,
   ApprovalWatch,
   Decision,
   Disposable,
@@ -21,8 +21,13 @@ import type {
 export type McpApprovalMode = 'client' | 'gateway';
 
 export interface ApprovalServiceOptions {
-  store: SqliteApprovalStore;
+  store: ApprovalStore;
   logger: Logger;
+  /**
+   * How often the active "always allow" rules are re-read (another server sharing the store
+   * may add or remove one); listings use the last read. Default 5,000 ms.
+   */
+  rulesRefreshMs?: number;
   /** Absent: `gateway` when the client declared elicitation or a dock page is open, else `client`. */
   mcp?: McpApprovalMode | undefined;
   /** How long an attended call waits for a person (bounded by the call's deadline). */
@@ -43,6 +48,7 @@ export interface ApprovalView extends Approval {
 
 /** How often a waiting call tells a caller that asked for progress that it still waits. */
 const PROGRESS_INTERVAL_MS = 1000;
+const RULES_REFRESH_MS = 5000;
 
 interface Waiter {
   settle(approval: Approval): void;
@@ -53,7 +59,7 @@ interface Waiter {
  * records each request bound to its exact arguments, waits for a decision from the MCP
  * client (elicitation), the dock or the CLI, and ends it as a denial at its expiry. Every
  * ending wakes the waiting call at once. Pending records of an earlier server are marked
- * `interrupted` at construction.
+ * `interrupted` when it opens (`ApprovalService.open`).
  */
 export class ApprovalService implements ApprovalGate {
   private readonly waiters = new Map<string, Waiter>();
@@ -61,15 +67,50 @@ export class ApprovalService implements ApprovalGate {
   /** "Approve for this session": caller → tool → the approval that granted it. */
   private readonly sessionGrants = new Map<string, Map<string, { id: string; by: string }>>();
 
-  constructor(private readonly options: ApprovalServiceOptions) {
-    const interrupted = options.store.interruptOrphans(Date.now());
+  /** Active "always allow" rules as last read: `agent` → tools (for listings, which do not wait). */
+  private activeRules = new Map<string, Set<string>>();
+  private refreshTimer: NodeJS.Timeout | undefined;
+
+  /** Use {@link ApprovalService.open}, which also reads the store. */
+  private constructor(private readonly options: ApprovalServiceOptions) {}
+
+  /**
+   * The service over its store: pending records of a process that is gone are marked
+   * `interrupted`, and the active rules are read (and re-read every `rulesRefreshMs`).
+   */
+  static async open(options: ApprovalServiceOptions): Promise<ApprovalService> {
+    const service = new ApprovalService(options);
+    const interrupted = await options.store.interruptOrphans(Date.now());
     if (interrupted.length > 0)
       options.logger.warn('approval.interrupted', { approvals: interrupted.length });
+    await service.refreshRules();
+    service.refreshTimer = setInterval(
+      () =>
+        void service
+          .refreshRules()
+          .catch((e: unknown) =>
+            options.logger.warn('approval.rules_refresh_failed', { error: (e as Error).message }),
+          ),
+      options.rulesRefreshMs ?? RULES_REFRESH_MS,
+    );
+    service.refreshTimer.unref();
+    return service;
+  }
+
+  /** Re-reads the active rules from the store. */
+  async refreshRules(): Promise<void> {
+    const rules = new Map<string, Set<string>>();
+    for (const rule of await this.options.store.rules(false)) {
+      const tools = rules.get(rule.agent) ?? new Set<string>();
+      tools.add(rule.tool);
+      rules.set(rule.agent, tools);
+    }
+    this.activeRules = rules;
   }
 
   preapproved(tool: Tool, caller: CallerContext): boolean {
     const agent = caller.approvals?.agent;
-    return agent !== undefined && this.options.store.activeRule(agent, tool.name) !== undefined;
+    return agent !== undefined && this.activeRules.get(agent)?.has(tool.name) === true;
   }
 
   /** Who decides this caller's `ask` calls. */
@@ -89,7 +130,7 @@ export class ApprovalService implements ApprovalGate {
   async admit(request: AdmitRequest): Promise<Admission> {
     const { tool, caller } = request;
     const agent = caller.approvals?.agent;
-    const rule = agent === undefined ? undefined : this.options.store.activeRule(agent, tool.name);
+    const rule = agent === undefined ? undefined : await this.options.store.activeRule(agent, tool.name);
     if (rule) {
       return {
         run: true,
@@ -120,7 +161,7 @@ export class ApprovalService implements ApprovalGate {
   private async wait(request: AdmitRequest): Promise<Admission> {
     const { tool, caller, store } = { ...request, store: this.options.store };
     const max = this.options.maxPendingPerCaller;
-    if (store.pendingCount(caller.caller) >= max) {
+    if ((await store.pendingCount(caller.caller)) >= max) {
       return {
         run: false,
         error: new PaddockError(
@@ -133,7 +174,7 @@ export class ApprovalService implements ApprovalGate {
     const now = Date.now();
     const windowMs = caller.attended ? this.options.timeoutMs : (caller.approvals?.waitMs ?? 0);
     const args = canonicalJson(request.input ?? {});
-    const approval = store.insert({
+    const approval = await store.insert({
       id: randomId('apr', 9),
       invocationId: request.invocationId,
       tool: tool.name,
@@ -158,7 +199,7 @@ export class ApprovalService implements ApprovalGate {
       const elicitation = new AbortController();
       const timer = setTimeout(
         () =>
-          this.endByServer(
+          void this.endByServer(
             approval.id,
             'expired',
             'No one decided before the approval expired; an expired approval is a denial.',
@@ -174,7 +215,7 @@ export class ApprovalService implements ApprovalGate {
           }, PROGRESS_INTERVAL_MS)
         : undefined;
       const onAbort = () =>
-        this.endByServer(approval.id, 'cancelled', 'The caller cancelled the call while it waited.');
+        void this.endByServer(approval.id, 'cancelled', 'The caller cancelled the call while it waited.');
       this.waiters.set(approval.id, {
         settle: (a) => {
           clearTimeout(timer);
@@ -188,7 +229,7 @@ export class ApprovalService implements ApprovalGate {
       if (caller.signal?.aborted) onAbort();
       else caller.signal?.addEventListener('abort', onAbort, { once: true });
       this.emit({ kind: 'requested', approval });
-      caller.approvals?.onWaiting?.({ id: approval.id, tool: tool.name });
+      void this.told(caller, { id: approval.id, tool: tool.name });
       const elicit = caller.approvals?.elicit;
       if (elicit && this.waiters.has(approval.id)) {
         elicit(
@@ -203,16 +244,14 @@ export class ApprovalService implements ApprovalGate {
         ).then(
           (answer) => {
             if (!this.waiters.has(approval.id)) return;
-            try {
-              this.decide(approval.id, {
-                approve: answer.approve,
-                by: caller.caller,
-                via: 'elicitation',
-                reason: answer.reason,
-              });
-            } catch {
+            this.decide(approval.id, {
+              approve: answer.approve,
+              by: caller.caller,
+              via: 'elicitation',
+              reason: answer.reason,
+            }).catch(() => {
               // decided elsewhere in the meantime: the first decision stands
-            }
+            });
           },
           (e: unknown) => {
             // the client could not ask (or gave up): the dock and the CLI can still decide
@@ -225,17 +264,26 @@ export class ApprovalService implements ApprovalGate {
         );
       }
     });
-    caller.approvals?.onWaiting?.(null);
+    await this.told(caller, null);
     return admissionOf(ended);
+  }
+
+  /** Tells the caller that it waits (or no more); a failure to record it is logged, never thrown. */
+  private async told(caller: CallerContext, approval: { id: string; tool: string } | null): Promise<void> {
+    try {
+      await caller.approvals?.onWaiting?.(approval);
+    } catch (e) {
+      this.options.logger.warn('approval.waiting_not_recorded', { error: (e as Error).message });
+    }
   }
 
   /**
    * Records a person's decision and wakes the waiting call. Throws NOT_FOUND for an unknown
    * approval and INVALID_ARGUMENT for one already decided or ended (a decision is final).
    */
-  decide(id: string, decision: Decision): Approval {
+  async decide(id: string, decision: Decision): Promise<Approval> {
     const { store, logger } = this.options;
-    const current = store.get(id);
+    const current = await store.get(id);
     if (!current) {
       throw new PaddockError(
         'NOT_FOUND',
@@ -253,7 +301,7 @@ export class ApprovalService implements ApprovalGate {
       );
     }
     const waiter = this.waiters.get(id);
-    const owner = store.ownerPid(id);
+    const owner = await store.ownerPid(id);
     if (!waiter && owner !== null && owner !== process.pid && pidAlive(owner)) {
       throw new PaddockError(
         'NOT_RUNNING',
@@ -262,14 +310,14 @@ export class ApprovalService implements ApprovalGate {
       );
     }
     if (!waiter) {
-      this.endByServer(id, 'interrupted', 'No call waited for this approval any more.');
+      await this.endByServer(id, 'interrupted', 'No call waited for this approval any more.');
       throw new PaddockError(
         'NOT_RUNNING',
         `No call waits for approval "${id}" any more (its server stopped); nothing ran. The caller can retry the call.`,
         { id },
       );
     }
-    const ended = store.end(id, {
+    const ended = await store.end(id, {
       status: decision.approve ? 'approved' : 'denied',
       by: decision.by,
       via: decision.via,
@@ -277,14 +325,15 @@ export class ApprovalService implements ApprovalGate {
       scope: decision.approve ? scope : null,
       at: Date.now(),
     });
-    if (!ended) throw alreadyEnded(store.get(id) ?? current);
+    if (!ended) throw alreadyEnded((await store.get(id)) ?? current);
     if (ended.status === 'approved' && scope === 'session') {
       const grants = this.sessionGrants.get(ended.caller) ?? new Map<string, { id: string; by: string }>();
       grants.set(ended.tool, { id, by: decision.by });
       this.sessionGrants.set(ended.caller, grants);
     }
     if (ended.status === 'approved' && scope === 'always' && ended.agent !== null) {
-      store.addRule(ended.agent, ended.tool, decision.by, id, Date.now());
+      await store.addRule(ended.agent, ended.tool, decision.by, id, Date.now());
+      await this.refreshRules();
       this.emit({ kind: 'rules' });
     }
     logger.info('approval.decided', {
@@ -300,20 +349,32 @@ export class ApprovalService implements ApprovalGate {
     return ended;
   }
 
-  /** Ends a pending approval without a person (expiry, cancel, shutdown) and wakes its call. */
-  private endByServer(
+  /**
+   * Ends a pending approval without a person (expiry, cancel, shutdown) and wakes its call.
+   * When the store cannot record it, the call still wakes, refused (the record stays pending
+   * until the next start marks it interrupted).
+   */
+  private async endByServer(
     id: string,
     status: Exclude<ApprovalStatus, 'pending' | 'approved' | 'denied'>,
     reason: string,
-  ): void {
-    const ended = this.options.store.end(id, {
-      status,
-      by: null,
-      via: 'server',
-      reason,
-      scope: null,
-      at: Date.now(),
-    });
+  ): Promise<void> {
+    let ended: Approval | undefined;
+    try {
+      ended = await this.options.store.end(id, {
+        status,
+        by: null,
+        via: 'server',
+        reason,
+        scope: null,
+        at: Date.now(),
+      });
+    } catch (e) {
+      this.options.logger.error('approval.end_failed', { approvalId: id, error: (e as Error).message });
+      const current = await this.options.store.get(id).catch(() => undefined);
+      if (current) this.waiters.get(id)?.settle({ ...current, status, reason, decidedVia: 'server' });
+      return;
+    }
     if (!ended) return;
     this.options.logger.info('approval.ended', { approvalId: id, tool: ended.tool, status });
     this.emit({ kind: 'decided', approval: ended });
@@ -326,23 +387,24 @@ export class ApprovalService implements ApprovalGate {
   }
 
   /** One approval as shown to a person. */
-  view(id: string): ApprovalView | undefined {
-    const a = this.options.store.get(id);
+  async view(id: string): Promise<ApprovalView | undefined> {
+    const a = await this.options.store.get(id);
     return a ? this.toView(a) : undefined;
   }
 
   /** Newest first: the pending ones, or the recent ones of every status. */
-  list(options: { pendingOnly?: boolean; limit?: number } = {}): ApprovalView[] {
-    return this.options.store.list(options).map((a) => this.toView(a));
+  async list(options: { pendingOnly?: boolean; limit?: number } = {}): Promise<ApprovalView[]> {
+    return (await this.options.store.list(options)).map((a) => this.toView(a));
   }
 
-  rules(all = false): ApprovalRule[] {
+  rules(all = false): Promise<ApprovalRule[]> {
     return this.options.store.rules(all);
   }
 
   /** Removes an "always allow" rule; the tool asks again from the next call on. */
-  removeRule(id: string, by: string): ApprovalRule {
-    const rule = this.options.store.removeRule(id, by, Date.now());
+  async removeRule(id: string, by: string): Promise<ApprovalRule> {
+    const rule = await this.options.store.removeRule(id, by, Date.now());
+    await this.refreshRules();
     this.options.logger.info('approval.rule_removed', { ruleId: id, agent: rule.agent, tool: rule.tool, by });
     this.emit({ kind: 'rules' });
     return rule;
@@ -361,9 +423,13 @@ export class ApprovalService implements ApprovalGate {
   }
 
   /** Ends every waiting call: the server is stopping. */
-  close(): void {
-    for (const id of [...this.waiters.keys()])
-      this.endByServer(id, 'interrupted', 'The server stopped while the call waited for this approval.');
+  async close(): Promise<void> {
+    if (this.refreshTimer) clearInterval(this.refreshTimer);
+    await Promise.all(
+      [...this.waiters.keys()].map((id) =>
+        this.endByServer(id, 'interrupted', 'The server stopped while the call waited for this approval.'),
+      ),
+    );
   }
 
   private toView(a: Approval): ApprovalView {

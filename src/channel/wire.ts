@@ -8,6 +8,7 @@ import { PaddockError } from '../shared/errors.js';
  * - request: one APC frame on the command's stderr,
  *   `ESC _ paddock;<nonce>;<id>;<base64url(JSON request)> ESC \`, where `<nonce>` is
  *   `$PADDOCK_CHANNEL` and `<id>` is 1–64 characters of `[A-Za-z0-9_-]`, unique per command;
+ *   the payload may also be the JSON itself (it starts with `{`; valid JSON never holds ESC);
  * - reply: one JSON line written by the guest agent into the FIFO `$PADDOCK_CHANNEL_DIR/<id>`,
  *   which the client creates (mode 0600) and opens for reading before it sends the frame;
  * - before anything, a client compares `readlink /proc/self/fd/2` with the content of
@@ -15,7 +16,8 @@ import { PaddockError } from '../shared/errors.js';
  *   channel (the client fails at once and says to redirect stdout instead);
  * - `$PADDOCK_CHANNEL_DEADLINE` (epoch milliseconds) bounds every wait;
  * - an id that starts with `sh-` asks for the shell form of the reply (see {@link encodeShellReply}),
- *   so the POSIX sh client only writes a frame and reads a line.
+ *   written into `$PADDOCK_CHANNEL_DIR-sh/f-<rest of the id>`, a FIFO the POSIX sh client claimed
+ *   from its pool there, so a call starts no process.
  */
 export const CHANNEL_ENV = {
   nonce: 'PADDOCK_CHANNEL',
@@ -52,11 +54,15 @@ export type ChannelReply =
 export function decodeRequest(payload: string): ChannelRequest {
   let json: unknown;
   try {
-    json = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    // a payload that starts with `{` is the JSON itself (its UTF-8 bytes as latin1), else base64
+    const text = payload.startsWith('{')
+      ? Buffer.from(payload, 'latin1').toString('utf8')
+      : Buffer.from(payload, 'base64url').toString('utf8');
+    json = JSON.parse(text);
   } catch {
     throw new PaddockError(
       'INVALID_ARGUMENT',
-      'The channel request is not base64url-encoded JSON; use the paddock-tool client.',
+      'The channel request is neither JSON nor base64url-encoded JSON; use the paddock-tool client.',
     );
   }
   const parsed = channelRequestSchema.safeParse(json);
@@ -82,20 +88,17 @@ export function encodeReply(reply: ChannelReply): string {
   return `${JSON.stringify(reply)}\n`;
 }
 
-/** An id with this prefix gets its reply in the shell form. */
-export const SHELL_REPLY_PREFIX = 'sh-';
-
-function b64(text: string): string {
-  return Buffer.from(text).toString('base64');
-}
+/** An id with this prefix gets its reply in the shell form (the POSIX sh client's ids). */
+export { SHELL_ID_PREFIX as SHELL_REPLY_PREFIX } from '../guest/account.js';
 
 /**
- * The reply line for the shell client: `ok <base64 of stdout>` or `err <CODE> <base64 of message>`.
- * stdout is what `paddock-tool` prints: for a list the tools, for a call its structured result,
- * else its text parsed as JSON, else the text as a JSON string, pretty-printed.
+ * The reply for the shell client, read with `read` alone: a first line `ok <bytes> <lines>` or
+ * `err <CODE> <lines>`, then that text (ending with a newline). For `ok` the text is what
+ * `paddock-tool` prints: for a list the tools, for a call its structured result, else its text
+ * parsed as JSON, else the text as a JSON string, pretty-printed. For `err` it is the message.
  */
 export function encodeShellReply(reply: ChannelReply): string {
-  if (!reply.ok) return `err ${reply.error.code} ${b64(reply.error.message)}\n`;
+  if (!reply.ok) return shellError(reply.error.code, reply.error.message);
   const result = (reply.result ?? {}) as {
     tools?: unknown;
     structured?: unknown;
@@ -109,7 +112,7 @@ export function encodeShellReply(reply: ChannelReply): string {
       .filter((b) => b?.type === 'text')
       .map((b) => b.text ?? '')
       .join('\n');
-    if (result.isError) return `err UPSTREAM_ERROR ${b64(text || 'The tool reported an error.')}\n`;
+    if (result.isError) return shellError('UPSTREAM_ERROR', text || 'The tool reported an error.');
     if (result.structured !== null && result.structured !== undefined) value = result.structured;
     else {
       try {
@@ -119,5 +122,17 @@ export function encodeShellReply(reply: ChannelReply): string {
       }
     }
   }
-  return `ok ${b64(`${JSON.stringify(value, null, 2)}\n`)}\n`;
+  const out = `${JSON.stringify(value, null, 2)}\n`;
+  return `ok ${Buffer.byteLength(out)} ${lineCount(out)}\n${out}`;
+}
+
+function shellError(code: string, message: string): string {
+  const text = `${message}\n`;
+  return `err ${code} ${lineCount(text)}\n${text}`;
+}
+
+function lineCount(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
+  return n;
 }

@@ -169,7 +169,7 @@ async function agents(
   const service = p.agents;
   switch (act.sub) {
     case 'list': {
-      const list = service.list();
+      const list = await service.list();
       const errors = service.loadErrors();
       line(
         io,
@@ -195,13 +195,13 @@ async function agents(
       return run.status === 'succeeded' ? 0 : 1;
     }
     case 'runs': {
-      const runs = service.runs({ ...(act.arg ? { agent: act.arg } : {}), limit: act.limit });
+      const runs = await service.runs({ ...(act.arg ? { agent: act.arg } : {}), limit: act.limit });
       if (act.json) line(io, 'stdout', JSON.stringify(runs, null, 2));
       else line(io, 'stdout', runs.length ? runs.map(formatRunRow).join('\n') : 'No runs yet.');
       return 0;
     }
     case 'show': {
-      const details = service.show(act.arg ?? '');
+      const details = await service.show(act.arg ?? '');
       if (!details) {
         line(
           io,

@@ -4,7 +4,6 @@
  * `list`, `show` and `rules` read the data directory's database (no call can be waiting then).
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ApprovalRequestMessage } from '../approvals/requests.js';
 import type { ApprovalView } from '../approvals/service.js';
 import type { Approval, ApprovalRule } from '../approvals/types.js';
@@ -12,7 +11,9 @@ import { locateConfig } from '../config/locate.js';
 import { instancePaths } from '../mcp/instance.js';
 import { knock } from '../mcp/socket-client.js';
 import { PaddockError } from '../shared/errors.js';
+import { resolveStoreTarget } from '../store/target.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
+import { loadFor, withStores } from './context.js';
 
 const HELP = `Usage: paddock approvals <command>
 
@@ -46,7 +47,7 @@ export async function approvalsCommand(args: string[]): Promise<number> {
   }
   const request = requestFor(sub, id, extra, values);
   const location = locateConfig(typeof values.config === 'string' ? { configPath: values.config } : {});
-  const reply = await send(location.dataDir, request);
+  const reply = await send(location.dataDir, request, values);
   const json = values.json === true;
   if ('approvals' in reply) {
     const list = reply.approvals as ApprovalView[];
@@ -107,7 +108,11 @@ function requestFor(
 }
 
 /** Sends the request to the running server; without one, answers what the database can. */
-async function send(dataDir: string, request: ApprovalRequestMessage): Promise<Record<string, unknown>> {
+async function send(
+  dataDir: string,
+  request: ApprovalRequestMessage,
+  values: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   const paths = instancePaths(dataDir);
   const result = await knock(paths, { op: 'approvals', approvals: request });
   if (result.kind === 'answered') {
@@ -122,21 +127,17 @@ async function send(dataDir: string, request: ApprovalRequestMessage): Promise<R
       `No Paddock server runs for ${dataDir}, so no call waits for approval; nothing was decided.`,
     );
   }
-  const file = join(dataDir, 'paddock.db');
-  if (!existsSync(file)) return request.action === 'rules' ? { rules: [] } : { approvals: [] };
-  const [{ openDatabase }, { SqliteApprovalStore }] = await Promise.all([
-    import('../audit/database.js'),
-    import('../approvals/store.js'),
-  ]);
-  const db = openDatabase(file);
-  try {
-    const store = new SqliteApprovalStore(db);
+  const loaded = await loadFor(values);
+  const target = resolveStoreTarget(loaded.config.store, loaded.dataDir);
+  if (target.kind === 'sqlite' && !existsSync(target.file))
+    return request.action === 'rules' ? { rules: [] } : { approvals: [] };
+  return withStores(values, async ({ approvals: store }) => {
     const view = (a: Approval): ApprovalView => ({ ...a, description: null, waiting: false });
     switch (request.action) {
       case 'list':
-        return { approvals: store.list({ pendingOnly: !request.all }).map(view) };
+        return { approvals: (await store.list({ pendingOnly: !request.all })).map(view) };
       case 'show': {
-        const a = store.get(request.id);
+        const a = await store.get(request.id);
         if (!a)
           throw new PaddockError(
             'NOT_FOUND',
@@ -145,13 +146,11 @@ async function send(dataDir: string, request: ApprovalRequestMessage): Promise<R
         return { approval: view(a) };
       }
       case 'rules':
-        return { rules: store.rules(request.all ?? false) };
+        return { rules: await store.rules(request.all ?? false) };
       case 'remove-rule':
-        return { rule: store.removeRule(request.id, 'cli', Date.now()) };
+        return { rule: await store.removeRule(request.id, 'cli', Date.now()) };
     }
-  } finally {
-    db.close();
-  }
+  });
 }
 
 function when(ms: number | null): string {

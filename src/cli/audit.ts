@@ -1,9 +1,9 @@
+import { followAudit } from '../audit/follow.js';
 import { formatAuditRow } from '../audit/format.js';
 import { parseSince } from '../audit/since.js';
 import type { AuditQuery, StoredInvocation } from '../audit/types.js';
-import { sleep } from '../shared/abort.js';
 import { CONFIG_OPTION, out, parseCommandArgs, UsageError } from './args.js';
-import { withAuditStore } from './context.js';
+import { withStores } from './context.js';
 
 const HELP = `Usage: paddock audit [--tool T] [--since 1h] [--failed] [--caller C] [--limit N] [--json [--full]] [--follow]
 
@@ -42,25 +42,29 @@ export async function auditCommand(args: string[]): Promise<number> {
     ...(typeof values.since === 'string' ? { since: parseSince(values.since) } : {}),
     ...(values.failed ? { failed: true } : {}),
   };
-  return withAuditStore(values, async (audit) => {
-    const whole = (row: StoredInvocation): StoredInvocation =>
-      values.full && row.inputSha256 ? { ...row, input: audit.fullInput(row.inputSha256) ?? row.input } : row;
-    const print = (row: StoredInvocation) =>
-      out(values.json ? JSON.stringify(whole(row)) : formatAuditRow(row));
-    const rows = audit.query({ ...query, limit }).reverse();
-    for (const row of rows) print(row);
+  return withStores(values, async ({ audit }) => {
+    const whole = async (row: StoredInvocation): Promise<StoredInvocation> =>
+      values.full && row.inputSha256
+        ? { ...row, input: (await audit.fullInput(row.inputSha256)) ?? row.input }
+        : row;
+    const print = async (row: StoredInvocation) =>
+      out(values.json ? JSON.stringify(await whole(row)) : formatAuditRow(row));
+    // where following starts: rows that end after this are new, whichever process writes them
+    const from = values.follow ? await audit.lastEndSeq() : 0;
+    const rows = (await audit.query({ ...query, limit })).reverse();
+    for (const row of rows) await print(row);
     if (!values.follow) return 0;
-    let afterSeq = rows.at(-1)?.seq ?? audit.query({ limit: 1 })[0]?.seq ?? 0;
     const stop = new AbortController();
     process.once('SIGINT', () => stop.abort());
     process.once('SIGTERM', () => stop.abort());
-    while (!stop.signal.aborted) {
-      // rows may come from another process (a running server): poll the table
-      const fresh = audit.query({ ...query, afterSeq, ascending: true, limit: 1000 });
-      for (const row of fresh) print(row);
-      afterSeq = fresh.at(-1)?.seq ?? afterSeq;
-      await sleep(250);
-    }
+    const shown = new Set(rows.filter((r) => r.state !== 'running').map((r) => r.id));
+    await followAudit(
+      audit,
+      query,
+      from,
+      (row) => (shown.delete(row.id) ? undefined : print(row)),
+      stop.signal,
+    );
     return 0;
   });
 }

@@ -1,8 +1,5 @@
-import { join } from 'node:path';
-import { openDatabase } from '../audit/database.js';
-import { OAuthStore } from '../web/oauth/store.js';
 import { CONFIG_OPTION, out, parseCommandArgs, UsageError } from './args.js';
-import { loadFor } from './context.js';
+import { withStores } from './context.js';
 
 const HELP = `Usage: paddock clients list [--json]
        paddock clients revoke ID
@@ -29,12 +26,9 @@ export async function clientsCommand(args: string[]): Promise<number> {
   const [action, id, ...extra] = positionals;
   if (action !== 'list' && action !== 'revoke') throw new UsageError('say list or revoke (see --help).');
   if (action === 'revoke' && (!id || extra.length > 0)) throw new UsageError('revoke takes one client id.');
-  const loaded = await loadFor(values);
-  const db = openDatabase(join(loaded.dataDir, 'paddock.db'));
-  try {
-    const store = new OAuthStore(db);
+  return withStores(values, async ({ oauth: store }) => {
     if (action === 'revoke') {
-      const ended = store.revokeClient(id!);
+      const ended = await store.revokeClient(id!);
       if (ended.length === 0) {
         process.stderr.write(`paddock clients: ${id} holds no live grant; see paddock clients list.\n`);
         return 1;
@@ -42,7 +36,7 @@ export async function clientsCommand(args: string[]): Promise<number> {
       out(`Revoked ${id} (${ended.length} grant${ended.length === 1 ? '' : 's'}).`);
       return 0;
     }
-    for (const g of store.liveGrants()) {
+    for (const g of await store.liveGrants()) {
       const row = {
         id: g.client.id,
         name: g.client.name,
@@ -58,7 +52,5 @@ export async function clientsCommand(args: string[]): Promise<number> {
       );
     }
     return 0;
-  } finally {
-    db.close();
-  }
+  });
 }

@@ -1,8 +1,8 @@
-import type { AuditStore } from '../audit/types.js';
 import { loadConfigCached } from '../config/cached.js';
 import type { LoadedConfig } from '../config/load.js';
 import type { Paddock } from '../main.js';
 import { createLogger, type Logger } from '../shared/logger.js';
+import type { Stores } from '../store/stores.js';
 
 /** Loads the configuration named by `--config` (or the defaults); unchanged ones from the cache. */
 export function loadFor(values: Record<string, unknown>): Promise<LoadedConfig> {
@@ -30,23 +30,19 @@ export async function withPaddock<T>(
 }
 
 /**
- * Opens only the data directory's audit store for a command that reads it: no upstream server,
- * no sandbox backend, so it is safe beside a running server (which writes the same file).
+ * Opens only the stores (no upstream server, no sandbox backend) for a command that reads or
+ * changes them: safe beside a running server, which uses the same database.
  */
-export async function withAuditStore<T>(
+export async function withStores<T>(
   values: Record<string, unknown>,
-  fn: (audit: AuditStore) => Promise<T>,
+  fn: (stores: Stores) => Promise<T>,
 ): Promise<T> {
   const loaded = await loadFor(values);
-  const [{ openDatabase }, { SqliteAuditStore }, { join }] = await Promise.all([
-    import('../audit/database.js'),
-    import('../audit/sqlite-audit-store.js'),
-    import('node:path'),
-  ]);
-  const db = openDatabase(join(loaded.dataDir, 'paddock.db'));
+  const { openStores } = await import('../store/open.js');
+  const stores = await openStores(loaded.config.store, { dataDir: loaded.dataDir });
   try {
-    return await fn(new SqliteAuditStore(db));
+    return await fn(stores);
   } finally {
-    db.close();
+    await stores.close();
   }
 }

@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDatabase } from '../audit/database.js';
 import { ConfigError, type LoadedConfig, loadConfig } from '../config/load.js';
+import { probePostgres } from '../store/postgres/probe.js';
+import { openDatabase } from '../store/sqlite/database.js';
+import { resolveStoreTarget, type StoreTarget } from '../store/target.js';
 import { out, parseCommandArgs } from './args.js';
 
 interface Check {
@@ -24,6 +26,7 @@ interface SystemDep {
 }
 interface SystemDeps {
   neededFor(scope: string): SystemDep[];
+  isPresent(dep: SystemDep): boolean;
   installCommand(pkgs: string[]): string;
 }
 
@@ -33,7 +36,7 @@ async function systemChecks(): Promise<Check[]> {
     new URL('../../../scripts/system-deps.mjs', import.meta.url).href
   )) as SystemDeps;
   return deps.neededFor('bench').map((d) => {
-    const ok = existsSync(d.path);
+    const ok = deps.isPresent(d);
     return {
       name: d.pkg,
       ok,
@@ -46,10 +49,31 @@ async function systemChecks(): Promise<Check[]> {
   });
 }
 
+/** A configured PostgreSQL store: can it be reached, and how does its schema stand. */
+async function storeCheck(loaded: LoadedConfig): Promise<Check | undefined> {
+  let target: StoreTarget;
+  try {
+    target = resolveStoreTarget(loaded.config.store, loaded.dataDir);
+  } catch (e) {
+    return { name: 'store', ok: false, detail: (e as Error).message };
+  }
+  if (target.kind !== 'postgres') return undefined;
+  try {
+    return { name: 'postgres', ok: true, detail: await probePostgres(target.url, target.password) };
+  } catch (e) {
+    return {
+      name: 'postgres',
+      ok: false,
+      detail: (e as Error).message,
+      fix: 'The message above names what to change; `paddock serve` stops on the same problem.',
+    };
+  }
+}
+
 const HELP = `Usage: paddock doctor [--json] [--config FILE]
 
-Checks Node, bubblewrap and user namespaces, SQLite, the configuration and the data
-directory, and says how to fix each failure. Exit code 0 when everything passes.`;
+Checks Node, bubblewrap and user namespaces, SQLite (or a configured PostgreSQL store), the
+configuration and the data directory, and says how to fix each failure. Exit code 0 when everything passes.`;
 
 export async function doctorCommand(args: string[]): Promise<number> {
   const { values } = parseCommandArgs(
@@ -102,19 +126,22 @@ export async function doctorCommand(args: string[]): Promise<number> {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       accessSync(dataDir, constants.W_OK);
       checks.push({ name: 'data directory', ok: true, detail: dataDir });
-      try {
-        const db = openDatabase(join(dataDir, 'paddock.db'));
-        const mode = db.pragma('journal_mode', { simple: true });
-        db.close();
-        checks.push({ name: 'sqlite', ok: true, detail: `paddock.db opens (journal ${String(mode)})` });
-      } catch (e) {
-        checks.push({
-          name: 'sqlite',
-          ok: false,
-          detail: (e as Error).message,
-          fix: 'Reinstall dependencies (`npm ci`) so better-sqlite3 is built for this Node, and check the disk.',
-        });
-      }
+      const store = await storeCheck(loaded);
+      if (store) checks.push(store);
+      else
+        try {
+          const db = openDatabase(join(dataDir, 'paddock.db'));
+          const mode = db.pragma('journal_mode', { simple: true });
+          db.close();
+          checks.push({ name: 'sqlite', ok: true, detail: `paddock.db opens (journal ${String(mode)})` });
+        } catch (e) {
+          checks.push({
+            name: 'sqlite',
+            ok: false,
+            detail: (e as Error).message,
+            fix: 'Reinstall dependencies (`npm ci`) so better-sqlite3 is built for this Node, and check the disk.',
+          });
+        }
     } catch (e) {
       checks.push({
         name: 'data directory',

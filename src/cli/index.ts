@@ -121,7 +121,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (isPaddockError(e)) {
       process.stderr.write(`paddock ${name}: ${e.code}: ${neutralizeControls(e.message)}\n`);
-      return 1;
+      // a store that cannot be used at start (unreachable, refused, newer schema) is a setup problem
+      return e.details.startup === true ? 2 : 1;
     }
     process.stderr.write(`paddock ${name}: unexpected error: ${(e as Error)?.stack ?? String(e)}\n`);
     return 1;

@@ -3,9 +3,10 @@
  * denials, errors) that `read_logs` pages through by cursor. Each entry is also written to the
  * server's own logger.
  */
-import { redactSecrets, redactText } from '../audit/redact.js';
+
 import { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import { redactSecrets, redactText } from '../shared/redact.js';
 import { decodeLogCursor, encodeLogCursor } from './cursors.js';
 
 /** Levels of the computer log (the reference's set; `ok` marks a success worth seeing). */

@@ -236,7 +236,10 @@ export class ComputerManager implements ComputerSource {
   }
 
   /** Stores a launch link for `profileId` (default: the current profile, else the default). */
-  createLaunchLink(profileId: string | undefined, startupScript: string): LaunchLink & { url: string } {
+  createLaunchLink(
+    profileId: string | undefined,
+    startupScript: string,
+  ): Promise<LaunchLink & { url: string }> {
     const profile = this.context.profiles.get(
       profileId ?? this.current?.profile.id ?? this.context.config.defaultProfile,
     );

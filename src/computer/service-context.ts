@@ -8,16 +8,15 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Database } from '../audit/database.js';
 import type { ComputerConfig, ProfileConfig } from '../config/computer-schema.js';
 import { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import type { LaunchLinkStore } from '../store/launch-links.js';
 import type { ComputerBackend } from './backend/types.js';
 import type { EgressService } from './egress.js';
 import { ComputerEvents } from './events.js';
 import type { ToolChannelFactory } from './jobs/tool-channel.js';
 import { namedWorkspaceDir } from './kept-workspaces.js';
-import { LaunchLinkStore } from './launch-links.js';
 import { ProfileCatalog } from './profiles.js';
 import type { BootedSandbox } from './sandbox-boot.js';
 import { WARM_DIR_PATTERN, WarmPool } from './warm-pool.js';
@@ -30,8 +29,8 @@ export interface ComputerServiceOptions {
   /** Base URL of the dock, e.g. http://127.0.0.1:7331 (launch answers `<dockUrl>/`). */
   dockUrl: string;
   logger: Logger;
-  /** Database holding `launch_links`; without it launch links are unavailable. */
-  db?: Database | null;
+  /** The launch link store; without it launch links are unavailable. */
+  launchLinks?: LaunchLinkStore | null;
   /** Opens tool channels for commands (none: commands have no channel). */
   toolChannels?: ToolChannelFactory;
   /** Where the web app mounts the preview (the pane's URL prefix). */
@@ -77,7 +76,7 @@ export class ComputerContext {
       (name) => options.backend.hasProgram(name),
       options.egress !== undefined,
     );
-    this.launchLinks = options.db ? new LaunchLinkStore(options.db) : null;
+    this.launchLinks = options.launchLinks ?? null;
     this.computersDir = options.config.workspaceDir ?? join(options.dataDir, 'computers');
     mkdirSync(this.computersDir, { recursive: true, mode: 0o700 });
     this.lastGeneration = this.readGenerationCounter();

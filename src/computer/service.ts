@@ -7,9 +7,9 @@
  */
 import type { Disposable } from '../shared/disposable.js';
 import { PaddockError } from '../shared/errors.js';
+import type { LaunchLinkStore } from '../store/launch-links.js';
 import type { CallerContext, ComputerRef } from '../tools/tool.js';
 import type { ComputerEvent } from './events.js';
-import type { LaunchLinkStore } from './launch-links.js';
 import { ComputerManager } from './manager.js';
 import type { ProfileCatalog, ProfileInfo } from './profiles.js';
 import { ComputerContext, type ComputerServiceOptions } from './service-context.js';

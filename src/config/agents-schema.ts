@@ -134,6 +134,33 @@ export const agentsConfigSchema = z
       .describe(
         'A tool result longer than this is cut before the model sees it (the audit log keeps its size).',
       ),
+    runLease: z
+      .object({
+        ttlMs: z
+          .number()
+          .int()
+          .min(1_000)
+          .max(3_600_000)
+          .default(60_000)
+          .describe(
+            'How long a run stays its server’s without a renewal; after it another server marks the run failed.',
+          ),
+        renewEveryMs: z
+          .number()
+          .int()
+          .min(100)
+          .max(600_000)
+          .default(15_000)
+          .describe('How often a server renews its runs’ leases and sweeps expired ones; well under ttlMs.'),
+      })
+      .strict()
+      .refine((l) => l.renewEveryMs * 2 <= l.ttlMs, {
+        message: 'renewEveryMs must be at most half of ttlMs, so one late renewal never loses a live run',
+      })
+      .default({ ttlMs: 60_000, renewEveryMs: 15_000 })
+      .describe(
+        'Leases of agent runs, for servers sharing a store: a run whose server stops renewing it is marked failed by another server once its lease passes.',
+      ),
     discoveryTimeoutMs: z
       .number()
       .int()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storeSchema } from './store-schema.js';
 
 const permission = z.enum(['auto', 'ask', 'deny']);
 
@@ -233,6 +234,11 @@ export function buildConfigSchema<S extends z.ZodRawShape>(extra: S) {
         .array(z.string().min(1))
         .default([])
         .describe('Extra plugin module paths (besides .paddock/plugins/).'),
+      store: storeSchema
+        .default({})
+        .describe(
+          'The stores of audit rows, memories, agent runs, launch links, approvals and OAuth clients.',
+        ),
       log: z
         .object({
           level: z

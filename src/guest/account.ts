@@ -35,3 +35,11 @@ export async function handOver(account: JobAccount | null, path: string): Promis
  * start, before any job runs, and only the agent may change it.
  */
 export const TOOL_CHANNEL_ROOT = '/tmp/.paddock-channel';
+
+/**
+ * The POSIX sh client's reply FIFOs live in `<channel dir>-sh` as `f-<name>` (claimed by creating
+ * `c-<name>` with noclobber), and its request id is `sh-<name>`: a call starts no process.
+ */
+export const SHELL_POOL_SUFFIX = '-sh';
+/** Request ids of the sh client (the host answers them in the shell form). */
+export const SHELL_ID_PREFIX = 'sh-';

@@ -89,6 +89,8 @@ function main(): void {
         return {};
       case 'exec':
         return jobs.exec(call.args as CallArgs<'exec'>);
+      case 'prepare':
+        return jobs.prepare(call.args as CallArgs<'prepare'>);
       case 'channel.reply': {
         const a = call.args as CallArgs<'channel.reply'>;
         return jobs.channelReply(a.stream, a.id, a.body);

@@ -2,7 +2,7 @@
  * Streaming extractor of tool-channel frames from a job's stderr (runs in the guest).
  *
  * A frame is `ESC _ paddock;<nonce>;<id>;<base64url payload> ESC \` (an APC sequence, which
- * terminals do not display). Frames carrying this job's nonce are taken out of the stream;
+ * terminals do not display); a payload that starts with `{` is JSON as it is (never holding ESC). Frames carrying this job's nonce are taken out of the stream;
  * everything else, including frames with another nonce, stays ordinary output, byte for
  * byte. Memory is bounded: a payload over the limit is discarded as it streams and reported
  * as oversized, never buffered whole.
@@ -29,6 +29,8 @@ type State =
       oversized: boolean;
       bad: boolean;
       escPending: boolean;
+      /** The payload is the JSON itself (its first byte is `{`), not base64; null before its first byte. */
+      raw: boolean | null;
     };
 
 const TOKEN_CHAR = /^[A-Za-z0-9_-]$/;
@@ -112,6 +114,7 @@ export class ChannelScanner {
                 oversized: false,
                 bad: st.buf.length === 0,
                 escPending: false,
+                raw: null,
               };
             }
             i++;
@@ -131,6 +134,7 @@ export class ChannelScanner {
               oversized: false,
               bad: true,
               escPending: false,
+              raw: null,
             };
           }
           break;
@@ -149,7 +153,8 @@ export class ChannelScanner {
           }
           const esc = chunk.indexOf(ESC, i);
           const end = esc < 0 ? chunk.length : esc;
-          if (!st.bad) {
+          if (st.raw === null && end > i) st.raw = chunk[i] === 0x7b;
+          if (!st.bad && !st.raw) {
             for (let k = i; k < end; k++) {
               if (!isB64url(chunk[k]!)) {
                 st.bad = true;
@@ -209,7 +214,11 @@ export class ChannelScanner {
 
   private finish(st: Extract<State, { s: 'payload' }>): void {
     if (st.bad) {
-      this.onFrame({ kind: 'malformed', id: st.id || null, reason: 'the frame is not `id;base64url` text' });
+      this.onFrame({
+        kind: 'malformed',
+        id: st.id || null,
+        reason: 'the frame is not `id;base64url` (or `id;{JSON}`) text',
+      });
     } else if (st.oversized) {
       this.onFrame({ kind: 'oversized', id: st.id });
     } else {

@@ -12,15 +12,23 @@ import {
   mkdirSync,
   openSync,
   unlinkSync,
+  writeSync,
 } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
-import { type JobAccount, spawnIdentity, TOOL_CHANNEL_ROOT } from './account.js';
+import {
+  type JobAccount,
+  SHELL_ID_PREFIX,
+  SHELL_POOL_SUFFIX,
+  spawnIdentity,
+  TOOL_CHANNEL_ROOT,
+} from './account.js';
 import { ChannelScanner } from './channel-scanner.js';
 import { GuestFailure } from './failure.js';
 import { Fd } from './frames.js';
 import { openDirNoFollow } from './fs-walk.js';
+import { EXPORTABLE_NAME, spareArgv, spareJob, wrapperScript } from './job-scripts.js';
 import type { GuestLink } from './link.js';
 import type { CallArgs } from './protocol.js';
 
@@ -33,6 +41,14 @@ const EXIT_MAX_WAIT_MS = 200;
 export type StreamFilter = { push(chunk: Buffer): Buffer; end(): Buffer };
 
 interface RunningJob {
+  /** The stream its output and exit go to (a spare shell's changes when it becomes a job). */
+  stream: number;
+  /** A spare shell that has no job yet. */
+  spare: boolean;
+  /** The jobs' shell a spare was started for. */
+  spareShell?: string;
+  /** The tool channel's scanner of stderr, when the job has a channel. */
+  filter: StreamFilter | null;
   child: ChildProcess;
   hold: NodeJS.WritableStream | null;
   openStreams: number;
@@ -42,28 +58,6 @@ interface RunningJob {
   maxTimer: NodeJS.Timeout | null;
   /** The tool channel's FIFO directory, when the job has a channel. */
   channelDir: string | null;
-}
-
-/** Builds the `sh -c` prologue: wait for release, apply rlimits, exec the program. */
-export function wrapperScript(args: CallArgs<'exec'>): string {
-  const parts: string[] = [];
-  // Clients compare their own fd 2 with this file to detect a redirected stderr.
-  if (args.toolChannel)
-    parts.push(`readlink /proc/self/fd/2 > ${shellQuote(`${args.toolChannel.dir}/stderr`)} || exit 126`);
-  if (args.hold) parts.push('IFS= read -r _ <&3 || exit 126; exec 3<&-');
-  const { openFiles, fileSizeBytes, processes, dataBytes } = args.rlimits;
-  if (openFiles) parts.push(`ulimit -n ${Math.floor(openFiles)} || exit 126`);
-  // POSIX counts `ulimit -f` in 512-byte blocks; dash and bash (as sh) agree.
-  if (fileSizeBytes) parts.push(`ulimit -f ${Math.max(1, Math.floor(fileSizeBytes / 512))} || exit 126`);
-  if (dataBytes) parts.push(`ulimit -d ${Math.max(1, Math.floor(dataBytes / 1024))} || exit 126`);
-  // RLIMIT_NPROC is `-u` in bash and `-p` in dash.
-  if (processes) parts.push(`{ ulimit -u ${processes} 2>/dev/null || ulimit -p ${processes}; } || exit 126`);
-  parts.push('exec "$@"');
-  return parts.join('; ');
-}
-
-function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 /** The jobs of this agent, by channel. */
@@ -91,8 +85,11 @@ export class JobRunner {
         `${dir} is not in the agent's own ${TOOL_CHANNEL_ROOT}; relaunch the computer.`,
       );
     }
-    mkdirSync(dir, { mode: 0o700 });
-    if (this.account) chownSync(dir, this.account.uid, this.account.gid);
+    // the shell client's pool of reply FIFOs lives beside it (see shellFifo)
+    for (const path of [dir, `${dir}${SHELL_POOL_SUFFIX}`]) {
+      mkdirSync(path, { mode: 0o700 });
+      if (this.account) chownSync(path, this.account.uid, this.account.gid);
+    }
   }
 
   /** Starts a job; resolves with its pid once spawned (held jobs wait for `release`). */
@@ -108,6 +105,7 @@ export class JobRunner {
         'NOT_FOUND',
         `The working directory ${args.cwd} does not exist in the computer (or is not a directory); create it first or pass another cwd.`,
       );
+    if (args.spare !== undefined) return this.execSpare(args, args.spare, missing);
     let cwdFd: number | null = null;
     if (args.strictCwd) {
       try {
@@ -118,20 +116,7 @@ export class JobRunner {
     } else if (!(await stat(args.cwd).catch(() => null))?.isDirectory()) {
       throw missing();
     }
-    let scanner: ChannelScanner | null = null;
-    if (args.toolChannel) {
-      this.channelDirFor(args.toolChannel.dir);
-      const stream = args.stream;
-      const nonce = args.toolChannel.nonce;
-      scanner = new ChannelScanner(args.toolChannel.nonce, (frame) =>
-        this.link.send({
-          t: 'channel.request',
-          stream,
-          nonce,
-          frame: frame.kind === 'malformed' ? { ...frame, reason: frame.reason.slice(0, 256) } : frame,
-        }),
-      );
-    }
+    const filter = this.channelFor(args);
     // the child changes into the opened directory itself (its fd survives the fork until exec)
     const child = spawn('/bin/sh', ['-c', wrapperScript(args), 'paddock-job', ...args.argv], {
       cwd: cwdFd === null ? args.cwd : `/proc/self/fd/${cwdFd}`,
@@ -140,6 +125,105 @@ export class JobRunner {
       detached: args.newSession,
       ...spawnIdentity(this.account),
     });
+    try {
+      return await this.track(args.stream, child, {
+        hold: args.hold,
+        newSession: args.newSession,
+        filter,
+        channelDir: args.toolChannel?.dir ?? null,
+      });
+    } finally {
+      if (cwdFd !== null) closeSync(cwdFd);
+    }
+  }
+
+  /**
+   * Starts a spare shell: the next job's process, spawned ahead and held, in its own session,
+   * with the rlimits of jobs, no environment and no job yet. `exec` with `spare` hands it one.
+   */
+  async prepare(args: CallArgs<'prepare'>): Promise<{ pid: number }> {
+    if (this.jobs.has(args.stream)) {
+      throw new GuestFailure('INVALID_ARGUMENT', `Channel ${args.stream} is already in use.`);
+    }
+    const [program, ...rest] = spareArgv(args.rlimits, args.shell);
+    const child = spawn(program!, rest, {
+      cwd: '/',
+      env: {},
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      detached: args.newSession,
+      ...spawnIdentity(this.account),
+    });
+    return this.track(args.stream, child, {
+      hold: true,
+      newSession: args.newSession,
+      filter: null,
+      channelDir: null,
+      spare: args.shell ?? null,
+    });
+  }
+
+  /** Hands a job to a spare shell: it reads the job from its hold pipe and becomes it. */
+  private async execSpare(
+    args: CallArgs<'exec'>,
+    spareStream: number,
+    missing: () => GuestFailure,
+  ): Promise<{ pid: number }> {
+    const job = this.jobs.get(spareStream);
+    if (!job?.spare || job.exited || !job.hold || !job.child.pid) {
+      throw new GuestFailure(
+        'NOT_FOUND',
+        `No spare shell on stream ${spareStream}; start the job without one.`,
+      );
+    }
+    if (args.strictCwd || !Object.keys(args.env).every((name) => EXPORTABLE_NAME.test(name))) {
+      throw new GuestFailure('INVALID_ARGUMENT', 'This job cannot use a spare shell; start it without one.');
+    }
+    if (!(await stat(args.cwd).catch(() => null))?.isDirectory()) throw missing();
+    if (job.exited || this.jobs.has(args.stream)) {
+      throw new GuestFailure('NOT_FOUND', `The spare shell on stream ${spareStream} is gone.`);
+    }
+    job.filter = this.channelFor(args);
+    job.channelDir = args.toolChannel?.dir ?? null;
+    this.jobs.delete(spareStream);
+    this.groups.delete(spareStream);
+    job.spare = false;
+    job.stream = args.stream;
+    this.jobs.set(args.stream, job);
+    if (args.newSession) this.groups.set(args.stream, job.child.pid);
+    job.hold.end(spareJob(args, job.spareShell));
+    job.hold = null;
+    return { pid: job.child.pid };
+  }
+
+  /** The tool channel's directory and stderr scanner of a job (null without a channel). */
+  private channelFor(args: CallArgs<'exec'>): ChannelScanner | null {
+    if (!args.toolChannel) return null;
+    this.channelDirFor(args.toolChannel.dir);
+    const stream = args.stream;
+    const nonce = args.toolChannel.nonce;
+    return new ChannelScanner(nonce, (frame) =>
+      this.link.send({
+        t: 'channel.request',
+        stream,
+        nonce,
+        frame: frame.kind === 'malformed' ? { ...frame, reason: frame.reason.slice(0, 256) } : frame,
+      }),
+    );
+  }
+
+  /** Waits for a spawned job's process and follows its output and exit on `stream`. */
+  private async track(
+    stream: number,
+    child: ChildProcess,
+    how: {
+      hold: boolean;
+      newSession: boolean;
+      filter: StreamFilter | null;
+      channelDir: string | null;
+      /** A spare shell: the jobs' shell it was started for (null: none, it is `sh`). */
+      spare?: string | null;
+    },
+  ): Promise<{ pid: number }> {
     const pid = await new Promise<number>((resolve, reject) => {
       child.once('spawn', () => resolve(child.pid!));
       child.once('error', (e) =>
@@ -150,32 +234,36 @@ export class JobRunner {
           ),
         ),
       );
-    }).finally(() => {
-      if (cwdFd !== null) closeSync(cwdFd);
     });
     const job: RunningJob = {
+      stream,
+      spare: how.spare !== undefined,
+      spareShell: how.spare ?? undefined,
+      filter: how.filter,
       child,
-      hold: args.hold ? (child.stdio[3] as NodeJS.WritableStream) : null,
+      hold: how.hold ? (child.stdio[3] as NodeJS.WritableStream) : null,
       openStreams: 2,
       exited: null,
       reported: false,
       quietTimer: null,
       maxTimer: null,
-      channelDir: args.toolChannel?.dir ?? null,
+      channelDir: how.channelDir,
     };
-    this.jobs.set(args.stream, job);
-    if (args.newSession) this.groups.set(args.stream, pid);
-    this.pipe(args.stream, job, Fd.Stdout, child.stdout!, null);
-    this.pipe(args.stream, job, Fd.Stderr, child.stderr!, scanner);
+    job.hold?.on('error', () => undefined);
+    this.jobs.set(stream, job);
+    if (how.newSession) this.groups.set(stream, pid);
+    this.pipe(job, Fd.Stdout, child.stdout!);
+    this.pipe(job, Fd.Stderr, child.stderr!);
     child.on('exit', (code, signal) => {
       job.exited = { exitCode: code, signal };
       if (job.hold) job.hold.end();
       if (job.openStreams === 0) {
-        this.reportExit(args.stream, job);
+        this.reportExit(job);
         return;
       }
-      job.maxTimer = setTimeout(() => this.reportExit(args.stream, job), EXIT_MAX_WAIT_MS);
-      this.armQuiet(args.stream, job);
+      // after the I/O poll that follows the timer: output already written is read first
+      job.maxTimer = setTimeout(() => setImmediate(() => this.reportExit(job)), EXIT_MAX_WAIT_MS);
+      this.armQuiet(job);
     });
     return { pid };
   }
@@ -187,9 +275,12 @@ export class JobRunner {
   channelReply(stream: number, id: string, body: string): { delivered: boolean } {
     const dir = this.jobs.get(stream)?.channelDir;
     if (!dir) return { delivered: false };
+    const path = id.startsWith(SHELL_ID_PREFIX)
+      ? `${dir}${SHELL_POOL_SUFFIX}/f-${id.slice(SHELL_ID_PREFIX.length)}`
+      : join(dir, id);
     let fd: number;
     try {
-      fd = openSync(join(dir, id), constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+      fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
     } catch {
       return { delivered: false };
     }
@@ -200,13 +291,25 @@ export class JobRunner {
     // The open descriptor is all the reply needs: removing the name now spares the client a
     // process (`rm`) per call. Clients that remove it themselves ignore that it is gone.
     try {
-      unlinkSync(join(dir, id));
+      unlinkSync(path);
     } catch {
       // already removed by the client
     }
+    // Most replies fit the FIFO's buffer: written at once, without a stream per reply.
+    const bytes = Buffer.from(body);
+    let written = 0;
+    try {
+      written = writeSync(fd, bytes);
+    } catch {
+      // full (EAGAIN): the stream below writes it as the reader drains it
+    }
+    if (written === bytes.length) {
+      closeSync(fd);
+      return { delivered: true };
+    }
     const socket = new Socket({ fd, readable: false, writable: true });
     socket.on('error', () => socket.destroy());
-    socket.end(body);
+    socket.end(bytes.subarray(written));
     return { delivered: true };
   }
 
@@ -245,41 +348,47 @@ export class JobRunner {
     return job;
   }
 
-  private pipe(
-    stream: number,
-    job: RunningJob,
-    fd: number,
-    source: NodeJS.ReadableStream,
-    filter: StreamFilter | null,
-  ): void {
+  private pipe(job: RunningJob, fd: number, source: NodeJS.ReadableStream): void {
+    // only stderr carries the tool channel
+    const filterOf = () => (fd === Fd.Stderr ? job.filter : null);
     source.on('data', (chunk: Buffer) => {
+      const filter = filterOf();
       const bytes = filter ? filter.push(chunk) : chunk;
-      if (bytes.length > 0 && !this.link.sendData(stream, fd, bytes)) {
+      if (bytes.length > 0 && !this.link.sendData(job.stream, fd, bytes)) {
         source.pause();
         this.link.onDrain(() => source.resume());
       }
-      if (job.exited) this.armQuiet(stream, job);
+      if (job.exited) this.armQuiet(job);
     });
     source.on('end', () => {
-      const rest = filter?.end();
-      if (rest && rest.length > 0) this.link.sendData(stream, fd, rest);
-      this.link.sendEnd(stream, fd);
+      const rest = filterOf()?.end();
+      if (rest && rest.length > 0) this.link.sendData(job.stream, fd, rest);
+      this.link.sendEnd(job.stream, fd);
       job.openStreams -= 1;
-      if (job.openStreams === 0 && job.exited) this.reportExit(stream, job);
+      if (job.openStreams === 0 && job.exited) this.reportExit(job);
     });
     source.on('error', () => undefined);
   }
 
-  private armQuiet(stream: number, job: RunningJob): void {
+  private armQuiet(job: RunningJob): void {
     if (job.quietTimer) clearTimeout(job.quietTimer);
-    job.quietTimer = setTimeout(() => this.reportExit(stream, job), EXIT_QUIET_MS);
+    const timer = setTimeout(() => {
+      // A stalled machine may fire the timer before the loop read output that was already
+      // written: the report waits for the I/O poll of this turn (check phase), and new output
+      // read there re-arms the timer instead.
+      setImmediate(() => {
+        if (job.quietTimer === timer) this.reportExit(job);
+      });
+    }, EXIT_QUIET_MS);
+    job.quietTimer = timer;
   }
 
-  private reportExit(stream: number, job: RunningJob): void {
+  private reportExit(job: RunningJob): void {
     if (job.reported || !job.exited) return;
     job.reported = true;
     if (job.quietTimer) clearTimeout(job.quietTimer);
     if (job.maxTimer) clearTimeout(job.maxTimer);
+    const { stream } = job;
     this.link.send({ t: 'exit', stream, exitCode: job.exited.exitCode, signal: job.exited.signal });
     if (job.openStreams === 0) this.jobs.delete(stream);
     else job.child.once('close', () => this.jobs.delete(stream));

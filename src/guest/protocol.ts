@@ -77,6 +77,29 @@ export const callSchemas = {
           .object({ nonce: z.string().regex(/^[A-Za-z0-9_-]{8,64}$/), dir: guestPath })
           .strict()
           .optional(),
+        /**
+         * Run the job in the spare shell started on this stream by `prepare` (already in its
+         * family, so no `release` follows): it takes `stream`, `cwd`, `env` and `argv` and becomes
+         * the job. NOT_FOUND when that shell is gone (start the job without it).
+         */
+        spare: streamId.optional(),
+      })
+      .strict(),
+    result: z.object({ pid: z.number().int().positive() }).strict(),
+  },
+  /**
+   * Start a spare shell on `stream`: the next job's process ahead of time (held, in a new
+   * session when asked, with the jobs' rlimits), so the host can place it in a family before
+   * the job exists. It exits when the agent ends; the host kills it with its family.
+   */
+  prepare: {
+    args: z
+      .object({
+        stream: streamId,
+        rlimits: rlimitsSchema,
+        newSession: z.boolean(),
+        /** The jobs' shell: a bash is started ahead as the spare itself (else the spare is `sh`). */
+        shell: guestPath.optional(),
       })
       .strict(),
     result: z.object({ pid: z.number().int().positive() }).strict(),

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { redactSecrets, redactText } from '../audit/redact.js';
+import { redactSecrets, redactText } from '../shared/redact.js';
 import { neutralizeControls } from '../shared/terminal-text.js';
 
 /** Longest stderr line kept; longer lines are cut (a server writing megabytes without a newline stays bounded). */

@@ -1,13 +1,8 @@
 /** The composition root's services: `createPaddock` wires every service of one Paddock. */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type Database from 'better-sqlite3';
-import { AgentRunStore, type AgentsService, createAgentNamespaceOf, createAgents } from '../agents/index.js';
+import { type AgentsService, createAgentNamespaceOf, createAgents } from '../agents/index.js';
 import { ApprovalService } from '../approvals/service.js';
-import { SqliteApprovalStore } from '../approvals/store.js';
-import { openDatabase } from '../audit/database.js';
-import { SqliteAuditStore } from '../audit/sqlite-audit-store.js';
-import { SqliteMemoryStore } from '../audit/sqlite-memory-store.js';
 import type { AuditStore, MemoryStore } from '../audit/types.js';
 import { ChannelSession } from '../channel/session.js';
 import { BwrapBackend } from '../computer/backend/bwrap.js';
@@ -29,6 +24,8 @@ import { createSystemHostResolver } from '../policy/index.js';
 import type { Sandbox } from '../policy/types.js';
 import { isPaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import { openStores } from '../store/open.js';
+import type { Stores } from '../store/stores.js';
 import { createBuiltinServices, createBuiltinTools } from '../tools/builtin/index.js';
 import { Gateway } from '../tools/gateway.js';
 import { PermissionPolicy, type PermissionRule } from '../tools/permissions.js';
@@ -81,7 +78,8 @@ const SKILLS_GUEST_ROOT = '/skills';
 export interface Paddock {
   loaded: LoadedConfig;
   logger: Logger;
-  db: Database.Database;
+  /** Every store (audit, memories, runs, launch links, approvals, OAuth), over one database. */
+  stores: Stores;
   audit: AuditStore;
   memory: MemoryStore;
   policy: Sandbox;
@@ -116,17 +114,12 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
   const { config, dataDir } = loaded;
   const logger = options.logger;
   const env = options.env ?? process.env;
-  const db = openDatabase(join(dataDir, 'paddock.db'));
-  const closers: Closer[] = [
-    () => {
-      db.close();
-    },
-  ];
+  const stores = await openStores(config.store, { dataDir, env, logger: logger.child({ domain: 'store' }) });
+  const closers: Closer[] = [() => stores.close()];
   try {
-    const audit = new SqliteAuditStore(db);
-    const interrupted = audit.reconcile();
+    const { audit, memory } = stores;
+    const interrupted = await audit.reconcile();
     if (interrupted > 0) logger.warn('audit.interrupted', { calls: interrupted });
-    const memory = new SqliteMemoryStore(db);
     const policy = compilePolicy(loaded);
     const validator = new InputValidator();
     const registry = new ToolRegistry(validator);
@@ -158,8 +151,8 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     ];
     const permissions = new PermissionPolicy(rules);
     let dockBase = options.dockUrl ?? config.server.publicUrl;
-    const approvals = new ApprovalService({
-      store: new SqliteApprovalStore(db),
+    const approvals = await ApprovalService.open({
+      store: stores.approvals,
       logger: logger.child({ domain: 'approvals' }),
       mcp: config.approvals.mcp,
       timeoutMs: config.approvals.timeoutSeconds * 1000,
@@ -193,7 +186,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       dockUrl:
         options.dockUrl ?? config.server.publicUrl ?? `http://${config.server.host}:${config.server.port}`,
       logger,
-      db,
+      launchLinks: stores.launchLinks,
       egress: createEgress(loaded, policy, audit, env),
       ...(options.preview ? { preview: options.preview } : {}),
       sharedMounts: existsSync(skillsDir)
@@ -207,7 +200,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     });
     closers.push(() => computer.close());
     // memories of an agent's runs (and of their commands' tool calls) live under agent:<name>
-    const runs = new AgentRunStore(db, audit);
+    const runs = stores.runs;
     const namespaceOf = createAgentNamespaceOf(runs);
     const { http, notifier } = createBuiltinServices({ memory, notify: config.notify, logger });
     registry.register(
@@ -232,7 +225,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     await integrations.start();
     const initial = integrations.tools();
     syncSources(initial, new Set(initial.map((t) => t.source)));
-    const agents = createAgents({
+    const agents = await createAgents({
       projectDir: loaded.projectDir,
       dataDir,
       gateway,
@@ -241,12 +234,12 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       notifier,
       policy,
       policyConfig: config.policy,
-      db,
-      audit,
       logger,
       env,
       config: config.agents,
       store: runs,
+      serverId: stores.serverId,
+      lease: config.agents.runLease,
       approvalLink: (id) => approvals.link(id),
       ...(existsSync(skillsDir) ? { skillsGuestRoot: SKILLS_GUEST_ROOT } : {}),
     });
@@ -260,7 +253,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     return {
       loaded,
       logger,
-      db,
+      stores,
       audit,
       memory,
       policy,

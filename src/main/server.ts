@@ -115,7 +115,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     const oauth =
       server.auth === 'token' && server.oauth.enabled
         ? createOAuth({
-            db: paddock.db,
+            store: paddock.stores.oauth,
             logger,
             sessions: dock.login,
             ...(server.publicUrl === undefined ? {} : { publicUrl: server.publicUrl }),

@@ -42,7 +42,7 @@ export interface McpHttpOptions {
    * Which of these grants were revoked (also by another process, e.g. `paddock clients
    * revoke`): their sessions are closed within `grantCheckMs`.
    */
-  revokedGrants?: (grantIds: string[]) => string[];
+  revokedGrants?: (grantIds: string[]) => Promise<string[]>;
   /** How often sessions of OAuth grants are checked against revocations. Default 2 s. */
   grantCheckMs?: number;
   /** Bounds for a client that leaves a response stream (POST or the GET SSE stream) unread. */
@@ -85,7 +85,11 @@ export class McpHttpEndpoint {
     if (revoked) {
       this.grantChecker = setInterval(() => {
         const ids = [...new Set([...this.sessions.values()].flatMap((s) => (s.grantId ? [s.grantId] : [])))];
-        if (ids.length > 0) this.closeGrants(revoked(ids));
+        if (ids.length === 0) return;
+        revoked(ids).then(
+          (gone) => this.closeGrants(gone),
+          (e: unknown) => this.logger.warn('mcp.grant_check_failed', { error: (e as Error).message }),
+        );
       }, options.grantCheckMs ?? 2_000);
       this.grantChecker.unref();
     }

@@ -38,7 +38,7 @@ export interface SocketControl {
   /** Begins an orderly shutdown of the server (after the reply is sent). */
   stop(): void;
   /** Answers a CLI approvals request; throws a PaddockError that is sent back as the refusal. */
-  approvals?(request: Record<string, unknown>): Record<string, unknown>;
+  approvals?(request: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** Answers `paddock computers` (list, stop, rm); throws a PaddockError sent back as the refusal. */
   computers?(request: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** Runs an acting CLI command inside the server (`paddock tools call`, `agents run`, …). */
@@ -155,8 +155,10 @@ export class McpSocketServer {
     if (hello.op === 'mcp') this.session(socket, hello, rest);
     else if (hello.op === 'status') this.answer(socket, { paddock: 1, ok: true, ...control.status() });
     else if (hello.op === 'open') this.answer(socket, { paddock: 1, ok: true, url: control.openLink() });
-    else if (hello.op === 'approvals') this.approvals(socket, hello.approvals ?? {});
-    else if (hello.op === 'computers') void this.computers(socket, hello.computers ?? {});
+    else if (hello.op === 'approvals')
+      void this.control(socket, control.approvals, hello.approvals ?? {}, 'This server keeps no approvals.');
+    else if (hello.op === 'computers')
+      void this.control(socket, control.computers, hello.computers ?? {}, 'This server runs no computers.');
     else if (hello.op === 'cli' && control.cli)
       serveCli(socket, hello.cli ?? {}, control.cli, this.options.logger, this.slowReader);
     else if (hello.op === 'cli')
@@ -239,24 +241,15 @@ export class McpSocketServer {
     );
   }
 
-  private approvals(socket: Socket, request: Record<string, unknown>): void {
-    const handler = this.options.control.approvals;
+  /** Answers one control request (`approvals`, `computers`) with the handler's reply or its refusal. */
+  private async control(
+    socket: Socket,
+    handler: ((request: Record<string, unknown>) => Promise<Record<string, unknown>>) | undefined,
+    request: Record<string, unknown>,
+    missing: string,
+  ): Promise<void> {
     if (!handler) {
-      this.refuse(socket, 'UNSUPPORTED_CAPABILITY', 'This server keeps no approvals.');
-      return;
-    }
-    try {
-      this.answer(socket, { paddock: 1, ok: true, ...handler(request) });
-    } catch (e) {
-      const error = toPaddockError(e);
-      this.refuse(socket, error.code, error.message);
-    }
-  }
-
-  private async computers(socket: Socket, request: Record<string, unknown>): Promise<void> {
-    const handler = this.options.control.computers;
-    if (!handler) {
-      this.refuse(socket, 'UNSUPPORTED_CAPABILITY', 'This server runs no computers.');
+      this.refuse(socket, 'UNSUPPORTED_CAPABILITY', missing);
       return;
     }
     try {

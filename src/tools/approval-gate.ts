@@ -31,7 +31,7 @@ export interface CallerApprovals {
   /** The agent a run belongs to ("always allow this tool for this agent"). */
   agent?: string;
   /** Told when a call starts (an approval id) and stops (null) waiting. */
-  onWaiting?: (approval: { id: string; tool: string } | null) => void;
+  onWaiting?: (approval: { id: string; tool: string } | null) => void | Promise<void>;
 }
 
 /** One `ask` call that passed validation. */

@@ -130,7 +130,7 @@ export class Gateway {
 
     // set once the call's `running` row is written (just before execute)
     let begun = false;
-    const finish = (outcome: CallOutcome): CallOutcome => {
+    const finish = async (outcome: CallOutcome): Promise<CallOutcome> => {
       const error = outcome.ok ? undefined : outcome.error;
       const end = {
         durationMs: performance.now() - started,
@@ -143,8 +143,8 @@ export class Gateway {
         jobId: lineage.jobId ?? null,
       };
       try {
-        if (begun) this.deps.audit.complete(invocationId, end);
-        else this.deps.audit.record({ ...start(), ...end });
+        if (begun) await this.deps.audit.complete(invocationId, end);
+        else await this.deps.audit.record({ ...start(), ...end });
       } catch (e) {
         this.deps.logger.error('audit.failed', { tool: name, invocationId, error: (e as Error).message });
         return unrecorded(invocationId);
@@ -234,7 +234,7 @@ export class Gateway {
     }
     // the row exists before the first effect, so a crash mid-call leaves it `running`
     try {
-      this.deps.audit.begin(start());
+      await this.deps.audit.begin(start());
       begun = true;
     } catch (e) {
       this.deps.logger.error('audit.failed', { tool: name, invocationId, error: (e as Error).message });

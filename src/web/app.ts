@@ -76,7 +76,7 @@ export interface WebAppOptions {
     verify(
       token: string,
       req: IncomingMessage,
-    ): { ok: true; grant: McpGrant } | { ok: false; description: string };
+    ): Promise<{ ok: true; grant: McpGrant } | { ok: false; description: string }>;
     challenge(req: IncomingMessage, error?: { code: string; description: string }): string;
   };
   /** Answers an unauthenticated request outside `/mcp` (the dock's sign-in page). */
@@ -251,7 +251,7 @@ export class WebApp {
     const oauth = this.options.oauth;
     let refusal: string | undefined;
     if (token !== undefined && oauth) {
-      const check = oauth.verify(token, req);
+      const check = await oauth.verify(token, req);
       if (check.ok) return this.options.mcp.handle(req, res, check.grant);
       refusal = check.description;
     }

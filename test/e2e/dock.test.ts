@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { WebSocket } from 'ws';
-import { openDatabase } from '../../src/audit/database.js';
-import { SqliteAuditStore } from '../../src/audit/sqlite-audit-store.js';
+import { SqliteAuditStore } from '../../src/store/sqlite/audit-store.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
 import { rows } from '../helpers/audit-rows.js';
 import { CHROMIUM } from '../helpers/clients.js';
 import {
@@ -177,7 +177,7 @@ describe('the dock in a browser', () => {
     assert.ok(ran.inputSha256, 'a script this long is kept whole beside its preview');
     const db = openDatabase(join(project.dataDir, 'paddock.db'));
     try {
-      const whole = new SqliteAuditStore(db).fullInput(ran.inputSha256) ?? '';
+      const whole = (await new SqliteAuditStore(db).fullInput(ran.inputSha256)) ?? '';
       assert.ok(whole.includes('script-end'), 'the whole script is kept');
     } finally {
       db.close();

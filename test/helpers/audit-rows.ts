@@ -1,9 +1,9 @@
 /** Reading a data directory's audit log and the host's processes from a test, beside a server. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDatabase } from '../../src/audit/database.js';
-import { SqliteAuditStore } from '../../src/audit/sqlite-audit-store.js';
 import type { StoredInvocation } from '../../src/audit/types.js';
+import { fromInvocationRow, INVOCATION_COLUMNS, type InvocationRow } from '../../src/store/audit-rows.js';
+import { type Database, openDatabase } from '../../src/store/sqlite/database.js';
 
 /** Pids of processes whose command line contains `marker`. */
 export function processesWith(marker: string): number[] {
@@ -24,10 +24,21 @@ export function processesWith(marker: string): number[] {
 export function rows(dataDir: string): StoredInvocation[] {
   const db = openDatabase(join(dataDir, 'paddock.db'));
   try {
-    return new SqliteAuditStore(db).query({ ascending: true, limit: 10_000 });
+    return auditRowsOf(db);
   } finally {
     db.close();
   }
+}
+
+/**
+ * The audit rows in an open SQLite database, oldest first (`tool`: of that tool only), read
+ * with SQL at once: a test that polls for a row needs no promise.
+ */
+export function auditRowsOf(db: Database, tool?: string): StoredInvocation[] {
+  const where = tool === undefined ? '' : ' WHERE tool = ?';
+  const statement = db.prepare(`SELECT ${INVOCATION_COLUMNS} FROM tool_invocations${where} ORDER BY seq`);
+  const found = (tool === undefined ? statement.all() : statement.all(tool)) as InvocationRow[];
+  return found.map(fromInvocationRow);
 }
 
 /** Ids of agent runs, the other kind of parent a row may name. */

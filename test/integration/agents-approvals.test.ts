@@ -67,11 +67,14 @@ describe('agent runs that wait for approval', () => {
       { text: 'Saved the note.' },
     ]);
     const pending = nextRequest();
-    const { runId, done } = p.agents.start('waiter');
+    const { runId, done } = await p.agents.start('waiter');
     const approval = await pending;
     assert.equal(approval.agent, 'waiter');
     assert.equal(approval.runId, runId);
-    assert.equal(p.agents.runs({ agent: 'waiter' })[0]?.waitingApproval, approval.id);
+    await pollUntil(
+      async () => (await p.agents.runs({ agent: 'waiter' }))[0]?.waitingApproval === approval.id,
+      'the run to show the approval it waits for',
+    );
     // the notify channel got the request with a link to the dock
     const file = join(p.dir, 'out', 'answers.jsonl');
     const notice = await pollUntil(
@@ -79,12 +82,12 @@ describe('agent runs that wait for approval', () => {
       'the approval notice',
     );
     assert.ok(notice);
-    p.paddock.approvals.decide(approval.id, { approve: true, by: 'dock:owner', via: 'dock' });
+    await p.paddock.approvals.decide(approval.id, { approve: true, by: 'dock:owner', via: 'dock' });
     const run = await done;
     assert.equal(run.status, 'succeeded', run.error ?? '');
     assert.equal(run.finalAnswer, 'Saved the note.');
     assert.equal(run.waitingApproval, null);
-    const rows = p.paddock.audit.query({ parentId: runId, tool: 'save_memory' });
+    const rows = await p.paddock.audit.query({ parentId: runId, tool: 'save_memory' });
     assert.equal(rows.length, 1);
     assert.equal(rows[0]?.success, true);
     assert.equal(rows[0]?.approvalId, approval.id);
@@ -104,9 +107,9 @@ describe('agent runs that wait for approval', () => {
     // the OpenAI wire format carries no error flag on a tool result: the body says it
     assert.match(told.content, /PERMISSION_REQUIRED/);
     assert.match(told.content, /expired/);
-    const row = p.paddock.audit.query({ parentId: run.id, tool: 'save_memory' })[0]!;
+    const row = (await p.paddock.audit.query({ parentId: run.id, tool: 'save_memory' }))[0]!;
     assert.equal(row.success, false);
-    assert.equal(p.paddock.approvals.view(row.approvalId!)?.status, 'expired');
+    assert.equal((await p.paddock.approvals.view(row.approvalId!))?.status, 'expired');
   });
 
   it('without approvals.wait, ask tools are neither listed to the run nor callable', async () => {
@@ -119,7 +122,7 @@ describe('agent runs that wait for approval', () => {
     assert.ok(!first?.toolNames.includes('save_memory'));
     assert.match(second?.toolResults[0]?.content ?? '', /NOT_FOUND|PERMISSION_REQUIRED/);
     assert.equal(
-      p.paddock.approvals.list({ pendingOnly: false }).filter((a) => a.runId === run.id).length,
+      (await p.paddock.approvals.list({ pendingOnly: false })).filter((a) => a.runId === run.id).length,
       0,
     );
   });
@@ -130,29 +133,31 @@ describe('agent runs that wait for approval', () => {
       { text: 'ok' },
     ]);
     const pending = nextRequest();
-    const { done } = p.agents.start('waiter');
+    const { done } = await p.agents.start('waiter');
     const approval = await pending;
-    p.paddock.approvals.decide(approval.id, {
+    await p.paddock.approvals.decide(approval.id, {
       approve: true,
       by: 'dock:owner',
       via: 'dock',
       scope: 'always',
     });
     await done;
-    const rule = p.paddock.approvals.rules().find((r) => r.agent === 'waiter' && r.tool === 'save_memory');
+    const rule = (await p.paddock.approvals.rules()).find(
+      (r) => r.agent === 'waiter' && r.tool === 'save_memory',
+    );
     assert.ok(rule);
     p.provider.script([
       { toolCalls: [{ name: 'save_memory', arguments: { content: 'second' } }] },
       { text: 'ok' },
     ]);
     const run = await p.agents.run('waiter');
-    const row = p.paddock.audit.query({ parentId: run.id, tool: 'save_memory' })[0]!;
+    const row = (await p.paddock.audit.query({ parentId: run.id, tool: 'save_memory' }))[0]!;
     assert.equal(row.success, true);
     assert.equal(row.approvalId, approval.id);
     assert.ok(
       !readFileSync(join(p.dir, '.paddock', 'agents', 'waiter', 'AGENT.md'), 'utf8').includes('second'),
     );
-    p.paddock.approvals.removeRule(rule.id, 'cli');
-    assert.equal(p.paddock.approvals.rules().length, 0);
+    await p.paddock.approvals.removeRule(rule.id, 'cli');
+    assert.equal((await p.paddock.approvals.rules()).length, 0);
   });
 });

@@ -39,7 +39,7 @@ describe('an agent run that uses the computer', () => {
       assert.equal(run.status, 'succeeded', run.error ?? '');
       const commandResult = p.provider.requests.at(-1)!.toolResults[0]!.content;
       assert.match(commandResult, /"exitCode":0/, commandResult);
-      const calls = p.agents.show(run.id)!.calls;
+      const calls = (await p.agents.show(run.id))!.calls;
       const command = calls.find((c) => c.tool === 'run_command');
       assert.ok(command, `run_command is among the calls: ${calls.map((c) => c.tool).join(', ')}`);
       assert.equal(command.depth, 1);
@@ -82,7 +82,7 @@ describe('an agent run that uses the computer', () => {
       assert.equal(status.lifecycle, 'running');
       const read = await call('read_job', { jobId: job.jobId });
       assert.match(String(read.stdout), /the-person-s-job/, 'the session’s job is still there');
-      const runCalls = p.agents.show(run.id)!.calls;
+      const runCalls = (await p.agents.show(run.id))!.calls;
       const runLaunch = runCalls.find((c) => c.tool === 'launch_computer');
       assert.ok(
         runLaunch?.generation && runLaunch.generation !== launched.generation,

@@ -203,7 +203,7 @@ describe('agent runs over the gateway with a scripted model', () => {
     assert.match(second.toolResults[0]!.content, /"namespace"/);
     assert.match(second.toolResults[1]!.content, /hi/);
 
-    const rows = auditOf(run);
+    const rows = await auditOf(run);
     assert.deepEqual(
       rows.map((r) => [r.tool, r.source, r.success]),
       [
@@ -216,7 +216,7 @@ describe('agent runs over the gateway with a scripted model', () => {
       assert.equal(r.via, 'agent');
       assert.equal(r.parentId, run.id);
     }
-    const shown = p.agents.show(run.id);
+    const shown = await p.agents.show(run.id);
     assert.deepEqual(
       shown?.calls.map((c) => [c.tool, c.depth]),
       [
@@ -265,7 +265,7 @@ describe('agent runs over the gateway with a scripted model', () => {
     const ask = JSON.parse(results[1]!.content);
     assert.equal(ask.code, 'PERMISSION_REQUIRED');
     assert.match(ask.message, /approval/);
-    const rows = auditOf(run);
+    const rows = await auditOf(run);
     assert.deepEqual(
       rows.map((r) => [r.tool, r.success, r.errorCode]),
       [
@@ -292,7 +292,7 @@ describe('agent runs over the gateway with a scripted model', () => {
     assert.equal(requests[2]!.toolResults[0]!.isError, false);
     assert.match(requests[2]!.toolResults[0]!.content, /again/);
     assert.deepEqual(
-      auditOf(run).map((r) => [r.tool, r.via, r.success]),
+      (await auditOf(run)).map((r) => [r.tool, r.via, r.success]),
       [
         ['everything_echo', 'agent', false],
         ['everything_echo', 'agent', true],
@@ -307,7 +307,7 @@ describe('agent runs over the gateway with a scripted model', () => {
     assert.equal(run.turns, 2);
     assert.equal(run.errorCode, 'LIMIT_EXCEEDED');
     assert.match(run.error ?? '', /limit of 2 turns/);
-    assert.equal(auditOf(run).length, 2);
+    assert.equal((await auditOf(run)).length, 2);
   });
 
   it('records a malformed tool call from the provider as a failed run, without calling anything', async () => {
@@ -316,7 +316,7 @@ describe('agent runs over the gateway with a scripted model', () => {
     assert.equal(run.status, 'failed');
     assert.equal(run.errorCode, 'UPSTREAM_ERROR');
     assert.match(run.error ?? '', /malformed tool call .*not valid JSON/);
-    assert.equal(auditOf(run).length, 0);
+    assert.equal((await auditOf(run)).length, 0);
     assert.deepEqual(run.deliveries, []);
   });
 
@@ -348,7 +348,7 @@ describe('agent runs over the gateway with a scripted model', () => {
     ]);
     const run = await p.agents.run('narrow');
     assert.equal(run.status, 'succeeded', run.error ?? '');
-    const [row] = auditOf(run);
+    const [row] = await auditOf(run);
     assert.equal(row?.errorCode, 'POLICY_DENIED');
     assert.match(row?.policyRule ?? '', /^agent:/);
     const result = JSON.parse(p.provider.requests.at(-1)!.toolResults[0]!.content);
@@ -389,8 +389,8 @@ describe('agent runs over the gateway with a scripted model', () => {
 
   it('refuses a second run of an agent that is still running', async () => {
     p.provider.script([{ delayMs: 300, text: 'slow answer' }]);
-    const first = p.agents.start('helper');
-    assert.throws(() => p.agents.start('helper'), /already running/);
+    const first = await p.agents.start('helper');
+    await assert.rejects(p.agents.start('helper'), /already running/);
     const run = await first.done;
     assert.equal(run.status, 'succeeded', run.error ?? '');
   });
@@ -398,7 +398,7 @@ describe('agent runs over the gateway with a scripted model', () => {
   it('cancels a run on request (status cancelled)', async () => {
     p.provider.script([{ delayMs: 5000, text: 'never seen' }]);
     const before = p.provider.requests.length;
-    const started = p.agents.start('helper');
+    const started = await p.agents.start('helper');
     const deadline = Date.now() + 5000;
     while (p.provider.requests.length === before) {
       if (Date.now() > deadline) throw new Error('run did not start');

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RunEvent } from '../../src/agents/events.js';
-import { AgentRunStore } from '../../src/agents/run-store.js';
 import type { AgentRun } from '../../src/agents/types.js';
 import { pollUntil } from '../fixtures/mcp/harness.js';
 import { agentMd, startAgentsProject } from '../fixtures/providers/agents-project.js';
@@ -50,12 +49,16 @@ describe('the agent scheduler', () => {
         30_000,
       );
       p.agents.scheduler.stop();
-      await pollUntil(() => p.agents.runs({ status: 'running' }).length === 0, 'runs to finish', 10_000);
+      await pollUntil(
+        async () => (await p.agents.runs({ status: 'running' })).length === 0,
+        'runs to finish',
+        10_000,
+      );
 
       const tickEvents = ticks();
       const times = tickEvents.map((e) => (e.type === 'schedule.tick' ? e.scheduledAt : 0));
       assert.equal(new Set(times).size, times.length, 'every tick is handled once');
-      const runs = p.agents.runs({ agent: 'ticker', limit: 100 }).reverse();
+      const runs = (await p.agents.runs({ agent: 'ticker', limit: 100 })).reverse();
       const started = tickEvents.filter((e) => e.type === 'schedule.tick' && e.action === 'started');
       assert.equal(runs.length, started.length, 'one run per started tick');
       for (const e of started) {
@@ -66,7 +69,7 @@ describe('the agent scheduler', () => {
       for (const run of runs) {
         assert.equal(run.trigger, 'schedule');
         assert.equal(run.status, 'succeeded', run.error ?? '');
-        const rows = p.paddock.audit.query({ parentId: run.id });
+        const rows = await p.paddock.audit.query({ parentId: run.id });
         assert.deepEqual(
           rows.map((r) => [r.tool, r.via]),
           [['save_memory', 'schedule']],
@@ -100,16 +103,17 @@ ${extra}
     });
     try {
       p.provider.respond(() => ({ text: 'caught up' }));
-      const store = new AgentRunStore(p.paddock.db);
+      const store = p.paddock.stores.runs;
       const keyOf = (name: string) => p.agents.definitions().find((a) => a.name === name)!.schedules[0]!.key;
       const threeYearsAgo = Date.now() - 3 * 366 * 24 * 3600 * 1000;
-      store.setLastTick('yearly', keyOf('yearly'), threeYearsAgo);
-      store.setLastTick('yearly-off', keyOf('yearly-off'), threeYearsAgo);
+      await store.setLastTick('yearly', keyOf('yearly'), threeYearsAgo);
+      await store.setLastTick('yearly-off', keyOf('yearly-off'), threeYearsAgo);
 
       p.agents.scheduler.start();
-      const catchUps = () => p.agents.runs({ limit: 100 }).filter((r) => r.trigger === 'catch-up');
-      const [run] = await pollUntil(() => {
-        const done = catchUps().filter((r) => r.status !== 'running');
+      const catchUps = async () =>
+        (await p.agents.runs({ limit: 100 })).filter((r) => r.trigger === 'catch-up');
+      const [run] = await pollUntil(async () => {
+        const done = (await catchUps()).filter((r) => r.status !== 'running');
         return done.length > 0 ? done : undefined;
       }, 'the catch-up run');
       assert.equal(run!.agent, 'yearly');
@@ -118,9 +122,8 @@ ${extra}
       const log = p.logs.find((l) => l.event === 'agent.catch_up');
       assert.ok(log && Number(log.missed) >= 3, `missed ticks are counted (${JSON.stringify(log)})`);
       assert.ok(p.logs.some((l) => l.event === 'agent.missed_ticks_skipped' && l.agent === 'yearly-off'));
-      assert.equal(
-        store.lastTick('fresh', keyOf('fresh')) !== undefined,
-        true,
+      await pollUntil(
+        async () => (await store.lastTick('fresh', keyOf('fresh'))) !== undefined,
         'a new schedule gets a baseline',
       );
 
@@ -128,10 +131,13 @@ ${extra}
       p.agents.scheduler.stop();
       p.agents.scheduler.start();
       p.agents.scheduler.stop();
-      await pollUntil(() => p.agents.runs({ status: 'running' }).length === 0, 'no run left going');
-      assert.equal(catchUps().length, 1);
-      assert.ok(p.agents.runs({ limit: 100 }).every((r) => r.agent === 'yearly'));
-      const summary = p.agents.list().find((a) => a.name === 'yearly')!;
+      await pollUntil(
+        async () => (await p.agents.runs({ status: 'running' })).length === 0,
+        'no run left going',
+      );
+      assert.equal((await catchUps()).length, 1);
+      assert.ok((await p.agents.runs({ limit: 100 })).every((r) => r.agent === 'yearly'));
+      const summary = (await p.agents.list()).find((a) => a.name === 'yearly')!;
       assert.equal(new Date(summary.nextRun!).toISOString().slice(5), '01-01T00:00:00.000Z');
     } finally {
       await p.close();

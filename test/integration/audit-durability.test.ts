@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openDatabase } from '../../src/audit/database.js';
-import { SqliteAuditStore } from '../../src/audit/sqlite-audit-store.js';
+import { SqliteAuditStore } from '../../src/store/sqlite/audit-store.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
 
 /** The compiled audit module, next to this compiled test in the output tree. */
 const AUDIT_MODULE = new URL('../../src/audit/index.js', import.meta.url).href;
@@ -17,7 +17,7 @@ import { openDatabase, SqliteAuditStore } from ${JSON.stringify(AUDIT_MODULE)};
 const [file, prefix, count] = process.argv.slice(2);
 const store = new SqliteAuditStore(openDatabase(file));
 for (let i = 0; i < Number(count); i++) {
-  store.record({
+  await store.record({
     id: prefix + i, startedAt: Date.now(), durationMs: 1, tool: 'run_command', source: 'computer',
     caller: 'mcp:child', via: 'direct', input: { i, token: 'never-stored' }, outputBytes: 0, success: true,
   });
@@ -100,7 +100,7 @@ describe('audit durability', () => {
       try {
         const store = new SqliteAuditStore(db);
         for (let i = 0; i < 3; i++) {
-          const row = store.get(`inv_killed_${i}`);
+          const row = await store.get(`inv_killed_${i}`);
           assert.ok(row, `row ${i} survived`);
           assert.equal(row.input, `{"i":${i},"token":"[REDACTED]"}`);
         }
@@ -125,7 +125,7 @@ describe('audit durability', () => {
       await Promise.all(children.map(exited));
       const db = openDatabase(file);
       try {
-        const rows = new SqliteAuditStore(db).query({ limit: 10_000 });
+        const rows = await new SqliteAuditStore(db).query({ limit: 10_000 });
         assert.equal(rows.length, 1000);
         assert.equal(new Set(rows.map((r) => r.id)).size, 1000);
         assert.equal(rows.filter((r) => r.id.startsWith('inv_a_')).length, 500);

@@ -90,7 +90,7 @@ describe('secrets never reach the database', () => {
         calls++;
       }
       sub.dispose();
-      assert.equal(paddock.audit.query({ limit: 10_000 }).length, calls);
+      assert.equal((await paddock.audit.query({ limit: 10_000 })).length, calls);
       await paddock.close();
 
       const files = ['paddock.db', 'paddock.db-wal']

@@ -104,7 +104,7 @@ describe('tool channel: commands in the computer call the caller’s tools', () 
       /first release note/,
       'channel calls act for the caller',
     );
-    const rows = paddock.audit.query({ parentId: job.invocationId, ascending: true });
+    const rows = await paddock.audit.query({ parentId: job.invocationId, ascending: true });
     assert.deepEqual(
       rows.map((r) => [r.tool, r.via, r.caller, r.jobId]),
       [
@@ -229,7 +229,7 @@ echo started`);
     assert.ok(read.ok);
     assert.match((read.result.structured as { stderr: string }).stderr, /CHANNEL_CLOSED/);
     assert.equal(
-      paddock.audit.query({ parentId: job.invocationId }).length,
+      (await paddock.audit.query({ parentId: job.invocationId })).length,
       0,
       'no tool may run for a closed channel',
     );
@@ -242,11 +242,17 @@ echo started`);
         `python3 -c 'import paddock_tool; paddock_tool.call_tool("save_memory", {"content": "py client"})'`,
         `node -e 'require("paddock-tool").callTool("save_memory", {content: "node client"}).then(() => {})'`,
         'ls -A "$PADDOCK_CHANNEL_DIR"',
+        // the sh client's pool: every claimed FIFO (c-NAME) is gone; unclaimed spares may stay
+        `for c in "$PADDOCK_CHANNEL_DIR-sh"/c-*; do echo claimed; if [ -e "$PADDOCK_CHANNEL_DIR-sh/f-\${c##*/c-}" ]; then echo "left: $c"; fi; done`,
       ].join('; '),
     );
     assert.equal(job.exitCode, 0, job.stderr);
     assert.equal(job.toolCalls, 3);
-    assert.equal(job.stdout, 'stderr\n', 'only the file naming the stderr is left');
+    assert.equal(
+      job.stdout,
+      'stderr\nclaimed\n',
+      'only the file naming the stderr is left, and the sh call left no FIFO',
+    );
   });
 
   it('treats a frame with a wrong nonce, or a replayed frame, as ordinary output and runs no tool', async () => {
@@ -260,8 +266,8 @@ echo started`);
     assert.match(old, /^[A-Za-z0-9_-]{8,}$/, 'the earlier command had a nonce');
     const replay = await run(`printf '${frame(old)}' > /workspace/captured; cat /workspace/captured >&2`);
     assert.match(replay.stderr, new RegExp(`paddock;${old};r1;`));
-    assert.equal(paddock.audit.query({ parentId: first.invocationId }).length, 0);
-    assert.equal(paddock.audit.query({ parentId: replay.invocationId }).length, 0);
+    assert.equal((await paddock.audit.query({ parentId: first.invocationId })).length, 0);
+    assert.equal((await paddock.audit.query({ parentId: replay.invocationId })).length, 0);
     assert.equal(replay.toolCalls, 0);
   });
 

@@ -6,8 +6,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../src/audit/database.js';
-import { SqliteAuditStore } from '../../src/audit/sqlite-audit-store.js';
 import type { StoredInvocation } from '../../src/audit/types.js';
 import { BwrapBackend } from '../../src/computer/backend/bwrap.js';
 import { EgressService } from '../../src/computer/egress.js';
@@ -21,7 +19,11 @@ import { DEFAULT_EGRESS_LIMITS, type EgressLimits } from '../../src/net/egress/t
 import { createWhitelistSandbox } from '../../src/policy/index.js';
 import type { Sandbox } from '../../src/policy/types.js';
 import { silentLogger } from '../../src/shared/logger.js';
+import { SqliteAuditStore } from '../../src/store/sqlite/audit-store.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteLaunchLinkStore } from '../../src/store/sqlite/launch-link-store.js';
 import type { CallerContext } from '../../src/tools/tool.js';
+import { auditRowsOf } from '../helpers/audit-rows.js';
 import { launchRunning, pollUntil } from '../unit/computer/fixture.js';
 
 export interface EgressFixture {
@@ -86,7 +88,7 @@ export async function withEgressComputer(
     dataDir,
     dockUrl: 'http://127.0.0.1:7331',
     logger,
-    db,
+    launchLinks: new SqliteLaunchLinkStore(db),
     egress,
   });
   let runs = 0;
@@ -119,7 +121,7 @@ export async function withEgressComputer(
       manager,
       policy,
       dataDir,
-      rows: () => audit.query({ tool: 'egress', ascending: true, limit: 10_000 }),
+      rows: () => auditRowsOf(db, 'egress'),
       run,
     });
   } catch (e) {

@@ -25,6 +25,7 @@ import {
   RUN_COMMAND_OUTPUT_BYTES,
   type RunRequest,
 } from './requests.js';
+import { SpareShell, spareCanRun } from './spare-shell.js';
 import { channelDir, nonceMatches, type ToolChannel } from './tool-channel.js';
 
 /** Above this many UTF-8 bytes a script goes through a file (argv entries are limited to 128 KiB). */
@@ -64,6 +65,8 @@ interface Held {
   family: JobFamily | null;
   channel: ToolChannel | null;
   timer: NodeJS.Timeout | null;
+  /** Prepare the next spare shell when this job exits (see SpareShell.prepare). */
+  spareNext?: boolean;
 }
 
 export class JobTable {
@@ -73,8 +76,11 @@ export class JobTable {
   private readonly finished: number[] = [];
   private sweeper: NodeJS.Timeout | null = null;
   private nextJob = 1;
+  private readonly spare: SpareShell;
 
-  constructor(private readonly options: JobTableOptions) {}
+  constructor(private readonly options: JobTableOptions) {
+    this.spare = new SpareShell(() => options.guest());
+  }
 
   /** run_command: checks the request, starts the job and waits up to `waitMs` for it. */
   async run(
@@ -172,6 +178,7 @@ export class JobTable {
 
   /** A job's root exited. */
   onExit(n: number, exitCode: number | null, signal: string | null): void {
+    if (this.spare.onExit(n)) return;
     const held = this.jobs.get(n);
     held?.channel?.close();
     if (!held || held.job.terminationObserved) return;
@@ -186,6 +193,7 @@ export class JobTable {
     );
     this.emitExit(job);
     this.settle(held);
+    if (held.spareNext) this.spare.prepare();
   }
 
   /** A tool-channel frame from a job: answered through the job's channel, replied into its FIFO. */
@@ -212,6 +220,7 @@ export class JobTable {
 
   /** The generation ended: every job's root counts as killed, timers and sweeps stop. */
   endAll(): void {
+    this.spare.close();
     for (const held of this.jobs.values()) {
       if (held.timer) clearTimeout(held.timer);
       held.channel?.close();
@@ -239,7 +248,8 @@ export class JobTable {
     const job = new Job(`g${generation}.job${n}`, generation, n, this.options.retentionBytes, command);
     const shell = hello.shell ?? '/bin/sh';
     let started = req.argv ? { argv: req.argv, env: {} } : jobShell(shell, { script: req.script });
-    if (!req.argv && Buffer.byteLength(req.script) > INLINE_SCRIPT_MAX_BYTES) {
+    const viaFile = !req.argv && Buffer.byteLength(req.script) > INLINE_SCRIPT_MAX_BYTES;
+    if (viaFile) {
       // in the agent's own directory: readable by the job, changeable by no job
       const file = `${TOOL_CHANNEL_ROOT}/job-${n}.sh`;
       await client.call(
@@ -261,35 +271,30 @@ export class JobTable {
       : {};
     // a channel needs the job held until its stderr is identified; cgroups need it anyway
     const hold = instance.familyMechanism === 'cgroup' || channel !== null;
+    const execArgs = {
+      stream: n,
+      argv: started.argv,
+      cwd,
+      env: {
+        ...baseJobEnv(shell),
+        ...this.options.profileEnv,
+        ...env,
+        ...channelEnv,
+        ...this.options.egressEnv(job.id, req.channel),
+        ...started.env,
+      },
+      rlimits: instance.jobRlimits,
+      hold,
+      newSession: true,
+      // the shell built-in's cwd was checked by the policy: no link may be swapped into it
+      ...(req.argv ? { strictCwd: true } : {}),
+      ...(channel ? { toolChannel: { nonce: channel.nonce, dir: channelDir(n) } } : {}),
+    };
+    // scripts (the common job) take the spare shell, started and placed in its family ahead
+    const usesSpare = !req.argv && spareCanRun(req.script);
+    held.spareNext = usesSpare; // set now: a quick job exits before `exec` answers
     try {
-      const { pid } = await client.call('exec', {
-        stream: n,
-        argv: started.argv,
-        cwd,
-        env: {
-          ...baseJobEnv(shell),
-          ...this.options.profileEnv,
-          ...env,
-          ...channelEnv,
-          ...this.options.egressEnv(job.id, req.channel),
-          ...started.env,
-        },
-        rlimits: instance.jobRlimits,
-        hold,
-        newSession: true,
-        // the shell built-in's cwd was checked by the policy: no link may be swapped into it
-        ...(req.argv ? { strictCwd: true } : {}),
-        ...(channel ? { toolChannel: { nonce: channel.nonce, dir: channelDir(n) } } : {}),
-      });
-      if (instance.familyMechanism === 'cgroup') {
-        try {
-          held.family = await instance.adoptJob(`job${n}`, pid, hello.pid);
-        } catch (e) {
-          await client.call('signal', { stream: n, signal: 'SIGKILL', group: false }).catch(() => undefined);
-          throw e;
-        }
-      }
-      if (hold) await client.call('release', { stream: n });
+      held.family = (await this.spare.startJob(execArgs, usesSpare)).family;
     } catch (e) {
       this.jobs.delete(n);
       channel?.close();

@@ -64,7 +64,7 @@ export function logTools(computers: ComputerSource): Tool[] {
       ),
       async execute(input, ctx) {
         const manager = computers.for(ctx.caller);
-        const link = manager.createLaunchLink(input.profileId, input.startupScript ?? '');
+        const link = await manager.createLaunchLink(input.profileId, input.startupScript ?? '');
         return structured({
           id: link.id,
           url: link.url,

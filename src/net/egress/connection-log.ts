@@ -57,10 +57,10 @@ export class ConnectionRecord {
    * when the row cannot be written: the caller refuses the connection (no egress without its
    * row), and the reason goes to the computer's log.
    */
-  open(): boolean {
+  async open(): Promise<boolean> {
     if (this.state !== 'new') return this.state === 'open';
     try {
-      this.session.audit.begin(this.start());
+      await this.session.audit.begin(this.start());
       this.state = 'open';
       return true;
     } catch (e) {
@@ -70,7 +70,10 @@ export class ConnectionRecord {
     }
   }
 
-  /** Completes the opened row, or writes the row of a refused connection (once; later calls do nothing). */
+  /**
+   * Completes the opened row, or writes the row of a refused connection (once; later calls do
+   * nothing). A write that fails is reported to the computer's log; the connection is over.
+   */
   finish(outcome: EgressOutcome): void {
     if (this.state === 'written') return;
     const opened = this.state === 'open';
@@ -84,8 +87,15 @@ export class ConnectionRecord {
       errorMessage: outcome.errorMessage ?? null,
       policyRule: outcome.rule,
     };
-    if (opened) this.session.audit.complete(this.id, end);
-    else this.session.audit.record({ ...this.start(), ...end });
+    const written = opened
+      ? this.session.audit.complete(this.id, end)
+      : this.session.audit.record({ ...this.start(), ...end });
+    written.catch((e: unknown) =>
+      this.session.onRefused(
+        this.principal,
+        `The audit row of the connection to ${this.host}:${this.port} could not be written: ${(e as Error).message}`,
+      ),
+    );
   }
 
   private start() {

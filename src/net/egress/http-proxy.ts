@@ -153,7 +153,7 @@ export class HttpProxy {
       return;
     }
     record.details.addresses = decision.addresses;
-    if (!record.open()) return send(503, UNAUDITED(host, port));
+    if (!(await record.open())) return send(503, UNAUDITED(host, port));
     const touch = this.touches.get(req.socket) ?? (() => undefined);
     await relayRequest(this.session, req, res, record, decision.rule, touch, async () => {
       const socket = await connectPinned(decision.addresses, port, this.session.limits.connectTimeoutMs);
@@ -198,10 +198,10 @@ export class HttpProxy {
     record.details.addresses = decision.addresses;
     const touch = this.touches.get(socket) ?? (() => undefined);
     if (this.session.ca && this.session.inject?.has(target.host)) {
-      this.terminate(socket, head, record, target, decision.addresses, decision.rule, touch);
+      await this.terminate(socket, head, record, target, decision.addresses, decision.rule, touch);
       return;
     }
-    if (!record.open()) return write(503, UNAUDITED(target.host, target.port));
+    if (!(await record.open())) return write(503, UNAUDITED(target.host, target.port));
     let upstream: Socket;
     try {
       upstream = await connectPinned(decision.addresses, target.port, this.session.limits.connectTimeoutMs);
@@ -227,7 +227,7 @@ export class HttpProxy {
     tunnel(socket, upstream, this.session.limits.idleTimeoutMs, record, decision.rule);
   }
 
-  private terminate(
+  private async terminate(
     socket: Duplex,
     head: Buffer,
     record: ConnectionRecord,
@@ -235,10 +235,10 @@ export class HttpProxy {
     addresses: string[],
     rule: string,
     touch: () => void,
-  ): void {
+  ): Promise<void> {
     const ca = this.session.ca!;
     record.details.terminated = true;
-    if (!record.open()) {
+    if (!(await record.open())) {
       socket.end(plainResponse(503, UNAUDITED(target.host, target.port)));
       return;
     }
@@ -305,7 +305,7 @@ export class HttpProxy {
       return;
     }
     record.details.injected = Object.keys(injected);
-    if (!record.open()) {
+    if (!(await record.open())) {
       res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8' });
       res.end(`${UNAUDITED(ctx.host, ctx.port)}\n`);
       return;

@@ -188,7 +188,7 @@ export async function handleSocks(socket: Duplex, session: EgressSession): Promi
     return;
   }
   record.details.addresses = decision.addresses;
-  if (!record.open()) {
+  if (!(await record.open())) {
     socket.end(reply(SOCKS_REPLY.generalFailure));
     return;
   }

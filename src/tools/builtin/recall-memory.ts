@@ -38,9 +38,9 @@ export function createRecallMemoryTool(deps: MemoryToolDeps): Tool {
     source: 'builtin',
     toolsets: ['builtin'],
     async execute(input, ctx) {
-      const namespace = resolveNamespace(namespaceOf, ctx.caller);
+      const namespace = await resolveNamespace(namespaceOf, ctx.caller);
       const limit = input.limit ?? DEFAULT_RECALL_LIMIT;
-      const memories = deps.store.recall(namespace, input.query, limit).map((m) => ({
+      const memories = (await deps.store.recall(namespace, input.query, limit)).map((m) => ({
         id: m.id,
         content: m.content,
         tags: m.tags,

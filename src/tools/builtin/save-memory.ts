@@ -10,7 +10,7 @@ export const MAX_MEMORY_BYTES = 16 * 1024;
 export const MAX_MEMORY_TAGS = 16;
 
 /** Maps a caller to the namespace its memories live in. */
-export type NamespaceOf = (caller: CallerContext) => string;
+export type NamespaceOf = (caller: CallerContext) => string | Promise<string>;
 
 /** What the memory tools need. */
 export interface MemoryToolDeps {
@@ -34,8 +34,8 @@ export function defaultNamespaceOf(caller: CallerContext): string {
 }
 
 /** Resolves the namespace of a call and refuses an empty one. */
-export function resolveNamespace(namespaceOf: NamespaceOf, caller: CallerContext): string {
-  const namespace = namespaceOf(caller);
+export async function resolveNamespace(namespaceOf: NamespaceOf, caller: CallerContext): Promise<string> {
+  const namespace = await namespaceOf(caller);
   if (!namespace) {
     throw new PaddockError(
       'INTERNAL',
@@ -83,8 +83,8 @@ export function createSaveMemoryTool(deps: MemoryToolDeps): Tool {
           `The note is ${bytes} bytes; the limit is ${MAX_MEMORY_BYTES}. Shorten it or split it into several notes.`,
         );
       }
-      const namespace = resolveNamespace(namespaceOf, ctx.caller);
-      const memory = deps.store.save(namespace, content, input.tags ?? []);
+      const namespace = await resolveNamespace(namespaceOf, ctx.caller);
+      const memory = await deps.store.save(namespace, content, input.tags ?? []);
       ctx.logger.debug('memory.saved', { namespace, id: memory.id });
       return {
         structured: {

@@ -41,7 +41,7 @@ export interface DockActionDeps {
 const MAX_TERMINAL_SUBSCRIPTIONS = 16;
 
 export class DockActions {
-  private readonly agentAction: (conn: DockConnection, message: AgentMessage) => string;
+  private readonly agentAction: (conn: DockConnection, message: AgentMessage) => Promise<string>;
   private readonly webMcpAction: (conn: DockConnection, message: WebMcpMessage) => string;
 
   constructor(private readonly deps: DockActionDeps) {
@@ -137,14 +137,14 @@ export class DockActions {
   }
 
   /** A decision of the signed-in person (the websocket is reached only with a session). */
-  private approvalAction(message: ApprovalMessage): string {
+  private async approvalAction(message: ApprovalMessage): Promise<string> {
     const approvals = this.deps.approvals;
     if (!approvals) throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server keeps no approvals.');
     if (message.type === 'approval.rule.remove') {
-      approvals.removeRule(message.ruleId, this.deps.caller);
+      await approvals.removeRule(message.ruleId, this.deps.caller);
       return `Removed rule ${message.ruleId}; the tool asks again from its next call.`;
     }
-    approvals.decide(
+    await approvals.decide(
       message.id,
       {
         approve: message.approve,
@@ -215,11 +215,11 @@ type ApprovalMessage = Extract<ClientMessage, { type: 'approval.decide' | 'appro
 
 /** Runs an agent now (trigger `api`) or sends one run's details to the asking page. */
 function agentActionOf(deps: DockActionDeps) {
-  return (conn: DockConnection, message: AgentMessage): string => {
+  return async (conn: DockConnection, message: AgentMessage): Promise<string> => {
     const agents = deps.agents;
     if (!agents) throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs without agents.');
     if (message.type === 'agent.run') {
-      const { runId } = agents.start(message.name, message.input);
+      const { runId } = await agents.start(message.name, message.input);
       deps.logger.info('dock.agent_run', { agent: message.name, runId, caller: deps.caller });
       conn.client.send({
         type: 'agent.started',
@@ -229,7 +229,7 @@ function agentActionOf(deps: DockActionDeps) {
       });
       return `Started ${message.name} (run ${runId}).`;
     }
-    const details = agents.show(message.runId);
+    const details = await agents.show(message.runId);
     if (!details)
       throw new PaddockError('NOT_FOUND', `There is no run "${message.runId}"; pick one from the runs list.`);
     conn.client.send({ type: 'agent.details', ...details });

@@ -25,21 +25,23 @@ export type AgentsServiceView = Pick<
 
 /** A DockAgents over an AgentsService. */
 export function dockAgentsFromService(service: AgentsServiceView): DockAgents {
-  const run = (runId: string): AgentRun | undefined =>
-    service.runs({ limit: RECENT_RUNS }).find((r) => r.id === runId) ?? service.show(runId)?.run;
+  const run = async (runId: string): Promise<AgentRun | undefined> =>
+    (await service.runs({ limit: RECENT_RUNS })).find((r) => r.id === runId) ??
+    (await service.show(runId))?.run;
   return {
-    list: () => service.list().map(toDockAgent),
+    list: async () => (await service.list()).map(toDockAgent),
     loadErrors: () =>
       service
         .loadErrors()
         .map((e): DockAgentLoadError => ({ agent: e.agent, file: e.file, problems: [...e.problems] })),
-    runs: (limit) => service.runs({ limit }).map((r) => toDockAgentRun(r, RUN_TEXT_PREVIEW_CHARS)),
-    run(runId) {
-      const found = run(runId);
+    runs: async (limit) =>
+      (await service.runs({ limit })).map((r) => toDockAgentRun(r, RUN_TEXT_PREVIEW_CHARS)),
+    async run(runId) {
+      const found = await run(runId);
       return found ? toDockAgentRun(found, RUN_TEXT_PREVIEW_CHARS) : undefined;
     },
-    show(runId): DockAgentRunDetails | undefined {
-      const details = service.show(runId);
+    async show(runId): Promise<DockAgentRunDetails | undefined> {
+      const details = await service.show(runId);
       if (!details) return undefined;
       return {
         run: toDockAgentRun(details.run, Number.POSITIVE_INFINITY),
@@ -49,8 +51,8 @@ export function dockAgentsFromService(service: AgentsServiceView): DockAgents {
         truncated: details.calls.length > MAX_DETAIL_CALLS,
       };
     },
-    start(name, input) {
-      const { runId, done } = service.start(name, {
+    async start(name, input) {
+      const { runId, done } = await service.start(name, {
         trigger: 'api',
         ...(input !== undefined && input !== '' ? { input } : {}),
       });

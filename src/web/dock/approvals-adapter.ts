@@ -11,13 +11,12 @@ const MAX_PANEL_APPROVALS = 200;
 
 export function dockApprovalsFromService(service: ApprovalService): DockApprovals {
   return {
-    state: () => ({
-      pending: service
-        .list({ pendingOnly: true, limit: MAX_PANEL_APPROVALS })
+    state: async () => ({
+      pending: (await service.list({ pendingOnly: true, limit: MAX_PANEL_APPROVALS }))
         .filter((a) => a.waiting)
         .reverse()
         .map(toDockApproval),
-      rules: service.rules().map((r) => ({
+      rules: (await service.rules()).map((r) => ({
         id: r.id,
         agent: r.agent,
         tool: r.tool,
@@ -26,11 +25,11 @@ export function dockApprovalsFromService(service: ApprovalService): DockApproval
         approvalId: r.approvalId,
       })),
     }),
-    decide: (id, decision, by) => {
-      service.decide(id, { ...decision, by, via: 'dock' });
+    decide: async (id, decision, by) => {
+      await service.decide(id, { ...decision, by, via: 'dock' });
     },
-    removeRule: (ruleId, by) => {
-      service.removeRule(ruleId, by);
+    removeRule: async (ruleId, by) => {
+      await service.removeRule(ruleId, by);
     },
     onChange: (listener) => service.watch({ listener: () => listener(), decider: true }),
   };

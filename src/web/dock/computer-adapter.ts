@@ -146,7 +146,7 @@ class ServiceAdapter implements DockComputer {
     return all.slice(-limit).map(toDockLog);
   }
 
-  launchLink(id: string): LaunchLinkView {
+  async launchLink(id: string): Promise<LaunchLinkView> {
     const store = this.service.launchLinks;
     if (!store) {
       throw new PaddockError(
@@ -154,7 +154,7 @@ class ServiceAdapter implements DockComputer {
         'Launch links need the server database; start Paddock with a data directory.',
       );
     }
-    const link = store.get(id);
+    const link = await store.get(id);
     const profile = this.profiles().find((p) => p.id === link.profileId) ?? {
       id: link.profileId,
       name: link.profileId,

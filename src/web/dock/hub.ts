@@ -13,14 +13,12 @@ import type { Logger } from '../../shared/logger.js';
 import { DockActions, type DockConnection, type DockLauncher } from './actions.js';
 import { type ClientLimits, DEFAULT_CLIENT_LIMITS, DockClient } from './client.js';
 import {
-  type DockAgentsState,
   type DockAuditRow,
   type DockLaunchProgress,
   type DockSnapshot,
   MAX_CLIENT_MESSAGE_BYTES,
 } from './protocol.js';
 import type {
-  AgentsChange,
   ComputerChange,
   Disposable,
   DockAgents,
@@ -29,6 +27,7 @@ import type {
   DockTools,
   LaunchLinkBoot,
 } from './sources.js';
+import { DockStoreState } from './store-state.js';
 import { toDockAuditRow, UNAVAILABLE_STATUS } from './views.js';
 
 export type { DockLauncher };
@@ -72,6 +71,7 @@ export class DockHub {
   private readonly connections = new Set<DockConnection>();
   private readonly limits: ClientLimits;
   private sources: Disposable[] = [];
+  private state: DockStoreState | null = null;
   private launch: DockLaunchProgress | null = null;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly actions: DockActions;
@@ -124,7 +124,7 @@ export class DockHub {
   /** Everything a page needs to render; `resync` after dropped messages. */
   snapshot(resync: boolean): DockSnapshot {
     const c = this.options.computer;
-    const rows = this.options.audit.query({ limit: this.options.snapshotAuditRows ?? 200 });
+    const rows = this.state?.recentAudit() ?? [];
     return {
       type: 'snapshot',
       resync,
@@ -133,27 +133,16 @@ export class DockHub {
       features: { computer: c !== null, terminals: c?.terminals != null, preview: c?.preview != null },
       status: c ? c.status() : UNAVAILABLE_STATUS,
       profiles: c ? c.profiles() : [],
-      audit: rows.reverse().map((r) => this.auditRow(r)),
+      audit: rows.map((r) => this.auditRow(r)),
       jobs: c ? c.jobs() : [],
       logs: c ? c.recentLogs(this.options.snapshotLogEntries ?? 300) : [],
       terminals: c?.terminals ? c.terminals.list() : [],
       preview: c?.preview ? c.preview.state() : null,
       launch: this.launch,
-      agents: this.agentsState(),
+      agents: this.state?.agents ?? null,
       computers: c?.computers?.() ?? [],
       watching: c?.watching?.() ?? null,
-      approvals: this.options.approvals ? this.options.approvals.state() : null,
-    };
-  }
-
-  /** Definitions, load errors and recent runs; null without an agents source. */
-  agentsState(): DockAgentsState | null {
-    const agents = this.options.agents;
-    if (!agents) return null;
-    return {
-      agents: agents.list(),
-      loadErrors: agents.loadErrors(),
-      runs: agents.runs(this.options.snapshotAgentRuns ?? 30),
+      approvals: this.state?.approvals ?? null,
     };
   }
 
@@ -239,21 +228,23 @@ export class DockHub {
       if (this.connections.size === 0) this.release();
     });
     ws.on('error', (e: Error) => this.options.logger.debug('dock.socket_error', { error: e.message }));
-    client.send(this.snapshot(false));
+    const loaded = this.state?.loaded ?? Promise.resolve();
+    void loaded.then(() => client.send(this.snapshot(false)));
   }
 
-  /** Subscribes to the sources while at least one page is connected. */
+  /** Subscribes to the sources while at least one page is connected, and reads the stores once. */
   private acquire(): void {
     const { audit, computer, agents, approvals } = this.options;
-    this.sources.push(audit.subscribe((row) => this.broadcast({ type: 'audit', row: this.auditRow(row) })));
-    if (approvals) {
-      this.sources.push(
-        approvals.onChange(() =>
-          this.broadcast({ type: 'approvals', approvals: approvals.state() }, 'approvals'),
-        ),
-      );
-    }
-    if (agents) this.sources.push(agents.onChange((change) => this.onAgentsChange(agents, change)));
+    this.state = new DockStoreState({
+      audit,
+      agents: agents ?? null,
+      approvals: approvals ?? null,
+      logger: this.options.logger,
+      auditRows: this.options.snapshotAuditRows ?? 200,
+      agentRuns: this.options.snapshotAgentRuns ?? 30,
+      broadcast: (message, key) => this.broadcast(message, key),
+      auditRow: (row) => this.auditRow(row),
+    });
     if (!computer) return;
     this.sources.push(computer.onChange((change) => this.onComputerChange(computer, change)));
     const terminals = computer.terminals;
@@ -274,6 +265,8 @@ export class DockHub {
   private release(): void {
     for (const s of this.sources) s.dispose();
     this.sources = [];
+    this.state?.dispose();
+    this.state = null;
   }
 
   private onComputerChange(computer: DockComputer, change: ComputerChange): void {
@@ -316,17 +309,6 @@ export class DockHub {
   private auditRow(row: StoredInvocation): DockAuditRow {
     const computer = this.options.computer;
     return toDockAuditRow(row, computer?.computerOf?.bind(computer));
-  }
-
-  /** Keyed like the computer's state messages, so a slow page holds one of each at most. */
-  private onAgentsChange(agents: DockAgents, change: AgentsChange): void {
-    if (change.kind === 'agents') {
-      const state = this.agentsState();
-      if (state) this.broadcast({ type: 'agents', agents: state }, 'agents');
-      return;
-    }
-    const run = agents.run(change.runId);
-    if (run) this.broadcast({ type: 'agent.run', run }, `agent.run:${run.id}`);
   }
 
   private broadcast(message: Parameters<DockClient['send']>[0], key?: string): void {

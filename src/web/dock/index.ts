@@ -207,7 +207,7 @@ function linkBooter(
 ): ((linkId: string) => Promise<{ boot: Promise<LaunchLinkBoot> }>) | undefined {
   if (!gateway || !computer) return undefined;
   return async (linkId) => {
-    const link = computer.launchLink(linkId);
+    const link = await computer.launchLink(linkId);
     const base: CallerContext = { caller: DOCK_CALLER, via: 'direct', attended: true };
     const target = computer.target?.();
     const caller = target ? { ...base, computer: target } : base;

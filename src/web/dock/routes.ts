@@ -182,7 +182,7 @@ async function launchRoute(
   res.end();
 }
 
-function showLaunch(
+async function showLaunch(
   deps: DockRouteDeps,
   computer: DockComputer,
   req: IncomingMessage,
@@ -190,10 +190,10 @@ function showLaunch(
   id: string,
   error: string | null,
   status: number,
-): void {
-  let link: ReturnType<DockComputer['launchLink']>;
+): Promise<void> {
+  let link: Awaited<ReturnType<DockComputer['launchLink']>>;
   try {
-    link = computer.launchLink(id);
+    link = await computer.launchLink(id);
   } catch (e) {
     sendLaunchError(res, e);
     return;

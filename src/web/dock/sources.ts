@@ -110,7 +110,7 @@ export interface DockComputer {
   /** The newest log entries, oldest first. */
   recentLogs(limit: number): DockLogEntry[];
   /** A stored launch link; throws PaddockError NOT_FOUND / INVALID_ARGUMENT / UNSUPPORTED_CAPABILITY. */
-  launchLink(id: string): LaunchLinkView;
+  launchLink(id: string): Promise<LaunchLinkView>;
   /** Boots a launch link; rejects at once when the launch is refused. */
   bootLaunchLink(id: string): Promise<LaunchLinkBoot>;
   /** Change notifications; the dock pulls the details. */
@@ -154,27 +154,27 @@ export interface DockAgentRunDetails {
  * counts as an open dock session (the default rule of who waits for `ask` tools).
  */
 export interface DockApprovals {
-  state(): DockApprovalsState;
+  state(): Promise<DockApprovalsState>;
   decide(
     id: string,
     decision: { approve: boolean; scope?: 'once' | 'session' | 'always'; reason?: string },
     by: string,
-  ): void;
-  removeRule(ruleId: string, by: string): void;
+  ): Promise<void>;
+  removeRule(ruleId: string, by: string): Promise<void>;
   /** Called on every request, decision and rule change; watching counts as a deciding dock page. */
   onChange(listener: () => void): Disposable;
 }
 
 export interface DockAgents {
-  list(): DockAgent[];
+  list(): Promise<DockAgent[]>;
   loadErrors(): DockAgentLoadError[];
   /** Newest runs first, at most `limit`. */
-  runs(limit: number): DockAgentRun[];
-  run(runId: string): DockAgentRun | undefined;
+  runs(limit: number): Promise<DockAgentRun[]>;
+  run(runId: string): Promise<DockAgentRun | undefined>;
   /** The run with its tool calls (nested calls carry their depth), or undefined when unknown. */
-  show(runId: string): DockAgentRunDetails | undefined;
-  /** Starts a run now; throws PaddockError (NOT_FOUND, INVALID_ARGUMENT, LIMIT_EXCEEDED) when refused. */
-  start(name: string, input: string | undefined): { runId: string };
+  show(runId: string): Promise<DockAgentRunDetails | undefined>;
+  /** Starts a run now; rejects with PaddockError (NOT_FOUND, INVALID_ARGUMENT, LIMIT_EXCEEDED) when refused. */
+  start(name: string, input: string | undefined): Promise<{ runId: string }>;
   onChange(listener: (change: AgentsChange) => void): Disposable;
 }
 

@@ -176,8 +176,8 @@ export function authorizeRoute(options: AuthorizeOptions): WebRoute {
         error_description: 'The person denied the request.',
       });
     }
-    const grant = options.server.store.createGrant(p.client.client, p.scopes, p.resource);
-    const code = options.server.store.issue(grant.id, 'code', options.server.limits.codeTtlMs, {
+    const grant = await options.server.store.createGrant(p.client.client, p.scopes, p.resource);
+    const code = await options.server.store.issue(grant.id, 'code', options.server.limits.codeTtlMs, {
       redirectUri: p.redirectUri,
       codeChallenge: p.codeChallenge,
     });

@@ -9,8 +9,8 @@ import { lookup as dnsLookup } from 'node:dns';
 import { request } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { inspectAddress } from '../../policy/ip.js';
+import type { OAuthClient, OAuthStore } from '../../store/oauth.js';
 import { acceptableRedirectUri } from './protocol.js';
-import type { OAuthClient, OAuthStore } from './store.js';
 
 /** A client as the consent page shows it. */
 export interface ResolvedClient {
@@ -97,7 +97,7 @@ export class ClientResolver {
   async resolve(clientId: string): Promise<ClientResolution> {
     if (!clientId) return { ok: false, reason: 'client_id is missing.' };
     if (!clientId.startsWith('https://')) {
-      const client = this.store.clientByClientId(clientId);
+      const client = await this.store.clientByClientId(clientId);
       if (!client || client.metadataUrl) {
         return { ok: false, reason: 'client_id is not registered here; register the client first.' };
       }
@@ -138,7 +138,11 @@ export class ClientResolver {
       return { ok: false, reason: 'The metadata document must list acceptable redirect_uris.' };
     }
     const name = (typeof d.client_name === 'string' && d.client_name.trim().slice(0, 100)) || url.host;
-    const client = this.store.saveClient({ name, redirectUris: uris as string[], metadataUrl: clientId });
+    const client = await this.store.saveClient({
+      name,
+      redirectUris: uris as string[],
+      metadataUrl: clientId,
+    });
     return { ok: true, client: { client, verified: true } };
   }
 }

@@ -4,12 +4,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../shared/logger.js';
+import type { OAuthGrant, OAuthStore } from '../../store/oauth.js';
 import { SESSION_COOKIE, type WebRoute } from '../app.js';
 import { readCookie } from '../auth.js';
 import { escapeHtml, sendPage } from '../dock/html.js';
 import { type LaunchNonces, readForm, sameOriginPost } from '../dock/launch-page.js';
 import type { ConsentSessions } from './authorize.js';
-import type { OAuthGrant, OAuthStore } from './store.js';
 
 export const CLIENTS_PATH = '/clients';
 const NONCE_KEY = 'clients';
@@ -40,8 +40,8 @@ export function clientsRoute(options: ClientsPageOptions): WebRoute {
     const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
     return cookie ? options.sessions.sessionHandle(cookie) : 'token';
   };
-  const show = (req: IncomingMessage, res: ServerResponse, status: number, note: string | null) => {
-    const grants = options.store.liveGrants();
+  const show = async (req: IncomingMessage, res: ServerResponse, status: number, note: string | null) => {
+    const grants = await options.store.liveGrants();
     const handle = handleOf(req);
     const rows = grants.map((g) => row(g, options.nonces.issue(NONCE_KEY, handle))).join('');
     sendPage(
@@ -74,10 +74,15 @@ ${
         );
       }
       const id = form.get('client') ?? '';
-      const ended = options.store.revokeClient(id);
+      const ended = await options.store.revokeClient(id);
       options.onRevoked(ended);
       options.logger.info('oauth.client_revoked', { client: id, grants: ended.length, by: 'dock' });
-      show(req, res, 200, ended.length ? `Revoked ${id}; its sessions ended.` : `${id} held no live grant.`);
+      await show(
+        req,
+        res,
+        200,
+        ended.length ? `Revoked ${id}; its sessions ended.` : `${id} held no live grant.`,
+      );
     },
   };
 }

@@ -4,7 +4,6 @@
  * routes and the access-token check that `paddock serve` hands to the WebApp.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Database } from '../../audit/database.js';
 import type { McpGrant } from '../../mcp/http.js';
 import type { Logger } from '../../shared/logger.js';
 import type { WebRoute } from '../app.js';
@@ -14,15 +13,18 @@ import { ClientResolver, type MetadataFetcher } from './client-metadata.js';
 import { clientsRoute } from './clients-page.js';
 import { challenge, toolsetsOf } from './protocol.js';
 import { type AccessCheck, type OAuthLimits, OAuthServer } from './server.js';
-import { OAuthStore } from './store.js';
 
 export { CLIENTS_PATH } from './clients-page.js';
 export { SCOPES, toolsetsOf } from './protocol.js';
 export type { OAuthLimits } from './server.js';
-export { type OAuthGrant, OAuthStore } from './store.js';
+
+import type { OAuthStore } from '../../store/oauth.js';
+
+export type { OAuthGrant, OAuthStore } from '../../store/oauth.js';
 
 export interface OAuthOptions {
-  db: Database;
+  /** Clients, grants and tokens (shared by every server of one store). */
+  store: OAuthStore;
   logger: Logger;
   /** The dock's sign-in sessions: only a signed-in person can approve a client. */
   sessions: ConsentSessions;
@@ -38,7 +40,7 @@ export interface McpOAuth {
   verify(
     token: string,
     req: IncomingMessage,
-  ): { ok: true; grant: McpGrant } | Extract<AccessCheck, { ok: false }>;
+  ): Promise<{ ok: true; grant: McpGrant } | Extract<AccessCheck, { ok: false }>>;
   /** The WWW-Authenticate value of a 401 (pointing at the resource metadata). */
   challenge(req: IncomingMessage, error?: { code: string; description: string }): string;
 }
@@ -52,7 +54,7 @@ export interface OAuth extends McpOAuth {
 
 export function createOAuth(options: OAuthOptions): OAuth {
   const logger = options.logger.child({ domain: 'oauth' });
-  const store = new OAuthStore(options.db, options.now);
+  const store = options.store;
   const server = new OAuthServer({
     store,
     logger,
@@ -83,8 +85,8 @@ export function createOAuth(options: OAuthOptions): OAuth {
   return {
     store,
     routes,
-    verify: (token, req) => {
-      const check = server.verifyAccess(token, req);
+    verify: async (token, req) => {
+      const check = await server.verifyAccess(token, req);
       return check.ok ? { ok: true, grant: mcpGrantOf(check.grant) } : check;
     },
     challenge: (req, error) => challenge(server.issuer(req), error),

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../shared/logger.js';
+import type { OAuthGrant, OAuthStore } from '../../store/oauth.js';
 import type { WebRoute } from '../app.js';
 import { readForm } from '../dock/launch-page.js';
 import {
@@ -19,7 +20,6 @@ import {
   sendOAuthError,
   serverMetadata,
 } from './protocol.js';
-import type { OAuthGrant, OAuthStore } from './store.js';
 import { checkCode, checkRefresh } from './token-grants.js';
 
 /** Limits and lifetimes; the defaults suit `paddock serve`. */
@@ -74,8 +74,8 @@ export class OAuthServer {
   }
 
   /** Checks an access token for the resource this request reached (audience included). */
-  verifyAccess(token: string, req: IncomingMessage): AccessCheck {
-    const found = this.store.find(token, 'access');
+  async verifyAccess(token: string, req: IncomingMessage): Promise<AccessCheck> {
+    const found = await this.store.find(token, 'access');
     const refuse = (description: string): AccessCheck => {
       this.options.logger.warn('oauth.refused', {
         endpoint: 'mcp',
@@ -92,7 +92,7 @@ export class OAuthServer {
     if (found.grant.resource !== resourceOf(this.issuer(req)))
       return refuse(`The access token was issued for ${found.grant.resource}, not for this resource.`);
     const lastUsed = found.grant.lastUsedAt;
-    if (lastUsed === null || this.now() - lastUsed > 60_000) this.store.touch(found.grant.id);
+    if (lastUsed === null || this.now() - lastUsed > 60_000) await this.store.touch(found.grant.id);
     return { ok: true, grant: found.grant };
   }
 
@@ -219,8 +219,8 @@ export class OAuthServer {
     const rawName = typeof body.client_name === 'string' ? body.client_name.trim() : '';
     const name = rawName.slice(0, 100) || 'Unnamed client';
     this.registrations.push(now);
-    const client = this.store.saveClient({ name, redirectUris: uris as string[] });
-    this.store.pruneUnusedClients(this.limits.maxUnusedClients);
+    const client = await this.store.saveClient({ name, redirectUris: uris as string[] });
+    await this.store.pruneUnusedClients(this.limits.maxUnusedClients);
     this.options.logger.info('oauth.registered', { client: client.id, name });
     sendJson(res, 201, {
       client_id: client.clientId,
@@ -257,17 +257,17 @@ export class OAuthServer {
     const outcome =
       grantType === 'authorization_code'
         ? await checkCode(this.store, form, this.now())
-        : checkRefresh(this.store, form, this.now());
+        : await checkRefresh(this.store, form, this.now());
     if ('error' in outcome) {
       return this.refuse(res, 'token', 400, outcome.error, outcome.description, outcome.fields);
     }
-    this.sendTokens(res, outcome);
+    await this.sendTokens(res, outcome);
   }
 
-  private sendTokens(res: ServerResponse, grant: OAuthGrant): void {
-    this.store.pruneExpired();
-    const access = this.store.issue(grant.id, 'access', this.limits.accessTokenTtlMs);
-    const refresh = this.store.issue(grant.id, 'refresh', this.limits.refreshTokenTtlMs);
+  private async sendTokens(res: ServerResponse, grant: OAuthGrant): Promise<void> {
+    await this.store.pruneExpired();
+    const access = await this.store.issue(grant.id, 'access', this.limits.accessTokenTtlMs);
+    const refresh = await this.store.issue(grant.id, 'refresh', this.limits.refreshTokenTtlMs);
     this.options.logger.info('oauth.token_issued', { client: grant.client.id, grant: grant.id });
     sendJson(res, 200, {
       access_token: access.secret,
@@ -295,13 +295,13 @@ export class OAuthServer {
     const kinds =
       hint === 'access_token' ? (['access', 'refresh'] as const) : (['refresh', 'access'] as const);
     for (const kind of kinds) {
-      const found = this.store.find(token, kind);
+      const found = await this.store.find(token, kind);
       if (!found) continue;
       if (found.grant.client.clientId !== form.get('client_id')) {
         return this.refuse(res, 'revoke', 401, 'invalid_client', 'The token belongs to another client.');
       }
-      if (kind === 'refresh') this.store.revokeGrant(found.grant.id);
-      else this.store.consume(found.digest);
+      if (kind === 'refresh') await this.store.revokeGrant(found.grant.id);
+      else await this.store.consume(found.digest);
       this.options.logger.info('oauth.revoked', {
         client: found.grant.client.id,
         grant: found.grant.id,

@@ -4,7 +4,7 @@
  * same client and redirect URI) and a refresh token (rotated: each works once, and a
  * rotated-out one coming back ends the whole grant).
  */
-import type { OAuthGrant, OAuthStore } from './store.js';
+import type { OAuthGrant, OAuthStore } from '../../store/oauth.js';
 
 /** A refusal of the token endpoint (RFC 6749 §5.2 error code). */
 export interface Refusal {
@@ -25,16 +25,16 @@ export async function checkCode(
   form: URLSearchParams,
   now: number,
 ): Promise<OAuthGrant | Refusal> {
-  const found = store.find(form.get('code') ?? '', 'code');
+  const found = await store.find(form.get('code') ?? '', 'code');
   if (!found) return { error: 'invalid_grant', description: 'The authorization code is not known.' };
   const fields = fieldsOf(found.grant);
   const refuse = (error: Refusal['error'], description: string): Refusal => ({ error, description, fields });
   if (form.get('client_id') !== found.grant.client.clientId) {
     return refuse('invalid_grant', 'The code was issued to another client.');
   }
-  if (!store.consume(found.digest)) {
+  if (!(await store.consume(found.digest))) {
     // a second use of a code means it leaked: end everything issued from it (OAuth 2.1 §4.1.3)
-    store.revokeGrant(found.grant.id);
+    await store.revokeGrant(found.grant.id);
     return refuse(
       'invalid_grant',
       'The authorization code was already used; its grant is revoked. Authorize again.',
@@ -62,8 +62,12 @@ export async function checkCode(
 }
 
 /** grant_type=refresh_token. */
-export function checkRefresh(store: OAuthStore, form: URLSearchParams, now: number): OAuthGrant | Refusal {
-  const found = store.find(form.get('refresh_token') ?? '', 'refresh');
+export async function checkRefresh(
+  store: OAuthStore,
+  form: URLSearchParams,
+  now: number,
+): Promise<OAuthGrant | Refusal> {
+  const found = await store.find(form.get('refresh_token') ?? '', 'refresh');
   if (!found) return { error: 'invalid_grant', description: 'The refresh token is not known.' };
   const fields = fieldsOf(found.grant);
   const refuse = (error: Refusal['error'], description: string): Refusal => ({ error, description, fields });
@@ -72,9 +76,9 @@ export function checkRefresh(store: OAuthStore, form: URLSearchParams, now: numb
   }
   if (found.grant.revokedAt !== null)
     return refuse('invalid_grant', 'The grant was revoked; authorize again.');
-  if (!store.consume(found.digest)) {
+  if (!(await store.consume(found.digest))) {
     // a rotated-out refresh token came back: someone else holds it, so the grant ends
-    store.revokeGrant(found.grant.id);
+    await store.revokeGrant(found.grant.id);
     return refuse(
       'invalid_grant',
       'The refresh token was already used; the grant is revoked. Authorize again.',

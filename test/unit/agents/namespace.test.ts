@@ -1,23 +1,23 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createAgentNamespaceOf } from '../../../src/agents/namespace.js';
-import { AgentRunStore } from '../../../src/agents/run-store.js';
-import { openDatabase } from '../../../src/audit/database.js';
-import { SqliteMemoryStore } from '../../../src/audit/sqlite-memory-store.js';
 import { policySchema } from '../../../src/config/schema.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
+import { SqliteMemoryStore } from '../../../src/store/sqlite/memory-store.js';
+import { SqliteAgentRunStore } from '../../../src/store/sqlite/run-store.js';
 import { createMemoryTools } from '../../../src/tools/builtin/index.js';
 import { createHarness } from '../builtin/harness.js';
 
 describe('agent memory namespaces', () => {
   it('gives each agent its own memory, shared by all of its runs and hidden from other callers', async () => {
-    let store: AgentRunStore | undefined;
+    let store: SqliteAgentRunStore | undefined;
     let memory: SqliteMemoryStore | undefined;
     const h = await createHarness(createWhitelistSandbox(policySchema.parse({})), (dir) => {
       const db = openDatabase(`${dir}/agents.db`);
-      store = new AgentRunStore(db);
+      store = new SqliteAgentRunStore(db);
       memory = new SqliteMemoryStore(db);
-      return createMemoryTools({ store: memory, namespaceOf: createAgentNamespaceOf(db) });
+      return createMemoryTools({ store: memory, namespaceOf: createAgentNamespaceOf(store) });
     });
     try {
       for (const [id, agent] of [
@@ -25,7 +25,7 @@ describe('agent memory namespaces', () => {
         ['run_2', 'digest'],
         ['run_3', 'triage'],
       ] as const) {
-        store!.start({ id, agent, trigger: 'manual', provider: 'p', model: 'm', skills: [] });
+        await store!.start({ id, agent, trigger: 'manual', provider: 'p', model: 'm', skills: [] });
       }
       const asRun = (runId: string) => ({
         caller: `agent:${runId}`,

@@ -6,15 +6,15 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type Database from 'better-sqlite3';
 import { argumentsSha256, canonicalJson } from '../../../src/approvals/canonical.js';
 import { ApprovalService, type ApprovalServiceOptions } from '../../../src/approvals/service.js';
-import { SqliteApprovalStore } from '../../../src/approvals/store.js';
 import type { Approval } from '../../../src/approvals/types.js';
-import { openDatabase } from '../../../src/audit/database.js';
-import { SqliteAuditStore } from '../../../src/audit/sqlite-audit-store.js';
 import { ChannelSession } from '../../../src/channel/session.js';
 import { encodeRequest } from '../../../src/channel/wire.js';
 import { policySchema } from '../../../src/config/schema.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { SqliteApprovalStore } from '../../../src/store/sqlite/approval-store.js';
+import { SqliteAuditStore } from '../../../src/store/sqlite/audit-store.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
 import { type CallOutcome, Gateway } from '../../../src/tools/gateway.js';
 import { PermissionPolicy } from '../../../src/tools/permissions.js';
 import { ToolRegistry } from '../../../src/tools/registry.js';
@@ -58,8 +58,8 @@ describe('approvals at the gateway', () => {
   let gateway: Gateway;
   let requested: Approval[];
 
-  const build = (options: Partial<ApprovalServiceOptions> = {}) => {
-    approvals = new ApprovalService({
+  const build = async (options: Partial<ApprovalServiceOptions> = {}) => {
+    approvals = await ApprovalService.open({
       store: new SqliteApprovalStore(db),
       logger: silentLogger(),
       mcp: 'gateway',
@@ -94,16 +94,16 @@ describe('approvals at the gateway', () => {
       });
     });
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'paddock-approvals-'));
     db = openDatabase(join(dir, 'a.db'));
     audit = new SqliteAuditStore(db);
     effects = [];
     requested = [];
-    build();
+    await build();
   });
-  afterEach(() => {
-    approvals.close();
+  afterEach(async () => {
+    await approvals.close();
     db.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -117,47 +117,47 @@ describe('approvals at the gateway', () => {
     assert.equal(approval.argumentsSha256, argumentsSha256({ text: 'hi' }));
     assert.equal(approval.caller, 'mcp:test');
     assert.deepEqual(effects, []);
-    approvals.decide(approval.id, { approve: true, by: 'dock:owner', via: 'dock' });
+    await approvals.decide(approval.id, { approve: true, by: 'dock:owner', via: 'dock' });
     const outcome = await call;
     assert.equal(outcome.ok, true);
     assert.deepEqual(effects, [{ text: 'hi' }]);
-    const row = audit.get(outcome.invocationId)!;
+    const row = (await audit.get(outcome.invocationId))!;
     assert.equal(row.approvalId, approval.id);
     assert.equal(row.approver, 'dock:owner');
     assert.equal(row.success, true);
-    assert.equal(approvals.view(approval.id)?.status, 'approved');
-    assert.equal(approvals.view(approval.id)?.invocationId, outcome.invocationId);
+    assert.equal((await approvals.view(approval.id))?.status, 'approved');
+    assert.equal((await approvals.view(approval.id))?.invocationId, outcome.invocationId);
   });
 
   it('a denial refuses the call with PERMISSION_REQUIRED and the reason, and nothing runs', async () => {
     const pending = nextRequest();
     const call = gateway.call('post', { text: 'hi' }, mcp());
     const approval = await pending;
-    approvals.decide(approval.id, { approve: false, by: 'cli', via: 'cli', reason: 'wrong channel' });
+    await approvals.decide(approval.id, { approve: false, by: 'cli', via: 'cli', reason: 'wrong channel' });
     const outcome = await call;
     assert.equal(outcome.ok, false);
     assert.equal(!outcome.ok && outcome.error.code, 'PERMISSION_REQUIRED');
     assert.match(!outcome.ok ? outcome.error.message : '', /wrong channel/);
     assert.deepEqual(effects, []);
-    const row = audit.get(outcome.invocationId)!;
+    const row = (await audit.get(outcome.invocationId))!;
     assert.equal(row.success, false);
     assert.equal(row.approvalId, approval.id);
     assert.equal(row.approver, 'cli');
   });
 
   it('an approval that expires is a denial, recorded as expired with no approver', async () => {
-    approvals.close();
-    build({ timeoutMs: 30 });
+    await approvals.close();
+    await build({ timeoutMs: 30 });
     const outcome = await gateway.call('post', { text: 'late' }, mcp());
     assert.equal(!outcome.ok && outcome.error.code, 'PERMISSION_REQUIRED');
     assert.match(!outcome.ok ? outcome.error.message : '', /expired/);
     assert.deepEqual(effects, []);
-    const row = audit.get(outcome.invocationId)!;
-    const approval = approvals.view(row.approvalId!)!;
+    const row = (await audit.get(outcome.invocationId))!;
+    const approval = (await approvals.view(row.approvalId!))!;
     assert.equal(approval.status, 'expired');
     assert.equal(row.approver, null);
-    assert.throws(
-      () => approvals.decide(approval.id, { approve: true, by: 'cli', via: 'cli' }),
+    await assert.rejects(
+      approvals.decide(approval.id, { approve: true, by: 'cli', via: 'cli' }),
       (e: Error & { code?: string }) => e.code === 'INVALID_ARGUMENT' && /already expired/.test(e.message),
     );
   });
@@ -166,13 +166,13 @@ describe('approvals at the gateway', () => {
     let pending = nextRequest();
     let call = gateway.call('post', { text: 'a' }, mcp());
     const first = await pending;
-    approvals.decide(first.id, { approve: true, by: 'cli', via: 'cli' });
+    await approvals.decide(first.id, { approve: true, by: 'cli', via: 'cli' });
     await call;
     pending = nextRequest();
     call = gateway.call('post', { text: 'a' }, mcp());
     const second = await pending;
     assert.notEqual(second.id, first.id);
-    approvals.decide(second.id, { approve: false, by: 'cli', via: 'cli' });
+    await approvals.decide(second.id, { approve: false, by: 'cli', via: 'cli' });
     assert.equal((await call).ok, false);
     assert.deepEqual(effects, [{ text: 'a' }]);
   });
@@ -181,21 +181,21 @@ describe('approvals at the gateway', () => {
     const pending = nextRequest();
     const call = gateway.call('post', { text: 'a' }, mcp());
     const approval = await pending;
-    approvals.decide(approval.id, { approve: true, by: 'dock:owner', via: 'dock', scope: 'session' });
+    await approvals.decide(approval.id, { approve: true, by: 'dock:owner', via: 'dock', scope: 'session' });
     await call;
     const again = await gateway.call('post', { text: 'b' }, mcp());
     assert.equal(again.ok, true);
-    assert.equal(audit.get(again.invocationId)?.approvalId, approval.id);
+    assert.equal((await audit.get(again.invocationId))?.approvalId, approval.id);
     assert.equal(requested.length, 1);
     // another session still asks
     const other = nextRequest();
     const third = gateway.call('post', { text: 'c' }, mcp('other'));
-    approvals.decide((await other).id, { approve: false, by: 'cli', via: 'cli' });
+    await approvals.decide((await other).id, { approve: false, by: 'cli', via: 'cli' });
     assert.equal((await third).ok, false);
     approvals.endSession('mcp:test');
     const fourth = nextRequest();
     const call4 = gateway.call('post', { text: 'd' }, mcp());
-    approvals.decide((await fourth).id, { approve: false, by: 'cli', via: 'cli' });
+    await approvals.decide((await fourth).id, { approve: false, by: 'cli', via: 'cli' });
     assert.equal((await call4).ok, false);
   });
 
@@ -203,33 +203,33 @@ describe('approvals at the gateway', () => {
     const pending = nextRequest();
     const call = gateway.call('post', { text: 'a' }, mcp());
     const approval = await pending;
-    assert.throws(
-      () => approvals.decide(approval.id, { approve: true, by: 'cli', via: 'cli', scope: 'always' }),
+    await assert.rejects(
+      approvals.decide(approval.id, { approve: true, by: 'cli', via: 'cli', scope: 'always' }),
       /agent run only/,
     );
-    approvals.decide(approval.id, { approve: true, by: 'cli', via: 'cli' });
+    await approvals.decide(approval.id, { approve: true, by: 'cli', via: 'cli' });
     await call;
-    assert.throws(
-      () => approvals.decide(approval.id, { approve: false, by: 'dock:owner', via: 'dock' }),
+    await assert.rejects(
+      approvals.decide(approval.id, { approve: false, by: 'dock:owner', via: 'dock' }),
       (e: Error & { code?: string }) =>
         e.code === 'INVALID_ARGUMENT' && /already approved by cli/.test(e.message),
     );
-    assert.throws(
-      () => approvals.decide('apr_nope', { approve: true, by: 'cli', via: 'cli' }),
+    await assert.rejects(
+      approvals.decide('apr_nope', { approve: true, by: 'cli', via: 'cli' }),
       (e: Error & { code?: string }) => e.code === 'NOT_FOUND',
     );
     assert.equal(effects.length, 1);
   });
 
   it('bounds the pending approvals of one caller', async () => {
-    approvals.close();
-    build({ maxPendingPerCaller: 1 });
+    await approvals.close();
+    await build({ maxPendingPerCaller: 1 });
     const pending = nextRequest();
     const first = gateway.call('post', { text: 'a' }, mcp());
     const approval = await pending;
     const second = await gateway.call('post', { text: 'b' }, mcp());
     assert.equal(!second.ok && second.error.code, 'LIMIT_EXCEEDED');
-    approvals.decide(approval.id, { approve: false, by: 'cli', via: 'cli' });
+    await approvals.decide(approval.id, { approve: false, by: 'cli', via: 'cli' });
     await first;
     assert.deepEqual(effects, []);
   });
@@ -242,7 +242,7 @@ describe('approvals at the gateway', () => {
     controller.abort();
     const outcome = await call;
     assert.equal(!outcome.ok && outcome.error.code, 'TIMEOUT');
-    assert.equal(approvals.view(approval.id)?.status, 'cancelled');
+    assert.equal((await approvals.view(approval.id))?.status, 'cancelled');
     assert.deepEqual(effects, []);
   });
 
@@ -250,31 +250,31 @@ describe('approvals at the gateway', () => {
     const pending = nextRequest();
     const call = gateway.call('post', { text: 'a' }, mcp());
     const approval = await pending;
-    approvals.close();
+    await approvals.close();
     const outcome: CallOutcome = await call;
     assert.equal(!outcome.ok && outcome.error.code, 'NOT_RUNNING');
-    assert.equal(approvals.view(approval.id)?.status, 'interrupted');
-    assert.equal(audit.get(outcome.invocationId)?.approvalId, approval.id);
+    assert.equal((await approvals.view(approval.id))?.status, 'interrupted');
+    assert.equal((await audit.get(outcome.invocationId))?.approvalId, approval.id);
     // a record a crashed server left pending
     const store = new SqliteApprovalStore(db);
-    store.insert({ ...approval, id: 'apr_left', invocationId: 'inv_left' });
+    await store.insert({ ...approval, id: 'apr_left', invocationId: 'inv_left' });
     // owned by a process that no longer exists (above the kernel's largest pid)
     db.prepare('UPDATE approvals SET owner_pid = ? WHERE id = ?').run(2 ** 22 + 1, 'apr_left');
-    store.insert({ ...approval, id: 'apr_live', invocationId: 'inv_live' });
+    await store.insert({ ...approval, id: 'apr_live', invocationId: 'inv_live' });
     db.prepare('UPDATE approvals SET owner_pid = ? WHERE id = ?').run(process.ppid, 'apr_live');
-    build();
-    assert.equal(approvals.view('apr_left')?.status, 'interrupted');
-    assert.throws(
-      () => approvals.decide('apr_left', { approve: true, by: 'cli', via: 'cli' }),
+    await build();
+    assert.equal((await approvals.view('apr_left'))?.status, 'interrupted');
+    await assert.rejects(
+      approvals.decide('apr_left', { approve: true, by: 'cli', via: 'cli' }),
       /already interrupted/,
     );
     // the wait of another live process (a one-shot CLI command on the same database) is left alone
-    assert.equal(approvals.view('apr_live')?.status, 'pending');
-    assert.throws(
-      () => approvals.decide('apr_live', { approve: true, by: 'cli', via: 'cli' }),
+    assert.equal((await approvals.view('apr_live'))?.status, 'pending');
+    await assert.rejects(
+      approvals.decide('apr_live', { approve: true, by: 'cli', via: 'cli' }),
       (e: Error & { code?: string }) => e.code === 'NOT_RUNNING' && /another Paddock process/.test(e.message),
     );
-    assert.equal(approvals.view('apr_live')?.status, 'pending');
+    assert.equal((await approvals.view('apr_live'))?.status, 'pending');
     assert.deepEqual(effects, []);
   });
 
@@ -291,25 +291,28 @@ describe('approvals at the gateway', () => {
     });
     const ok = await gateway.call('post', { text: 'yes' }, eliciting({ approve: true }));
     assert.equal(ok.ok, true);
-    assert.equal(audit.get(ok.invocationId)?.approver, 'mcp:test');
+    assert.equal((await audit.get(ok.invocationId))?.approver, 'mcp:test');
     const no = await gateway.call('post', { text: 'no' }, eliciting({ approve: false, reason: 'not now' }));
     assert.equal(!no.ok && no.error.code, 'PERMISSION_REQUIRED');
     assert.match(!no.ok ? no.error.message : '', /not now/);
     assert.deepEqual(prompts, ['post {"text":"yes"}', 'post {"text":"no"}']);
     assert.deepEqual(effects, [{ text: 'yes' }]);
-    assert.equal(approvals.view(audit.get(no.invocationId)!.approvalId!)?.decidedVia, 'elicitation');
+    assert.equal(
+      (await approvals.view((await audit.get(no.invocationId))!.approvalId!))?.decidedVia,
+      'elicitation',
+    );
   });
 
   it('without a configured mode an MCP client waits only when it can elicit or a dock page is open', async () => {
-    approvals.close();
-    build({ mcp: undefined });
+    await approvals.close();
+    await build({ mcp: undefined });
     const direct = await gateway.call('post', { text: 'a' }, mcp());
     assert.equal(direct.ok, true, 'no elicitation, no dock: the client confirms, as before');
-    assert.equal(audit.get(direct.invocationId)?.approvalId, null);
+    assert.equal((await audit.get(direct.invocationId))?.approvalId, null);
     const dock = approvals.watch({ listener: () => {}, decider: true });
     const pending = nextRequest();
     const call = gateway.call('post', { text: 'b' }, mcp());
-    approvals.decide((await pending).id, { approve: true, by: 'dock:owner', via: 'dock' });
+    await approvals.decide((await pending).id, { approve: true, by: 'dock:owner', via: 'dock' });
     assert.equal((await call).ok, true);
     dock.dispose();
     assert.equal(approvals.whoWaits(mcp()), 'client');
@@ -339,10 +342,10 @@ describe('approvals at the gateway', () => {
     const approval = await pending;
     assert.equal(approval.agent, 'digest');
     assert.equal(approval.runId, 'run1');
-    approvals.decide(approval.id, { approve: true, by: 'dock:owner', via: 'dock', scope: 'always' });
+    await approvals.decide(approval.id, { approve: true, by: 'dock:owner', via: 'dock', scope: 'always' });
     assert.equal((await call).ok, true);
     // the rule stands for the agent, even for a run that may not wait
-    const rules = approvals.rules();
+    const rules = await approvals.rules();
     assert.equal(rules.length, 1);
     assert.deepEqual(
       [rules[0]?.agent, rules[0]?.tool, rules[0]?.approvalId],
@@ -352,10 +355,10 @@ describe('approvals at the gateway', () => {
     assert.ok(gateway.listTools(later).some((t) => t.name === 'post'));
     const ruled = await gateway.call('post', { text: 'b' }, later);
     assert.equal(ruled.ok, true);
-    const row = audit.get(ruled.invocationId)!;
+    const row = (await audit.get(ruled.invocationId))!;
     assert.equal(row.approvalId, approval.id);
     assert.equal(row.policyRule, `approvals.rules[${rules[0]?.id}]`);
-    approvals.removeRule(rules[0]!.id, 'cli');
+    await approvals.removeRule(rules[0]!.id, 'cli');
     const undone = await gateway.call('post', { text: 'c' }, later);
     assert.equal(!undone.ok && undone.error.code, 'PERMISSION_REQUIRED');
     assert.equal(requested.length, 1);
@@ -372,7 +375,7 @@ describe('approvals at the gateway', () => {
     };
     const pending = nextRequest();
     const call = gateway.call('post', { text: 'ruled' }, agent);
-    approvals.decide((await pending).id, { approve: true, by: 'cli', via: 'cli', scope: 'always' });
+    await approvals.decide((await pending).id, { approve: true, by: 'cli', via: 'cli', scope: 'always' });
     assert.equal((await call).ok, true);
     const channel = new ChannelSession(
       gateway,

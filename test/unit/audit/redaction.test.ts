@@ -6,7 +6,7 @@ import {
   REDACTED,
   redactSecrets,
   serializeInput,
-} from '../../../src/audit/redact.js';
+} from '../../../src/shared/redact.js';
 import { truncateUtf8 } from '../../../src/shared/text.js';
 
 describe('redactSecrets', () => {

@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../../src/audit/database.js';
-import { SqliteAuditStore } from '../../../src/audit/sqlite-audit-store.js';
 import type { StoredInvocation } from '../../../src/audit/types.js';
 import type { Sandbox } from '../../../src/policy/types.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { SqliteAuditStore } from '../../../src/store/sqlite/audit-store.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
 import { type CallOutcome, Gateway } from '../../../src/tools/gateway.js';
 import { PermissionPolicy } from '../../../src/tools/permissions.js';
 import { ToolRegistry } from '../../../src/tools/registry.js';
@@ -52,7 +52,7 @@ export async function createHarness(policy: Sandbox, tools: (dir: string) => Too
         attended: true,
         ...caller,
       });
-      const row = audit.get(outcome.invocationId);
+      const row = await audit.get(outcome.invocationId);
       if (!row) throw new Error(`no audit row for ${outcome.invocationId}`);
       return { outcome, row };
     },

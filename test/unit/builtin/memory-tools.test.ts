@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase } from '../../../src/audit/database.js';
-import { SqliteMemoryStore } from '../../../src/audit/sqlite-memory-store.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
+import { SqliteMemoryStore } from '../../../src/store/sqlite/memory-store.js';
 import { createMemoryTools } from '../../../src/tools/builtin/index.js';
 import { defaultNamespaceOf } from '../../../src/tools/builtin/save-memory.js';
 import { httpPolicy } from '../net/helpers.js';
@@ -113,7 +113,7 @@ describe('save_memory and recall_memory', () => {
     await h.call('save_memory', { content: 'persistent fact: the cake is real' }, { caller: 'dock:ana' });
     const reopened = openDatabase(join(h.dir, 'memory.db'));
     try {
-      const again = new SqliteMemoryStore(reopened).recall('dock', 'cake', 5);
+      const again = await new SqliteMemoryStore(reopened).recall('dock', 'cake', 5);
       assert.equal(again[0]?.content, 'persistent fact: the cake is real');
     } finally {
       reopened.close();

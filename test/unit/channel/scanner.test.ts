@@ -48,6 +48,21 @@ describe('tool channel frame scanner (guest side)', () => {
     assert.equal(oneByOne.frames.length, 1);
   });
 
+  it('takes a frame whose payload is the JSON itself (the sh client), UTF-8 and newlines included, wherever it is cut', () => {
+    const json = '{"v":1,"op":"call","name":"x","args":{"t":"été;\\n ok",\n"n":1}}';
+    const text = `a${frame(NONCE, 'sh-1', json)}b`;
+    for (let cut = 0; cut <= Buffer.byteLength(text); cut++) {
+      const { out, frames } = scan(text, [cut]);
+      assert.equal(out.toString(), 'ab', `cut at ${cut}`);
+      assert.equal(frames.length, 1, `cut at ${cut}`);
+      const f = frames[0]!;
+      assert.ok(f.kind === 'request', `cut at ${cut}`);
+      assert.equal(Buffer.from(f.payload, 'latin1').toString('utf8'), json);
+    }
+    const broken = scan(frame(NONCE, 'sh-2', '{"a":"\x1bx"}'));
+    assert.equal(broken.frames[0]?.kind, 'malformed', 'an ESC inside the JSON breaks the frame');
+  });
+
   it('leaves a frame with another nonce (a replayed or foreign frame) as ordinary output, byte for byte', () => {
     const foreign = frame('someoneElse', 'r1', 'eyJvcCI6Imxpc3QifQ');
     for (let cut = 0; cut <= foreign.length; cut++) {

@@ -6,7 +6,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../../src/audit/database.js';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
 import { childrenOf } from '../../../src/computer/backend/proc.js';
 import type { Computer } from '../../../src/computer/computer.js';
@@ -18,6 +17,8 @@ import { policySchema } from '../../../src/config/schema.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
 import { isPaddockError } from '../../../src/shared/errors.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
+import { SqliteLaunchLinkStore } from '../../../src/store/sqlite/launch-link-store.js';
 import type { Tool, ToolContext } from '../../../src/tools/tool.js';
 
 export interface Fixture {
@@ -54,7 +55,7 @@ export async function withComputer(
     dataDir,
     dockUrl: 'http://127.0.0.1:7331',
     logger,
-    db,
+    launchLinks: db ? new SqliteLaunchLinkStore(db) : null,
   });
   const policy = createWhitelistSandbox(policySchema.parse(options.policy ?? {}));
   const noted: Fixture['noted'] = [];

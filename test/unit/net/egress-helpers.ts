@@ -2,8 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../../src/audit/database.js';
-import { SqliteAuditStore } from '../../../src/audit/sqlite-audit-store.js';
 import type { StoredInvocation } from '../../../src/audit/types.js';
 import { policySchema } from '../../../src/config/schema.js';
 import { compileNetworkAllow } from '../../../src/net/egress/decide.js';
@@ -16,6 +14,9 @@ import {
 } from '../../../src/net/egress/types.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
 import type { HostResolver } from '../../../src/policy/types.js';
+import { SqliteAuditStore } from '../../../src/store/sqlite/audit-store.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
+import { auditRowsOf } from '../../helpers/audit-rows.js';
 
 /** A proxy on 127.0.0.1 for tests, with a real SQLite audit store. */
 export interface TestProxy {
@@ -91,7 +92,7 @@ export async function startTestProxy(options: TestProxyOptions): Promise<TestPro
     proxy,
     audit,
     refusals,
-    rows: () => audit.query({ tool: 'egress', ascending: true, limit: 10_000 }),
+    rows: () => auditRowsOf(db, 'egress'),
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

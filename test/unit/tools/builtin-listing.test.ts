@@ -11,8 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { openDatabase } from '../../../src/audit/database.js';
-import { SqliteMemoryStore } from '../../../src/audit/sqlite-memory-store.js';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
 import { ComputerManager } from '../../../src/computer/manager.js';
 import { createComputerBuiltins } from '../../../src/computer/tools/computer-builtins.js';
@@ -21,6 +19,8 @@ import { computerSchema } from '../../../src/config/computer-schema.js';
 import { notifySchema } from '../../../src/config/notify-schema.js';
 import { describeTool } from '../../../src/mcp/server.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
+import { SqliteMemoryStore } from '../../../src/store/sqlite/memory-store.js';
 import { createBuiltinTools } from '../../../src/tools/builtin/index.js';
 import type { Tool } from '../../../src/tools/tool.js';
 

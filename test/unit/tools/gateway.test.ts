@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase } from '../../../src/audit/database.js';
-import { SqliteAuditStore } from '../../../src/audit/sqlite-audit-store.js';
 import { policySchema } from '../../../src/config/schema.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
 import type { PaddockError } from '../../../src/shared/errors.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { SqliteAuditStore } from '../../../src/store/sqlite/audit-store.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
 import { Gateway } from '../../../src/tools/gateway.js';
 import { PermissionPolicy, type PermissionRule } from '../../../src/tools/permissions.js';
 import { ToolRegistry } from '../../../src/tools/registry.js';
@@ -99,7 +99,7 @@ describe('gateway pipeline', () => {
   it('runs a valid call and commits its audit row before returning', async () => {
     const outcome = await gateway.call('echo', { text: 'hi' }, attended);
     assert.equal(outcome.ok, true);
-    const row = audit.get(outcome.invocationId);
+    const row = await audit.get(outcome.invocationId);
     assert.ok(row);
     assert.equal(row.success, true);
     assert.equal(row.caller, 'mcp:test');
@@ -115,7 +115,7 @@ describe('gateway pipeline', () => {
         assert.equal(outcome.error.code, 'INVALID_ARGUMENT');
         const problems = outcome.error.toJSON().problems as string[];
         assert.ok(problems.length > 0 && problems.every((p) => /: /.test(p)), JSON.stringify(problems));
-        const row = audit.get(outcome.invocationId);
+        const row = await audit.get(outcome.invocationId);
         assert.equal(row?.success, false);
         assert.equal(row?.errorCode, 'INVALID_ARGUMENT');
       }
@@ -128,7 +128,7 @@ describe('gateway pipeline', () => {
     if (!outcome.ok) {
       assert.equal(outcome.protocol, true);
       assert.equal(outcome.error.code, 'NOT_FOUND');
-      assert.equal(audit.get(outcome.invocationId)?.errorCode, 'NOT_FOUND');
+      assert.equal((await audit.get(outcome.invocationId))?.errorCode, 'NOT_FOUND');
     }
   });
 
@@ -161,7 +161,7 @@ describe('gateway pipeline', () => {
     assert.equal(outcome.ok, false);
     if (!outcome.ok) {
       assert.equal(outcome.error.code, 'POLICY_DENIED');
-      const row = audit.get(outcome.invocationId);
+      const row = await audit.get(outcome.invocationId);
       assert.equal(row?.success, false);
       assert.equal(row?.errorCode, 'POLICY_DENIED');
     }
@@ -174,7 +174,7 @@ describe('gateway pipeline', () => {
     if (!refused.ok) assert.equal(refused.error.code, 'PERMISSION_REQUIRED');
     assert.ok(gateway.listTools(attended).some((t) => t.name === 'up_thing'));
     assert.ok(!gateway.listTools(unattended).some((t) => t.name === 'up_thing'));
-    assert.equal(audit.get(refused.invocationId)?.jobId, 'g1.job1');
+    assert.equal((await audit.get(refused.invocationId))?.jobId, 'g1.job1');
   });
 
   it('hides and refuses a denied tool', async () => {
@@ -188,7 +188,7 @@ describe('gateway pipeline', () => {
   it('writes exactly one row per call for 1,000 concurrent calls', async () => {
     const caller = { ...attended, caller: `mcp:burst-${Date.now()}` };
     await Promise.all(Array.from({ length: 1000 }, () => gateway.call('echo', { text: 'x' }, caller)));
-    assert.equal(audit.query({ caller: caller.caller, limit: 10_000 }).length, 1000);
+    assert.equal((await audit.query({ caller: caller.caller, limit: 10_000 })).length, 1000);
   });
 });
 

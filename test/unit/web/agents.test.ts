@@ -87,10 +87,10 @@ describe('dock agents adapter', () => {
   it('turns run events into agent and run changes', () => {
     let emit: (e: RunEvent) => void = () => undefined;
     const adapter = dockAgentsFromService({
-      list: () => [],
+      list: async () => [],
       loadErrors: () => [],
-      runs: () => [],
-      show: () => undefined,
+      runs: async () => [],
+      show: async () => undefined,
       start: () => {
         throw new Error('not used');
       },

@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ApprovalService } from '../../../src/approvals/service.js';
-import { SqliteApprovalStore } from '../../../src/approvals/store.js';
-import { openDatabase } from '../../../src/audit/database.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { SqliteApprovalStore } from '../../../src/store/sqlite/approval-store.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
 import type { Tool } from '../../../src/tools/tool.js';
 import { dockApprovalsFromService } from '../../../src/web/dock/approvals-adapter.js';
 import { MAX_APPROVAL_ARGUMENTS_CHARS } from '../../../src/web/dock/protocol.js';
+import { pollUntil } from '../../helpers/paddock-process.js';
 
 const tool: Tool = {
   name: 'post',
@@ -25,7 +26,7 @@ describe('the dock approvals source', () => {
   it('sends the whole arguments, or says how long they are when it sends a part; a watching page counts as an open dock', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'paddock-approvals-panel-'));
     const db = openDatabase(join(dir, 'a.db'));
-    const service = new ApprovalService({
+    const service = await ApprovalService.open({
       store: new SqliteApprovalStore(db),
       logger: silentLogger(),
       timeoutMs: 60_000,
@@ -56,23 +57,28 @@ describe('the dock approvals source', () => {
         rule: 'r',
         deadline: Date.now() + 60_000,
       });
-      const [first, second] = source.state().pending;
+      // each request is written before it is listed
+      const pending = await pollUntil(async () => {
+        const listed = (await source.state()).pending;
+        return listed.length === 2 ? listed : undefined;
+      }, 'both requests');
+      const [first, second] = pending ?? [];
       assert.equal(first?.arguments, '{"text":"hi"}');
       assert.equal(first?.argumentsTruncated, false);
       assert.equal(first?.description, 'Posts a message.');
       assert.equal(second?.argumentsTruncated, true);
       assert.equal(second?.argumentsChars, big.length + '{"text":""}'.length);
       assert.equal(second?.arguments.length, MAX_APPROVAL_ARGUMENTS_CHARS);
-      source.decide(first!.id, { approve: true }, 'dock:owner');
-      source.decide(second!.id, { approve: false, reason: 'too big' }, 'dock:owner');
+      await source.decide(first!.id, { approve: true }, 'dock:owner');
+      await source.decide(second!.id, { approve: false, reason: 'too big' }, 'dock:owner');
       assert.equal((await small).run, true);
       assert.equal((await large).run, false);
-      assert.equal(source.state().pending.length, 0);
+      assert.equal((await source.state()).pending.length, 0);
       assert.ok(changes >= 4, 'every request and decision is pushed');
       watch.dispose();
       assert.equal(service.dockOpen(), false);
     } finally {
-      service.close();
+      await service.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });
     }

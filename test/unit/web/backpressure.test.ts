@@ -23,8 +23,8 @@ async function until(what: string, check: () => boolean, timeoutMs = 10_000): Pr
 }
 
 /** Records a row straight into the real audit store (the gateway is not under test here). */
-function record(server: DockServer, note: string): void {
-  server.audit.record({
+async function record(server: DockServer, note: string): Promise<void> {
+  await server.audit.record({
     id: `inv_${note.replace(/\W/g, '_')}`,
     startedAt: Date.now(),
     durationMs: 1,
@@ -58,7 +58,7 @@ describe('dock backpressure', () => {
       rawSocket(s.ws).pause();
       let maxQueued = 0;
       for (let i = 0; i < 12_000; i++) {
-        record(server, `row ${i}`);
+        await record(server, `row ${i}`);
         for (const st of server.dock.hub.stats()) maxQueued = Math.max(maxQueued, st.queuedBytes);
       }
       const [stats] = server.dock.hub.stats();
@@ -85,7 +85,7 @@ describe('dock backpressure', () => {
       await fast.next('snapshot');
       rawSocket(stuck.ws).pause();
       for (let i = 0; i < 8000; i++) {
-        record(server, `fast ${i}`);
+        await record(server, `fast ${i}`);
         if (i % 100 === 99) await new Promise((r) => setImmediate(r));
       }
       await fast.next('audit', (m) => m.row.input.includes('fast 7999 '), 20_000);

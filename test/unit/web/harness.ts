@@ -8,13 +8,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
-import { openDatabase } from '../../../src/audit/database.js';
-import { SqliteAuditStore } from '../../../src/audit/sqlite-audit-store.js';
-import { SqliteMemoryStore } from '../../../src/audit/sqlite-memory-store.js';
 import { policySchema } from '../../../src/config/schema.js';
 import { McpHttpEndpoint } from '../../../src/mcp/http.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { SqliteAuditStore } from '../../../src/store/sqlite/audit-store.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
+import { SqliteMemoryStore } from '../../../src/store/sqlite/memory-store.js';
+import { SqliteOAuthStore } from '../../../src/store/sqlite/oauth-store.js';
 import { createMemoryTools } from '../../../src/tools/builtin/index.js';
 import { Gateway } from '../../../src/tools/gateway.js';
 import { PermissionPolicy } from '../../../src/tools/permissions.js';
@@ -79,7 +80,12 @@ export async function startDockServer(options: DockServerOptions = {}): Promise<
   });
   const mcp = new McpHttpEndpoint({ gateway, registry, version: 'test' }, logger);
   const oauth = oauthMetadata
-    ? createOAuth({ db, logger, sessions: dock.login, fetchMetadata: oauthMetadata })
+    ? createOAuth({
+        store: new SqliteOAuthStore(db),
+        logger,
+        sessions: dock.login,
+        fetchMetadata: oauthMetadata,
+      })
     : undefined;
   const app = new WebApp({
     host: '127.0.0.1',

@@ -3,12 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase } from '../../../src/audit/database.js';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
 import type { ComputerManager } from '../../../src/computer/manager.js';
 import { ComputerService } from '../../../src/computer/service.js';
 import { computerSchema } from '../../../src/config/computer-schema.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
+import { SqliteLaunchLinkStore } from '../../../src/store/sqlite/launch-link-store.js';
 import { dockComputerFromService } from '../../../src/web/dock/index.js';
 import { renderScript } from '../../../src/web/dock/launch-page.js';
 import { type DockServer, openSocket, startDockServer } from './harness.js';
@@ -56,7 +57,7 @@ describe('launch-link page', () => {
       dataDir: dir,
       dockUrl: 'http://127.0.0.1',
       logger,
-      db: managerDb,
+      launchLinks: new SqliteLaunchLinkStore(managerDb),
     });
     manager = service.byKey('private:dock');
     server = await startDockServer({ dir, computer: dockComputerFromService(service, { logger }) });
@@ -85,7 +86,7 @@ describe('launch-link page', () => {
     });
 
   it('shows the profile and the full startup script, escaped, and boots nothing', async () => {
-    const link = manager.createLaunchLink('shell', SCRIPT);
+    const link = await manager.createLaunchLink('shell', SCRIPT);
     const res = await page(link.id);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
@@ -101,7 +102,7 @@ describe('launch-link page', () => {
   });
 
   it('refuses a confirmation from another origin, without an Origin, or without the page nonce', async () => {
-    const link = manager.createLaunchLink('shell', SCRIPT);
+    const link = await manager.createLaunchLink('shell', SCRIPT);
     const nonce = nonceOf(await (await page(link.id)).text());
     assert.equal((await confirm(link.id, nonce, { origin: 'http://evil.example' })).status, 403);
     assert.equal((await confirm(link.id, nonce, {})).status, 403);
@@ -110,7 +111,7 @@ describe('launch-link page', () => {
       403,
     );
     assert.equal((await confirm(link.id, 'made-up-nonce')).status, 403);
-    const other = manager.createLaunchLink('shell', 'true');
+    const other = await manager.createLaunchLink('shell', 'true');
     assert.equal(
       (await confirm(other.id, nonce)).status,
       403,
@@ -120,7 +121,7 @@ describe('launch-link page', () => {
   });
 
   it('boots the computer and runs the startup script after the person confirms, then sends them to the dock', async () => {
-    const link = manager.createLaunchLink('shell', SCRIPT);
+    const link = await manager.createLaunchLink('shell', SCRIPT);
     const socket = await openSocket(server, { cookie, origin: server.base });
     try {
       await socket.next('snapshot');

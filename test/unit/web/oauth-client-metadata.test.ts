@@ -2,20 +2,20 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase } from '../../../src/audit/database.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
+import { SqliteOAuthStore } from '../../../src/store/sqlite/oauth-store.js';
 import { ClientResolver, fetchPublicMetadata } from '../../../src/web/oauth/client-metadata.js';
-import { OAuthStore } from '../../../src/web/oauth/store.js';
 
 describe('OAuth client ID metadata documents', () => {
   let db: ReturnType<typeof openDatabase>;
-  let store: OAuthStore;
+  let store: SqliteOAuthStore;
   let site: Server;
   let port: number;
   const docs = new Map<string, unknown>();
 
   before(async () => {
     db = openDatabase(':memory:');
-    store = new OAuthStore(db);
+    store = new SqliteOAuthStore(db);
     site = createServer((req, res) => {
       const doc = docs.get(req.url ?? '');
       if (doc === undefined) return void res.writeHead(404).end();
@@ -48,7 +48,9 @@ describe('OAuth client ID metadata documents', () => {
     assert.ok(r.ok, r.ok ? '' : r.reason);
     assert.equal(r.client.verified, true);
     assert.equal(r.client.client.name, 'Example App');
-    assert.deepEqual(store.clientByClientId(clientId)?.redirectUris, ['https://app.example/callback']);
+    assert.deepEqual((await store.clientByClientId(clientId))?.redirectUris, [
+      'https://app.example/callback',
+    ]);
   });
 
   it('refuses a document that names another client_id, lists bad redirect URIs, or is missing', async () => {

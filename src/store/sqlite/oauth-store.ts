@@ -4,108 +4,40 @@
  * SHA-256 digest; "used" is one atomic UPDATE, so a code or refresh token works exactly once
  * even when two requests race.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import type { Database } from '../../audit/database.js';
+import { randomBytes } from 'node:crypto';
+import type BetterSqlite3 from 'better-sqlite3';
 import { randomId } from '../../shared/ids.js';
-
-/** A registered client. `metadataUrl` is set for clients known by their metadata document. */
-export interface OAuthClient {
-  id: string;
-  clientId: string;
-  name: string;
-  redirectUris: string[];
-  metadataUrl: string | null;
-  registeredAt: number;
-}
-
-/** What a person approved for one client. */
-export interface OAuthGrant {
-  id: string;
-  client: OAuthClient;
-  scopes: string[];
-  resource: string;
-  grantedAt: number;
-  lastUsedAt: number | null;
-  revokedAt: number | null;
-}
-
-export type SecretKind = 'code' | 'access' | 'refresh';
-
-/** A stored secret with its grant. */
-export interface StoredSecret {
-  digest: string;
-  kind: SecretKind;
-  grant: OAuthGrant;
-  expiresAt: number;
-  usedAt: number | null;
-  redirectUri: string | null;
-  codeChallenge: string | null;
-}
-
-interface ClientRow {
-  id: string;
-  client_id: string;
-  name: string;
-  redirect_uris: string;
-  metadata_url: string | null;
-  registered_at: number;
-}
-
-interface GrantRow extends ClientRow {
-  grant_id: string;
-  scopes: string;
-  resource: string;
-  granted_at: number;
-  last_used_at: number | null;
-  revoked_at: number | null;
-}
-
-const GRANT_SELECT = `SELECT g.id AS grant_id, g.scopes, g.resource, g.granted_at, g.last_used_at, g.revoked_at,
-  c.id, c.client_id, c.name, c.redirect_uris, c.metadata_url, c.registered_at
-  FROM oauth_grants g JOIN oauth_clients c ON c.id = g.client`;
-
-/** The digest a secret is stored and looked up by. */
-export function secretDigest(secret: string): string {
-  return createHash('sha256').update(secret).digest('base64url');
-}
-
-function toClient(r: ClientRow): OAuthClient {
-  return {
-    id: r.id,
-    clientId: r.client_id,
-    name: r.name,
-    redirectUris: JSON.parse(r.redirect_uris) as string[],
-    metadataUrl: r.metadata_url,
-    registeredAt: r.registered_at,
-  };
-}
-
-function toGrant(r: GrantRow): OAuthGrant {
-  return {
-    id: r.grant_id,
-    client: toClient(r),
-    scopes: r.scopes.split(' ').filter(Boolean),
-    resource: r.resource,
-    grantedAt: r.granted_at,
-    lastUsedAt: r.last_used_at,
-    revokedAt: r.revoked_at,
-  };
-}
+import {
+  type OAuthClient,
+  type OAuthGrant,
+  type OAuthStore,
+  type SecretKind,
+  type StoredSecret,
+  secretDigest,
+} from '../oauth.js';
+import { type ClientRow, GRANT_SELECT, type GrantRow, toClient, toGrant } from '../oauth-rows.js';
+import { applyMigrations } from './migrations.js';
 
 /** Clients, grants and secrets over one database connection. */
-export class OAuthStore {
+export class SqliteOAuthStore implements OAuthStore {
   constructor(
-    private readonly db: Database,
+    private readonly db: BetterSqlite3.Database,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    applyMigrations(db);
+  }
 
   /**
    * Registers a client, or (for a metadata document URL already known) refreshes its name and
    * redirect URIs. Dynamically registered clients get a fresh random client_id.
    */
-  saveClient(input: { name: string; redirectUris: string[]; metadataUrl?: string }): OAuthClient {
+  async saveClient(input: {
+    name: string;
+    redirectUris: string[];
+    metadataUrl?: string;
+  }): Promise<OAuthClient> {
     const clientId = input.metadataUrl ?? randomId('pdk', 18);
-    const existing = this.clientByClientId(clientId);
+    const existing = await this.clientByClientId(clientId);
     const id = existing?.id ?? randomId('cl', 6);
     this.db
       .prepare(
@@ -121,10 +53,10 @@ export class OAuthStore {
         input.metadataUrl ?? null,
         this.now(),
       );
-    return this.clientByClientId(clientId)!;
+    return (await this.clientByClientId(clientId))!;
   }
 
-  clientByClientId(clientId: string): OAuthClient | null {
+  async clientByClientId(clientId: string): Promise<OAuthClient | null> {
     const row = this.db.prepare('SELECT * FROM oauth_clients WHERE client_id = ?').get(clientId) as
       | ClientRow
       | undefined;
@@ -135,7 +67,7 @@ export class OAuthStore {
    * Keeps at most `max` registered clients that never got a grant, dropping the oldest, so a
    * flood of registrations cannot grow the database without bound. Returns how many went.
    */
-  pruneUnusedClients(max: number): number {
+  async pruneUnusedClients(max: number): Promise<number> {
     return this.db
       .prepare(
         `DELETE FROM oauth_clients WHERE id IN (
@@ -145,26 +77,26 @@ export class OAuthStore {
       .run(max).changes;
   }
 
-  createGrant(client: OAuthClient, scopes: readonly string[], resource: string): OAuthGrant {
+  async createGrant(client: OAuthClient, scopes: readonly string[], resource: string): Promise<OAuthGrant> {
     const id = randomId('gr', 9);
     this.db
       .prepare('INSERT INTO oauth_grants (id, client, scopes, resource, granted_at) VALUES (?, ?, ?, ?, ?)')
       .run(id, client.id, scopes.join(' '), resource, this.now());
-    return this.grant(id)!;
+    return (await this.grant(id))!;
   }
 
-  grant(id: string): OAuthGrant | null {
+  async grant(id: string): Promise<OAuthGrant | null> {
     const row = this.db.prepare(`${GRANT_SELECT} WHERE g.id = ?`).get(id) as GrantRow | undefined;
     return row ? toGrant(row) : null;
   }
 
   /** Issues a new secret of `kind` for a grant; returns it (the only time it exists in clear). */
-  issue(
+  async issue(
     grantId: string,
     kind: SecretKind,
     ttlMs: number,
     code?: { redirectUri: string; codeChallenge: string },
-  ): { secret: string; expiresAt: number } {
+  ): Promise<{ secret: string; expiresAt: number }> {
     const secret = randomBytes(32).toString('base64url');
     const expiresAt = this.now() + ttlMs;
     this.db
@@ -184,7 +116,7 @@ export class OAuthStore {
   }
 
   /** The stored secret of `kind` with this value, whatever its state; null when unknown. */
-  find(secret: string, kind: SecretKind): StoredSecret | null {
+  async find(secret: string, kind: SecretKind): Promise<StoredSecret | null> {
     if (secret.length === 0 || secret.length > 512) return null;
     const row = this.db
       .prepare('SELECT * FROM oauth_secrets WHERE digest = ? AND kind = ?')
@@ -199,7 +131,7 @@ export class OAuthStore {
         }
       | undefined;
     if (!row) return null;
-    const grant = this.grant(row.grant_id);
+    const grant = await this.grant(row.grant_id);
     if (!grant) return null;
     return {
       digest: row.digest,
@@ -213,7 +145,7 @@ export class OAuthStore {
   }
 
   /** Marks a secret used (or revoked); true only for the one caller that changed it. */
-  consume(digest: string): boolean {
+  async consume(digest: string): Promise<boolean> {
     return (
       this.db
         .prepare('UPDATE oauth_secrets SET used_at = ? WHERE digest = ? AND used_at IS NULL')
@@ -226,17 +158,17 @@ export class OAuthStore {
    * then, so its reuse is recognised (and ends the grant) while it could still be honoured, and
    * an expired access token is answered as expired rather than unknown.
    */
-  pruneExpired(): number {
+  async pruneExpired(): Promise<number> {
     return this.db.prepare('DELETE FROM oauth_secrets WHERE expires_at < ?').run(this.now() - 86_400_000)
       .changes;
   }
 
-  touch(grantId: string): void {
+  async touch(grantId: string): Promise<void> {
     this.db.prepare('UPDATE oauth_grants SET last_used_at = ? WHERE id = ?').run(this.now(), grantId);
   }
 
   /** Revokes one grant and every secret of it; false when it was not live. */
-  revokeGrant(grantId: string): boolean {
+  async revokeGrant(grantId: string): Promise<boolean> {
     const now = this.now();
     return this.db.transaction(() => {
       const changed = this.db
@@ -250,7 +182,7 @@ export class OAuthStore {
   }
 
   /** Revokes every live grant of a client (by Paddock's id or its client_id); the grant ids. */
-  revokeClient(idOrClientId: string): string[] {
+  async revokeClient(idOrClientId: string): Promise<string[]> {
     const ids = (
       this.db
         .prepare(
@@ -259,12 +191,12 @@ export class OAuthStore {
         )
         .all(idOrClientId, idOrClientId) as { id: string }[]
     ).map((r) => r.id);
-    for (const id of ids) this.revokeGrant(id);
+    for (const id of ids) await this.revokeGrant(id);
     return ids;
   }
 
   /** Live grants, newest first. */
-  liveGrants(): OAuthGrant[] {
+  async liveGrants(): Promise<OAuthGrant[]> {
     return (
       this.db
         .prepare(`${GRANT_SELECT} WHERE g.revoked_at IS NULL ORDER BY g.granted_at DESC, g.rowid DESC`)
@@ -273,7 +205,7 @@ export class OAuthStore {
   }
 
   /** Which of these grants are revoked (or gone). */
-  revokedAmong(grantIds: readonly string[]): string[] {
+  async revokedAmong(grantIds: readonly string[]): Promise<string[]> {
     if (grantIds.length === 0) return [];
     const live = new Set(
       (

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { openDatabase } from '../../../src/audit/database.js';
+import { PaddockError } from '../../../../src/shared/errors.js';
+import { openDatabase } from '../../../../src/store/sqlite/database.js';
 import {
   appliedMigrations,
   applyMigrations,
   MIGRATIONS,
   type Migration,
-} from '../../../src/audit/migrations.js';
-import { PaddockError } from '../../../src/shared/errors.js';
+} from '../../../../src/store/sqlite/migrations.js';
 import { withTempDir } from './temp-dir.js';
 
 function objectNames(db: ReturnType<typeof openDatabase>): string[] {

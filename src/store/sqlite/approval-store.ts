@@ -1,69 +1,23 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { applyMigrations } from '../audit/migrations.js';
-import { PaddockError } from '../shared/errors.js';
-import { randomId } from '../shared/ids.js';
-import { pidAlive } from '../shared/pid.js';
-import type {
-  Approval,
-  ApprovalRequest,
-  ApprovalRule,
-  ApprovalScope,
-  ApprovalStatus,
-  DecidedVia,
-} from './types.js';
-
-interface Row {
-  id: string;
-  invocation_id: string;
-  tool: string;
-  source: string;
-  arguments: string;
-  arguments_sha256: string;
-  caller: string;
-  via: string;
-  parent_id: string | null;
-  run_id: string | null;
-  agent: string | null;
-  permission_rule: string;
-  requested_at: number;
-  expires_at: number;
-  status: string;
-  scope: string | null;
-  decided_at: number | null;
-  decided_by: string | null;
-  decided_via: string | null;
-  reason: string | null;
-}
-
-interface RuleRow {
-  id: string;
-  agent: string;
-  tool: string;
-  created_at: number;
-  created_by: string;
-  approval_id: string | null;
-  removed_at: number | null;
-  removed_by: string | null;
-}
-
-/** Longest reason kept with a decision. */
-export const MAX_REASON_CHARS = 2000;
-
-/** How an approval ends: a person's decision, or the server's (expiry, cancel, shutdown). */
-export interface ApprovalEnd {
-  status: Exclude<ApprovalStatus, 'pending'>;
-  by: string | null;
-  via: DecidedVia;
-  reason: string | null;
-  scope: ApprovalScope | null;
-  at: number;
-}
+import { PaddockError } from '../../shared/errors.js';
+import { randomId } from '../../shared/ids.js';
+import { pidAlive } from '../../shared/pid.js';
+import { type ApprovalRow, approvalFromRow, type RuleRow, ruleFromRow } from '../approval-rows.js';
+import {
+  type Approval,
+  type ApprovalEnd,
+  type ApprovalRequest,
+  type ApprovalRule,
+  type ApprovalStore,
+  MAX_REASON_CHARS,
+} from '../approvals.js';
+import { applyMigrations } from './migrations.js';
 
 /**
  * Approval records and rules in SQLite (`approvals`, `approval_rules`). Ending a record is one
  * conditional update (`WHERE status = 'pending'`), so of two decisions exactly one wins.
  */
-export class SqliteApprovalStore {
+export class SqliteApprovalStore implements ApprovalStore {
   private readonly insertRow: BetterSqlite3.Statement;
   private readonly endRow: BetterSqlite3.Statement;
   private readonly byId: BetterSqlite3.Statement;
@@ -83,7 +37,7 @@ export class SqliteApprovalStore {
   }
 
   /** Writes a new pending approval. */
-  insert(request: ApprovalRequest): Approval {
+  async insert(request: ApprovalRequest): Promise<Approval> {
     this.insertRow.run(
       request.id,
       request.invocationId,
@@ -101,23 +55,23 @@ export class SqliteApprovalStore {
       request.expiresAt,
       process.pid,
     );
-    return this.get(request.id)!;
+    return (await this.get(request.id))!;
   }
 
   /** Ends a pending approval; undefined when it was not pending (someone else ended it first). */
-  end(id: string, end: ApprovalEnd): Approval | undefined {
+  async end(id: string, end: ApprovalEnd): Promise<Approval | undefined> {
     const reason = end.reason === null ? null : end.reason.slice(0, MAX_REASON_CHARS);
     const changes = this.endRow.run(end.status, end.by, end.via, reason, end.scope, end.at, id).changes;
     return changes === 1 ? this.get(id) : undefined;
   }
 
-  get(id: string): Approval | undefined {
-    const row = this.byId.get(id) as Row | undefined;
-    return row ? fromRow(row) : undefined;
+  async get(id: string): Promise<Approval | undefined> {
+    const row = this.byId.get(id) as ApprovalRow | undefined;
+    return row ? approvalFromRow(row) : undefined;
   }
 
   /** The process whose call waits for this approval. */
-  ownerPid(id: string): number | null {
+  async ownerPid(id: string): Promise<number | null> {
     const row = this.db.prepare('SELECT owner_pid FROM approvals WHERE id = ?').get(id) as
       | { owner_pid: number | null }
       | undefined;
@@ -125,17 +79,19 @@ export class SqliteApprovalStore {
   }
 
   /** How many approvals of this caller are pending. */
-  pendingCount(caller: string): number {
+  async pendingCount(caller: string): Promise<number> {
     return (this.pendingOf.get(caller) as { n: number }).n;
   }
 
   /** Newest first; `pending` only, or every status. */
-  list(options: { pendingOnly?: boolean; limit?: number } = {}): Approval[] {
+  async list(options: { pendingOnly?: boolean; limit?: number } = {}): Promise<Approval[]> {
     const limit = Math.min(Math.max(1, options.limit ?? 100), 1000);
     const where = options.pendingOnly ? "WHERE status = 'pending'" : '';
     return (
-      this.db.prepare(`SELECT * FROM approvals ${where} ORDER BY seq DESC LIMIT ?`).all(limit) as Row[]
-    ).map(fromRow);
+      this.db
+        .prepare(`SELECT * FROM approvals ${where} ORDER BY seq DESC LIMIT ?`)
+        .all(limit) as ApprovalRow[]
+    ).map(approvalFromRow);
   }
 
   /**
@@ -143,15 +99,15 @@ export class SqliteApprovalStore {
    * their calls waited). Approvals of a live process (a running server, while a one-shot CLI
    * command opens the same database) are left alone. Returns the approvals it marked.
    */
-  interruptOrphans(at: number, isAlive: (pid: number) => boolean = pidAlive): Approval[] {
-    const rows = this.db.prepare("SELECT * FROM approvals WHERE status = 'pending'").all() as (Row & {
+  async interruptOrphans(at: number, isAlive: (pid: number) => boolean = pidAlive): Promise<Approval[]> {
+    const rows = this.db.prepare("SELECT * FROM approvals WHERE status = 'pending'").all() as (ApprovalRow & {
       owner_pid: number | null;
     })[];
     const orphans = rows
       .filter((r) => r.owner_pid === null || (r.owner_pid !== process.pid && !isAlive(r.owner_pid)))
-      .map(fromRow);
+      .map(approvalFromRow);
     for (const a of orphans) {
-      this.end(a.id, {
+      await this.end(a.id, {
         status: 'interrupted',
         by: null,
         via: 'server',
@@ -164,20 +120,24 @@ export class SqliteApprovalStore {
   }
 
   /** Writes "always allow `tool` for `agent`"; an active rule for the pair is kept as it is. */
-  addRule(agent: string, tool: string, by: string, approvalId: string | null, at: number): ApprovalRule {
-    const existing = this.activeRule(agent, tool);
-    if (existing) return existing;
-    const id = randomId('rule', 9);
+  async addRule(
+    agent: string,
+    tool: string,
+    by: string,
+    approvalId: string | null,
+    at: number,
+  ): Promise<ApprovalRule> {
     this.db
       .prepare(
-        'INSERT INTO approval_rules (id, agent, tool, created_at, created_by, approval_id) VALUES (?, ?, ?, ?, ?, ?)',
+        `INSERT INTO approval_rules (id, agent, tool, created_at, created_by, approval_id) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (agent, tool) WHERE removed_at IS NULL DO NOTHING`,
       )
-      .run(id, agent, tool, at, by, approvalId);
-    return this.rule(id)!;
+      .run(randomId('rule', 9), agent, tool, at, by, approvalId);
+    return (await this.activeRule(agent, tool))!;
   }
 
   /** Removes a rule (kept, marked removed). Throws NOT_FOUND for an unknown or removed rule. */
-  removeRule(id: string, by: string, at: number): ApprovalRule {
+  async removeRule(id: string, by: string, at: number): Promise<ApprovalRule> {
     const changes = this.db
       .prepare('UPDATE approval_rules SET removed_at = ?, removed_by = ? WHERE id = ? AND removed_at IS NULL')
       .run(at, by, id).changes;
@@ -188,15 +148,15 @@ export class SqliteApprovalStore {
         { id },
       );
     }
-    return this.rule(id)!;
+    return (await this.rule(id))!;
   }
 
-  rule(id: string): ApprovalRule | undefined {
+  async rule(id: string): Promise<ApprovalRule | undefined> {
     const row = this.db.prepare('SELECT * FROM approval_rules WHERE id = ?').get(id) as RuleRow | undefined;
     return row ? ruleFromRow(row) : undefined;
   }
 
-  activeRule(agent: string, tool: string): ApprovalRule | undefined {
+  async activeRule(agent: string, tool: string): Promise<ApprovalRule | undefined> {
     const row = this.db
       .prepare('SELECT * FROM approval_rules WHERE agent = ? AND tool = ? AND removed_at IS NULL')
       .get(agent, tool) as RuleRow | undefined;
@@ -204,7 +164,7 @@ export class SqliteApprovalStore {
   }
 
   /** Rules, active first; removed ones too when `all`. */
-  rules(all = false): ApprovalRule[] {
+  async rules(all = false): Promise<ApprovalRule[]> {
     const where = all ? '' : 'WHERE removed_at IS NULL';
     return (
       this.db
@@ -212,42 +172,4 @@ export class SqliteApprovalStore {
         .all() as RuleRow[]
     ).map(ruleFromRow);
   }
-}
-
-function fromRow(r: Row): Approval {
-  return {
-    id: r.id,
-    invocationId: r.invocation_id,
-    tool: r.tool,
-    source: r.source,
-    arguments: r.arguments,
-    argumentsSha256: r.arguments_sha256,
-    caller: r.caller,
-    via: r.via,
-    parentId: r.parent_id,
-    runId: r.run_id,
-    agent: r.agent,
-    permissionRule: r.permission_rule,
-    requestedAt: r.requested_at,
-    expiresAt: r.expires_at,
-    status: r.status as ApprovalStatus,
-    scope: r.scope as ApprovalScope | null,
-    decidedAt: r.decided_at,
-    decidedBy: r.decided_by,
-    decidedVia: r.decided_via as DecidedVia | null,
-    reason: r.reason,
-  };
-}
-
-function ruleFromRow(r: RuleRow): ApprovalRule {
-  return {
-    id: r.id,
-    agent: r.agent,
-    tool: r.tool,
-    createdAt: r.created_at,
-    createdBy: r.created_by,
-    approvalId: r.approval_id,
-    removedAt: r.removed_at,
-    removedBy: r.removed_by,
-  };
 }

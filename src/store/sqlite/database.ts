@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { PaddockError } from '../shared/errors.js';
+import { PaddockError } from '../../shared/errors.js';
 import { applyMigrations, MIGRATIONS, type Migration } from './migrations.js';
 
 /** A better-sqlite3 connection. */

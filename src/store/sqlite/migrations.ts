@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { PaddockError } from '../shared/errors.js';
+import { PaddockError } from '../../shared/errors.js';
 
 /** One step of the schema. Versions are 1, 2, 3… in list order; a released step is never edited. */
 export interface Migration {
@@ -256,6 +256,22 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE tool_invocations ADD COLUMN sent_bytes INTEGER;
     `,
   },
+  {
+    version: 10,
+    name: 'followers_and_leases',
+    // end_seq orders rows by the moment their outcome was written (max + 1 under SQLite's one
+    // writer), so a follower in another process reads every ended row once; rows that ended
+    // before this step take their seq. A run's owner (a server id) renews lease_expires_at
+    // while it runs; a run whose lease passed is marked failed by another server.
+    sql: `
+      ALTER TABLE tool_invocations ADD COLUMN end_seq INTEGER;
+      UPDATE tool_invocations SET end_seq = seq WHERE state <> 'running';
+      CREATE UNIQUE INDEX tool_invocations_end_seq ON tool_invocations (end_seq);
+      ALTER TABLE agent_runs ADD COLUMN owner TEXT;
+      ALTER TABLE agent_runs ADD COLUMN lease_expires_at INTEGER;
+      CREATE INDEX agent_runs_lease ON agent_runs (lease_expires_at) WHERE status = 'running';
+    `,
+  },
 ];
 
 const LEDGER_SQL = `
@@ -272,7 +288,7 @@ function assertWellFormed(migrations: readonly Migration[]): void {
     if (m.version !== i + 1 || names.has(m.name)) {
       throw new PaddockError(
         'INTERNAL',
-        `Migration list is malformed at position ${i + 1} ("${m.name}", version ${m.version}): versions must run 1, 2, 3… with unique names. Fix src/audit/migrations.ts.`,
+        `Migration list is malformed at position ${i + 1} ("${m.name}", version ${m.version}): versions must run 1, 2, 3… with unique names. Fix src/store/sqlite/migrations.ts.`,
       );
     }
     names.add(m.name);

@@ -1,0 +1,127 @@
+/**
+ * The stores on SQLite and on PostgreSQL, from one run: audit rows written per second (one
+ * writer, and eight calls in flight as a busy server has) and the latency of a memory recall
+ * over a few thousand notes. PostgreSQL is a throwaway local cluster with its default
+ * durability (every commit flushed); SQLite runs with the server's settings (WAL, NORMAL).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '../src/shared/logger.js';
+import type { InvocationRecord } from '../src/store/audit.js';
+import { openStores } from '../src/store/open.js';
+import type { Stores } from '../src/store/stores.js';
+import { startPostgres } from '../test/helpers/postgres.js';
+import type { Figure } from './run.js';
+import { median, timeCalls } from './stats.js';
+
+const ROWS = 2_000;
+const IN_FLIGHT = 8;
+const NOTES = 3_000;
+const RECALLS = 300;
+
+/** 200 words: a note of 12 words and a query of 2 match a few hundred of 3,000 notes, not most. */
+const WORDS =
+  'deploy database backup schedule digest release branch invoice customer ticket outage latency cache index queue worker token review budget migration'
+    .split(' ')
+    .flatMap((w) =>
+      ['', 's', 'ed', 'er', 'ing', 'al', 'ly', 'ion', 'ive', 'ment'].map((suffix) => `${w}${suffix}`),
+    );
+
+let counter = 0;
+function row(): InvocationRecord {
+  counter++;
+  return {
+    id: `inv_bench_${process.pid}_${counter}`,
+    startedAt: Date.now(),
+    durationMs: 1.5,
+    tool: 'read_file',
+    source: 'builtin',
+    caller: 'mcp:bench',
+    via: 'direct',
+    input: { path: `/workspace/src/file-${counter}.ts`, offset: 0 },
+    outputBytes: 512,
+    success: true,
+  };
+}
+
+/** Rows per second with `inFlight` writes outstanding at a time. */
+async function auditRate(stores: Stores, inFlight: number): Promise<number> {
+  for (let i = 0; i < 100; i++) await stores.audit.record(row());
+  let left = ROWS;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (left-- > 0) await stores.audit.record(row());
+    }),
+  );
+  return ROWS / ((performance.now() - start) / 1000);
+}
+
+/** Median milliseconds of a recall of two words, top 10, over NOTES notes in the namespace. */
+async function recallMs(stores: Stores): Promise<number> {
+  let seed = 7;
+  const pick = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return WORDS[(seed >>> 12) % WORDS.length] as string;
+  };
+  for (let i = 0; i < NOTES; i++) {
+    const words = Array.from({ length: 12 }, pick).join(' ');
+    await stores.memory.save('agent:bench', `Note ${i}: ${words}.`, [pick(), pick()]);
+  }
+  return median(
+    await timeCalls(RECALLS, () => stores.memory.recall('agent:bench', `${pick()} ${pick()}`, 10), 50),
+  );
+}
+
+async function measure(stores: Stores) {
+  return {
+    one: await auditRate(stores, 1),
+    many: await auditRate(stores, IN_FLIGHT),
+    recall: await recallMs(stores),
+  };
+}
+
+export async function benchStores(): Promise<Figure[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'paddock-bench-stores-'));
+  const cluster = await startPostgres({ durable: true });
+  try {
+    const sqlite = await openStores(undefined, { dataDir: dir, logger: silentLogger() });
+    const onSqlite = await measure(sqlite).finally(() => sqlite.close());
+    const pg = await openStores(
+      { url: cluster.url },
+      {
+        dataDir: dir,
+        logger: silentLogger(),
+        env: { PADDOCK_STORE_PASSWORD: cluster.password },
+      },
+    );
+    const onPg = await measure(pg).finally(() => pg.close());
+    return [
+      {
+        name: 'audit rows written, one writer (PostgreSQL)',
+        value: onPg.one,
+        unit: 'rows/s',
+        target: 'each row committed before the call is answered',
+        peers: [{ name: 'SQLite (WAL, NORMAL)', value: onSqlite.one }],
+      },
+      {
+        name: `audit rows written, ${IN_FLIGHT} in flight (PostgreSQL)`,
+        value: onPg.many,
+        unit: 'rows/s',
+        target: 'end seqs serialised across the fleet',
+        peers: [{ name: 'SQLite (WAL, NORMAL)', value: onSqlite.many }],
+      },
+      {
+        name: `recall_memory over ${NOTES.toLocaleString('en-US')} notes, median (PostgreSQL)`,
+        value: onPg.recall,
+        unit: 'ms',
+        target: '< 10 ms',
+        peers: [{ name: 'SQLite FTS5', value: onSqlite.recall }],
+      },
+    ];
+  } finally {
+    await cluster.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

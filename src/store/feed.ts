@@ -1,0 +1,153 @@
+/**
+ * The audit store's subscription, the same for every implementation: rows written through
+ * this process are delivered at once; rows other processes write to the same store are found
+ * by polling `ended` while anyone listens. Each row is delivered once, whichever way it came.
+ */
+import type { Disposable } from '../shared/disposable.js';
+import type { Logger } from '../shared/logger.js';
+import type { StoredInvocation } from './audit.js';
+
+/** How often listeners get rows that other processes wrote (they get their own at once). */
+export const DEFAULT_FEED_INTERVAL_MS = 500;
+const PAGE = 500;
+/** End seqs remembered to deliver each row once (a local write may be seen by a poll first). */
+const MAX_REMEMBERED = 4096;
+
+export interface EndedFeedOptions {
+  /** The store's `ended`. */
+  read(afterEndSeq: number, limit: number): Promise<StoredInvocation[]>;
+  /** The store's `lastEndSeq`. */
+  last(): Promise<number>;
+  logger: Logger;
+  intervalMs?: number;
+}
+
+type Listener = (row: StoredInvocation) => void;
+
+/** Listeners of ended rows, local and polled. */
+export class EndedFeed {
+  private readonly listeners = new Set<Listener>();
+  /** End seqs delivered lately (either way), oldest first: a row is never delivered twice. */
+  private readonly delivered = new Set<number>();
+  private cursor: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
+  private closed = false;
+
+  constructor(private readonly options: EndedFeedOptions) {}
+
+  subscribe(listener: Listener): Disposable {
+    this.listeners.add(listener);
+    if (this.listeners.size === 1) this.start();
+    return {
+      dispose: () => {
+        if (this.listeners.delete(listener) && this.listeners.size === 0) this.stop();
+      },
+    };
+  }
+
+  /** A row this process just committed with an outcome: delivered now, skipped by the poll. */
+  push(row: StoredInvocation): void {
+    if (this.listeners.size === 0) return;
+    if (row.endSeq !== null) {
+      if (this.delivered.has(row.endSeq)) return;
+      this.remember(row.endSeq);
+    }
+    this.deliver(row);
+  }
+
+  private remember(endSeq: number): void {
+    this.delivered.add(endSeq);
+    if (this.delivered.size <= MAX_REMEMBERED) return;
+    for (const seq of this.delivered) {
+      this.delivered.delete(seq);
+      if (this.delivered.size <= MAX_REMEMBERED / 2) break;
+    }
+  }
+
+  /** Stops polling for good. */
+  close(): void {
+    this.closed = true;
+    this.stop();
+  }
+
+  private start(): void {
+    if (this.closed) return;
+    this.cursor = undefined;
+    this.delivered.clear();
+    this.options
+      .last()
+      .then((last) => {
+        if (this.listeners.size === 0 || this.closed) return;
+        this.cursor ??= last;
+        this.schedule();
+      })
+      .catch((e: unknown) => {
+        this.failed('audit.feed_failed', e);
+        this.schedule();
+      });
+  }
+
+  private stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.cursor = undefined;
+    this.delivered.clear();
+  }
+
+  private schedule(): void {
+    if (this.closed || this.listeners.size === 0 || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.poll();
+    }, this.options.intervalMs ?? DEFAULT_FEED_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      if (this.cursor === undefined) this.cursor = await this.options.last();
+      for (;;) {
+        const rows = await this.options.read(this.cursor, PAGE);
+        for (const row of rows) {
+          const endSeq = row.endSeq ?? this.cursor;
+          if (!this.delivered.has(endSeq)) {
+            this.remember(endSeq);
+            this.deliver(row);
+          }
+          this.cursor = Math.max(this.cursor, endSeq);
+        }
+        if (rows.length < PAGE || this.listeners.size === 0) break;
+      }
+    } catch (e) {
+      this.failed('audit.feed_failed', e);
+    } finally {
+      this.polling = false;
+      this.schedule();
+    }
+  }
+
+  private deliver(row: StoredInvocation): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        const result: unknown = listener(row);
+        if (result instanceof Promise) result.catch((e: unknown) => this.listenerFailed(row, e));
+      } catch (e) {
+        this.listenerFailed(row, e);
+      }
+    }
+  }
+
+  private listenerFailed(row: StoredInvocation, e: unknown): void {
+    this.options.logger.warn('audit.listener_failed', {
+      invocationId: row.id,
+      error: e instanceof Error ? e.message : String(e),
+    });
+  }
+
+  private failed(event: string, e: unknown): void {
+    this.options.logger.warn(event, { error: e instanceof Error ? e.message : String(e) });
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The stores of one Paddock: async interfaces (audit, memories, agent runs and schedule
+ * claims, launch links, approvals, OAuth) and the factory that opens them from config.
+ * SQLite in the data directory is the embedded default; PostgreSQL lets several servers
+ * share one set of stores.
+ */
+import type { StoreConfig } from '../config/store-schema.js';
+import { randomId } from '../shared/ids.js';
+import { silentLogger } from '../shared/logger.js';
+import { openPostgresStores } from './postgres/open.js';
+import { openSqliteStores } from './sqlite/open.js';
+import type { OpenStoresOptions, Stores } from './stores.js';
+import { resolveStoreTarget } from './target.js';
+
+/**
+ * Opens the stores `config` names (see `resolveStoreTarget`), with every migration applied.
+ * Rejects with a PaddockError that says what to do when the database cannot be used.
+ */
+export async function openStores(
+  config: StoreConfig | undefined,
+  options: OpenStoresOptions,
+): Promise<Stores> {
+  const target = resolveStoreTarget(config, options.dataDir, options.env);
+  const serverId = options.serverId ?? randomId('srv', 10);
+  const logger = options.logger ?? silentLogger();
+  switch (target.kind) {
+    case 'sqlite':
+      return openSqliteStores(target.file, { serverId, logger });
+    case 'postgres':
+      return openPostgresStores(target.url, target.password, { serverId, logger });
+  }
+}
