@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { STORE_PASSWORD_ENV } from './store-env.js';
 
-/** The environment variable that holds the password of a database store. */
-export const STORE_PASSWORD_ENV = 'PADDOCK_STORE_PASSWORD';
+export { STORE_PASSWORD_ENV };
 
 /** Schemes `store.url` accepts. */
 const SCHEMES = ['sqlite:', 'postgres:', 'postgresql:'];

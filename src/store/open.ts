@@ -7,8 +7,6 @@
 import type { StoreConfig } from '../config/store-schema.js';
 import { randomId } from '../shared/ids.js';
 import { silentLogger } from '../shared/logger.js';
-import { openPostgresStores } from './postgres/open.js';
-import { openSqliteStores } from './sqlite/open.js';
 import type { OpenStoresOptions, Stores } from './stores.js';
 import { resolveStoreTarget } from './target.js';
 
@@ -24,9 +22,14 @@ export async function openStores(
   const serverId = options.serverId ?? randomId('srv', 10);
   const logger = options.logger ?? silentLogger();
   switch (target.kind) {
-    case 'sqlite':
+    // each backend loads only when it is the one configured (pg alone costs most of a CLI start)
+    case 'sqlite': {
+      const { openSqliteStores } = await import('./sqlite/open.js');
       return openSqliteStores(target.file, { serverId, logger });
-    case 'postgres':
+    }
+    case 'postgres': {
+      const { openPostgresStores } = await import('./postgres/open.js');
       return openPostgresStores(target.url, target.password, { serverId, logger });
+    }
   }
 }

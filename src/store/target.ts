@@ -1,7 +1,8 @@
 /** Which store a configuration names, and the password of a database store (never from the config file). */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { STORE_PASSWORD_ENV, type StoreConfig } from '../config/store-schema.js';
+import { STORE_PASSWORD_ENV } from '../config/store-env.js';
+import type { StoreConfig } from '../config/store-schema.js';
 import { PaddockError } from '../shared/errors.js';
 
 /** The embedded database file in a data directory. */

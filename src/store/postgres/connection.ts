@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { STORE_PASSWORD_ENV } from '../../config/store-schema.js';
+import { STORE_PASSWORD_ENV } from '../../config/store-env.js';
 import { PaddockError } from '../../shared/errors.js';
 
 /** Where the stores connect, for messages: `host:port/database` as role `user`. */
