@@ -11,12 +11,11 @@ import { PermissionPolicy } from '../src/tools/permissions.js';
 import { ToolRegistry } from '../src/tools/registry.js';
 import { InputValidator } from '../src/tools/validation.js';
 import { connectStdio } from '../test/helpers/clients.js';
-import { startServe, tempProject } from '../test/helpers/paddock-process.js';
-import { httpCallRate } from './http-load.js';
+import { tempProject } from '../test/helpers/paddock-process.js';
 import type { Figure } from './run.js';
 import { median, timeCalls } from './stats.js';
 
-/** Gateway pipeline in-process, and MCP round trips over stdio and HTTP. */
+/** Gateway pipeline in-process, and the MCP round trip over stdio (HTTP load: http-load.ts). */
 export async function benchGateway(): Promise<Figure[]> {
   const figures: Figure[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'paddock-bench-'));
@@ -72,22 +71,5 @@ export async function benchGateway(): Promise<Figure[]> {
     project.cleanup();
   }
 
-  const httpProject = tempProject();
-  try {
-    const serve = await startServe(httpProject);
-    try {
-      const rate = await httpCallRate(serve.url, serve.token, 16, 5000, call);
-      figures.push({
-        name: 'MCP HTTP, 16 concurrent sessions (raw keep-alive client)',
-        value: rate,
-        unit: 'calls/s',
-        target: '≥ 2,000 calls/s',
-      });
-    } finally {
-      await serve.stop();
-    }
-  } finally {
-    httpProject.cleanup();
-  }
   return figures;
 }

@@ -1,4 +1,15 @@
+/**
+ * MCP over Streamable HTTP under load: 16 sessions of a raw keep-alive client against Paddock's
+ * /mcp and against the MCP SDK's minimal HTTP server (minimal-http-server.ts), measured
+ * alternately in the same run so both see the same machine load.
+ */
+import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startServe, tempProject } from '../test/helpers/paddock-process.js';
+import type { Figure } from './run.js';
+import { median } from './stats.js';
 
 /** A minimal MCP Streamable HTTP client for load: raw keep-alive requests, no SDK on the hot path. */
 export class RawMcpSession {
@@ -110,5 +121,57 @@ export async function httpCallRate(
     return count / ((performance.now() - t0) / 1000);
   } finally {
     agent.destroy();
+  }
+}
+
+const MINIMAL_HTTP = join(dirname(fileURLToPath(import.meta.url)), 'minimal-http-server.js');
+
+/** Starts the SDK's minimal HTTP server; resolves with its URL and a stop function. */
+async function startMinimalHttp(): Promise<{ url: string; stop(): void }> {
+  const child = spawn(process.execPath, [MINIMAL_HTTP], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl !== -1) resolve(out.slice(0, nl).trim());
+    });
+    child.once('exit', (code) => reject(new Error(`the SDK minimal HTTP server exited (${code})`)));
+  });
+  return { url, stop: () => child.kill() };
+}
+
+/** The HTTP throughput figure beside the SDK's minimal HTTP server, `rounds` alternations. */
+export async function benchHttpLoad(rounds = 3, durationMs = 3000): Promise<Figure[]> {
+  const clients = 16;
+  const call = { name: 'recall_memory', arguments: { query: '', limit: 1 } };
+  const project = tempProject();
+  try {
+    const serve = await startServe(project);
+    const peer = await startMinimalHttp();
+    const ours: number[] = [];
+    const theirs: number[] = [];
+    try {
+      for (let i = 0; i < rounds; i++) {
+        theirs.push(
+          await httpCallRate(peer.url, 'unused', clients, durationMs, { name: 'noop', arguments: {} }),
+        );
+        ours.push(await httpCallRate(serve.url, serve.token, clients, durationMs, call));
+      }
+    } finally {
+      peer.stop();
+      await serve.stop();
+    }
+    return [
+      {
+        name: `MCP HTTP, ${clients} sessions, recall_memory (raw keep-alive client, median of ${rounds})`,
+        value: median(ours),
+        unit: 'calls/s',
+        target: '≥ 1.5× the SDK minimal HTTP server',
+        peers: [{ name: 'SDK minimal HTTP server, a no-op tool', value: median(theirs) }],
+      },
+    ];
+  } finally {
+    project.cleanup();
   }
 }

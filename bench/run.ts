@@ -36,6 +36,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['channel', './channel.js', 'benchChannel'],
     ['terminals', './terminals.js', 'benchTerminals'],
     ['bridge', './bridge.js', 'benchBridge'],
+    ['http-load', './http-load.js', 'benchHttpLoad'],
     ['egress', './egress.js', 'benchEgress'],
     ['warm', './warm-pool.js', 'benchWarmPool'],
     ['stores', './stores.js', 'benchStores'],

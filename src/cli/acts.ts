@@ -50,13 +50,6 @@ export interface ActIo {
   write(stream: 'stdout' | 'stderr', text: string): void;
 }
 
-/** The process's own stdout and stderr. */
-export const processIo: ActIo = {
-  write: (stream, text) => {
-    process[stream].write(text);
-  },
-};
-
 /** One line, with control sequences neutralised: nothing a tool wrote may drive the terminal. */
 function line(io: ActIo, stream: 'stdout' | 'stderr', text: string): void {
   io.write(stream, `${neutralizeControls(text)}\n`);

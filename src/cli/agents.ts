@@ -1,6 +1,5 @@
 import { neutralizeControls } from '../shared/terminal-text.js';
-import { parseCommandArgs, UsageError } from './args.js';
-import { CONFIG_OPTION } from './context.js';
+import { CONFIG_OPTION, parseCommandArgs, UsageError } from './args.js';
 import { runAct } from './remote.js';
 
 const HELP = `Usage:

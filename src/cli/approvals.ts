@@ -127,7 +127,7 @@ async function send(
       `No Paddock server runs for ${dataDir}, so no call waits for approval; nothing was decided.`,
     );
   }
-  const loaded = loadFor(values);
+  const loaded = await loadFor(values);
   const target = resolveStoreTarget(loaded.config.store, loaded.dataDir);
   if (target.kind === 'sqlite' && !existsSync(target.file))
     return request.action === 'rules' ? { rules: [] } : { approvals: [] };

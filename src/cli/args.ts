@@ -2,6 +2,9 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { PaddockError } from '../shared/errors.js';
 import { neutralizeControls } from '../shared/terminal-text.js';
 
+/** The `--config` option every command accepts. */
+export const CONFIG_OPTION = { config: { type: 'string' as const } };
+
 /** Parses one command's arguments; unknown flags are a usage error naming the command. */
 export function parseCommandArgs(
   command: string,

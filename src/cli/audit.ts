@@ -2,8 +2,8 @@ import { followAudit } from '../audit/follow.js';
 import { formatAuditRow } from '../audit/format.js';
 import { parseSince } from '../audit/since.js';
 import type { AuditQuery, StoredInvocation } from '../audit/types.js';
-import { out, parseCommandArgs, UsageError } from './args.js';
-import { CONFIG_OPTION, withStores } from './context.js';
+import { CONFIG_OPTION, out, parseCommandArgs, UsageError } from './args.js';
+import { withStores } from './context.js';
 
 const HELP = `Usage: paddock audit [--tool T] [--since 1h] [--failed] [--caller C] [--limit N] [--json [--full]] [--follow]
 

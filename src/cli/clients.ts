@@ -1,5 +1,5 @@
-import { out, parseCommandArgs, UsageError } from './args.js';
-import { CONFIG_OPTION, withStores } from './context.js';
+import { CONFIG_OPTION, out, parseCommandArgs, UsageError } from './args.js';
+import { withStores } from './context.js';
 
 const HELP = `Usage: paddock clients list [--json]
        paddock clients revoke ID

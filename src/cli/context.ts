@@ -1,14 +1,12 @@
-import { type LoadedConfig, loadConfig } from '../config/load.js';
+import { loadConfigCached } from '../config/cached.js';
+import type { LoadedConfig } from '../config/load.js';
 import type { Paddock } from '../main.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import type { Stores } from '../store/stores.js';
 
-/** The `--config` option every command accepts. */
-export const CONFIG_OPTION = { config: { type: 'string' as const } };
-
-/** Loads the configuration named by `--config` (or the defaults). */
-export function loadFor(values: Record<string, unknown>): LoadedConfig {
-  return loadConfig({ ...(typeof values.config === 'string' ? { configPath: values.config } : {}) });
+/** Loads the configuration named by `--config` (or the defaults); unchanged ones from the cache. */
+export function loadFor(values: Record<string, unknown>): Promise<LoadedConfig> {
+  return loadConfigCached({ ...(typeof values.config === 'string' ? { configPath: values.config } : {}) });
 }
 
 export function loggerFor(loaded: LoadedConfig, quiet = false): Logger {
@@ -20,7 +18,7 @@ export async function withPaddock<T>(
   values: Record<string, unknown>,
   fn: (p: Paddock) => Promise<T>,
 ): Promise<T> {
-  const loaded = loadFor(values);
+  const loaded = await loadFor(values);
   // Loaded here, not at the top: commands that need no services skip the whole composition root.
   const { createPaddock } = await import('../main.js');
   const paddock = await createPaddock(loaded, { logger: loggerFor(loaded, true) });
@@ -39,7 +37,7 @@ export async function withStores<T>(
   values: Record<string, unknown>,
   fn: (stores: Stores) => Promise<T>,
 ): Promise<T> {
-  const loaded = loadFor(values);
+  const loaded = await loadFor(values);
   const { openStores } = await import('../store/open.js');
   const stores = await openStores(loaded.config.store, { dataDir: loaded.dataDir });
   try {

@@ -107,7 +107,7 @@ export async function main(argv: string[]): Promise<number> {
     return await (await command.load())(rest);
   } catch (e) {
     const [{ ConfigError }, { isPaddockError }, { neutralizeControls }] = await Promise.all([
-      import('../config/load.js'),
+      import('../config/config-error.js'),
       import('../shared/errors.js'),
       import('../shared/terminal-text.js'),
     ]);

@@ -2,8 +2,8 @@ import { compilePolicy } from '../policy/compile.js';
 import { explainDecision, parsePolicyTarget } from '../policy/index.js';
 import type { PolicyDecision } from '../policy/types.js';
 import { isPaddockError } from '../shared/errors.js';
-import { out, parseCommandArgs, UsageError } from './args.js';
-import { CONFIG_OPTION, loadFor } from './context.js';
+import { CONFIG_OPTION, out, parseCommandArgs, UsageError } from './args.js';
+import { loadFor } from './context.js';
 
 const HELP = `Usage: paddock policy check <file.read|file.write|exec|http> <target> [--json]
 
@@ -30,7 +30,7 @@ export async function policyCommand(args: string[]): Promise<number> {
     throw new UsageError(
       'policy check needs an action and a target, e.g. `paddock policy check http https://example.com`.',
     );
-  const loaded = loadFor(values);
+  const loaded = await loadFor(values);
   const sandbox = compilePolicy(loaded);
   let decision: PolicyDecision;
   try {

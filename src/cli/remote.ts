@@ -10,9 +10,9 @@ import { instancePaths } from '../mcp/instance.js';
 import { knock } from '../mcp/socket-client.js';
 import type { CliFrame } from '../mcp/socket-protocol.js';
 import { PaddockError } from '../shared/errors.js';
-import { type ActIo, type CliAct, performAct, processIo } from './acts.js';
+// type-only: the acts (and the server graph they reach) load only when no server runs
+import type { ActIo, CliAct } from './acts.js';
 import { UsageError } from './args.js';
-import { withPaddock } from './context.js';
 
 export interface RunActOptions {
   io?: ActIo;
@@ -20,13 +20,20 @@ export interface RunActOptions {
   cancellable?: boolean;
 }
 
+/** The process's own stdout and stderr. */
+const PROCESS_IO: ActIo = {
+  write: (stream, text) => {
+    process[stream].write(text);
+  },
+};
+
 /** Runs `act` in the running server, or locally when none runs; returns the exit code. */
 export async function runAct(
   values: Record<string, unknown>,
   act: CliAct,
   options: RunActOptions = {},
 ): Promise<number> {
-  const io = options.io ?? processIo;
+  const io = options.io ?? PROCESS_IO;
   const location = locateConfig(typeof values.config === 'string' ? { configPath: values.config } : {});
   const paths = instancePaths(location.dataDir);
   const attempt = await knock(paths, {
@@ -35,6 +42,10 @@ export async function runAct(
     cli: act,
   });
   if (attempt.kind === 'absent') {
+    const [{ performAct }, { withPaddock }] = await Promise.all([
+      import('./acts.js'),
+      import('./context.js'),
+    ]);
     return withPaddock(values, (p) =>
       withCancel(options.cancellable, (signal) => performAct(p, act, io, signal)),
     );

@@ -1,8 +1,8 @@
 import { isLoopbackHost } from '../config/load.js';
 import { startServer, VERSION } from '../main.js';
 import { runActRequest } from './acts.js';
-import { out, parseCommandArgs, UsageError } from './args.js';
-import { CONFIG_OPTION, loadFor, loggerFor } from './context.js';
+import { CONFIG_OPTION, out, parseCommandArgs, UsageError } from './args.js';
+import { loadFor, loggerFor } from './context.js';
 
 const HELP = `Usage: paddock serve [--host H] [--port N] [--config FILE]
 
@@ -33,7 +33,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     out(HELP);
     return 0;
   }
-  const loaded = loadFor(values);
+  const loaded = await loadFor(values);
   const server = loaded.config.server;
   const host = typeof values.host === 'string' ? values.host : server.host;
   const port = typeof values.port === 'string' ? Number(values.port) : server.port;

@@ -1,6 +1,5 @@
 import { parseToolCall } from '../integrations/cli.js';
-import { out, parseCommandArgs, UsageError } from './args.js';
-import { CONFIG_OPTION } from './context.js';
+import { CONFIG_OPTION, out, parseCommandArgs, UsageError } from './args.js';
 import { runAct } from './remote.js';
 
 const HELP = `Usage:

@@ -1,5 +1,4 @@
-import { out, parseCommandArgs, parseJsonArg, UsageError } from './args.js';
-import { CONFIG_OPTION } from './context.js';
+import { CONFIG_OPTION, out, parseCommandArgs, parseJsonArg, UsageError } from './args.js';
 import { runAct } from './remote.js';
 
 const HELP = `Usage:

@@ -1,22 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { PaddockError } from '../shared/errors.js';
+import { ConfigError } from './config-error.js';
 import { type LocateOptions, locateConfig } from './locate.js';
 import { type PaddockConfig, paddockConfigSchema } from './paddock-config.js';
 
-/** A configuration problem: one `path: message` line per problem; the CLI exits with 2. */
-export class ConfigError extends PaddockError {
-  constructor(
-    readonly file: string,
-    readonly problems: string[],
-  ) {
-    super('INVALID_ARGUMENT', `${file}: invalid configuration\n${problems.map((p) => `  ${p}`).join('\n')}`, {
-      problems,
-    });
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 export interface LoadedConfig {
   config: PaddockConfig;
@@ -36,17 +25,26 @@ export type LoadOptions = LocateOptions;
  */
 export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const { file, missing, projectDir, dataDir } = locateConfig(options);
-  if (missing) {
-    throw new ConfigError(missing, [`(file): not found; create it with \`paddock init\` or fix the path`]);
-  }
-  const raw = file ? parseYaml(file, readFileSync(file, 'utf8')) : {};
+  if (missing) throw missingConfig(missing);
+  const config = validateConfigText(file, file ? readFileSync(file, 'utf8') : undefined);
+  return { config, ...(file ? { file } : {}), projectDir, dataDir };
+}
+
+/** The error for a config file named by `--config` or `PADDOCK_CONFIG` that does not exist. */
+export function missingConfig(file: string): ConfigError {
+  return new ConfigError(file, [`(file): not found; create it with \`paddock init\` or fix the path`]);
+}
+
+/** Validates the text of paddock.yaml (`file` undefined: the built-in defaults). */
+export function validateConfigText(file: string | undefined, text: string | undefined): PaddockConfig {
+  const raw = file && text !== undefined ? parseYaml(file, text) : {};
   const config = validate(paddockConfigSchema, raw ?? {}, file ?? '(defaults)');
   if (config.server.auth === 'none' && !isLoopbackHost(config.server.host)) {
     throw new ConfigError(file ?? '(defaults)', [
       `server.auth: "none" is only allowed when server.host is a loopback address (got "${config.server.host}")`,
     ]);
   }
-  return { config, ...(file ? { file } : {}), projectDir, dataDir };
+  return config;
 }
 
 /** Parses YAML, turning syntax errors into `line:col: message` problems. */

@@ -222,7 +222,9 @@ async function startServer(
     });
     child.unref();
     const deadline = Date.now() + options.timeoutMs;
-    for (let delayMs = 10; ; delayMs = Math.min(delayMs * 2, 100)) {
+    // a knock on a socket that is not there yet costs a failed connect: poll often, the
+    // handshake waits on this loop
+    for (let delayMs = 5; ; delayMs = Math.min(delayMs * 2, 20)) {
       const result = await tryConnect();
       if (result.kind === 'answered') return result;
       if (exited !== undefined) {

@@ -1,4 +1,5 @@
-import { ConfigError, type LoadedConfig } from '../config/load.js';
+import { ConfigError } from '../config/config-error.js';
+import type { LoadedConfig } from '../config/load.js';
 import { isPaddockError } from '../shared/errors.js';
 import type { Sandbox } from './types.js';
 import { createWhitelistSandbox } from './whitelist-sandbox.js';

@@ -7,8 +7,6 @@
 import type { StoreConfig } from '../config/store-schema.js';
 import { randomId } from '../shared/ids.js';
 import { silentLogger } from '../shared/logger.js';
-import { openPostgresStores } from './postgres/open.js';
-import { openSqliteStores } from './sqlite/open.js';
 import type { OpenStoresOptions, Stores } from './stores.js';
 import { resolveStoreTarget } from './target.js';
 
@@ -25,8 +23,12 @@ export async function openStores(
   const logger = options.logger ?? silentLogger();
   switch (target.kind) {
     case 'sqlite':
-      return openSqliteStores(target.file, { serverId, logger });
+      // Each driver loads only when its store is chosen (a CLI command pays for one).
+      return (await import('./sqlite/open.js')).openSqliteStores(target.file, { serverId, logger });
     case 'postgres':
-      return openPostgresStores(target.url, target.password, { serverId, logger });
+      return (await import('./postgres/open.js')).openPostgresStores(target.url, target.password, {
+        serverId,
+        logger,
+      });
   }
 }

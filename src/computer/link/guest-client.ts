@@ -5,7 +5,14 @@
  * once with NOT_RUNNING and later calls fail immediately: nothing waits on a dead guest.
  */
 import type { Readable, Writable } from 'node:stream';
-import { encodeFrame, type Frame, FrameDecoder, FrameKind, type FrameKindValue } from '../../guest/frames.js';
+import {
+  encodeFrame,
+  encodeFrameHeader,
+  type Frame,
+  FrameDecoder,
+  FrameKind,
+  type FrameKindValue,
+} from '../../guest/frames.js';
 import {
   type CallArgs,
   type CallOp,
@@ -131,8 +138,11 @@ export class GuestClient {
         timer,
       });
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      if (options.attachment)
-        this.toGuest.write(encodeFrame(FrameKind.Attachment, id, 0, options.attachment));
+      if (options.attachment) {
+        // header and bytes as two writes: a 64 KiB write_file is not copied into one buffer first
+        this.toGuest.write(encodeFrameHeader(FrameKind.Attachment, id, 0, options.attachment.length));
+        this.toGuest.write(options.attachment);
+      }
       this.toGuest.write(
         encodeFrame(FrameKind.Control, 0, 0, Buffer.from(JSON.stringify({ t: 'call', id, op, args }))),
       );

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import type { AuditStore, StoredInvocation } from '../../audit/types.js';
 import { PaddockError, toPaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
@@ -65,7 +65,9 @@ export interface DockHubOptions {
 }
 
 export class DockHub {
-  private readonly wss: WebSocketServer;
+  /** Made on the first page's upgrade: a server nobody opens the dock of never loads `ws`. */
+  private wss: Promise<WebSocketServer> | null = null;
+  private closed = false;
   private readonly connections = new Set<DockConnection>();
   private readonly limits: ClientLimits;
   private sources: Disposable[] = [];
@@ -85,11 +87,6 @@ export class DockHub {
       launch: options.launch,
       tools: options.tools ?? null,
     });
-    this.wss = new WebSocketServer({
-      noServer: true,
-      maxPayload: MAX_CLIENT_MESSAGE_BYTES,
-      perMessageDeflate: false,
-    });
     this.heartbeat = setInterval(() => this.beat(), options.heartbeatMs ?? 30_000);
     this.heartbeat.unref();
   }
@@ -106,7 +103,22 @@ export class DockHub {
 
   /** Completes an upgrade the web app already authenticated. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.connect(ws));
+    if (this.closed) {
+      socket.destroy();
+      return;
+    }
+    this.wss ??= import('ws').then(
+      ({ WebSocketServer }) =>
+        new WebSocketServer({
+          noServer: true,
+          maxPayload: MAX_CLIENT_MESSAGE_BYTES,
+          perMessageDeflate: false,
+        }),
+    );
+    void this.wss.then((wss) => {
+      if (this.closed) socket.destroy();
+      else wss.handleUpgrade(req, socket, head, (ws) => this.connect(ws));
+    });
   }
 
   /** Everything a page needs to render; `resync` after dropped messages. */
@@ -182,10 +194,12 @@ export class DockHub {
 
   /** Closes every page's socket. */
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.heartbeat);
     for (const conn of this.connections) conn.ws.terminate();
     this.release();
-    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    const wss = await this.wss;
+    if (wss) await new Promise<void>((resolve) => wss.close(() => resolve()));
   }
 
   private setLaunch(launch: DockLaunchProgress): void {

@@ -4,7 +4,6 @@
  * same client and redirect URI) and a refresh token (rotated: each works once, and a
  * rotated-out one coming back ends the whole grant).
  */
-import { calculatePKCECodeChallenge } from 'oauth4webapi';
 import type { OAuthGrant, OAuthStore } from '../../store/oauth.js';
 
 /** A refusal of the token endpoint (RFC 6749 §5.2 error code). */
@@ -50,6 +49,8 @@ export async function checkCode(
   const verifier = form.get('code_verifier') ?? '';
   if (!VERIFIER.test(verifier))
     return refuse('invalid_request', 'code_verifier is missing or malformed (PKCE).');
+  // loaded on the first token exchange, not at every server start
+  const { calculatePKCECodeChallenge } = await import('oauth4webapi');
   if ((await calculatePKCECodeChallenge(verifier)) !== found.codeChallenge) {
     return refuse('invalid_grant', 'code_verifier does not match the code challenge.');
   }
