@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { ConfigError, type LoadedConfig, loadConfig } from '../config/load.js';
+import { openStores } from '../store/open.js';
 import { openDatabase } from '../store/sqlite/database.js';
+import { resolveStoreTarget } from '../store/target.js';
 import { out, parseCommandArgs } from './args.js';
 
 interface Check {
@@ -102,19 +103,7 @@ export async function doctorCommand(args: string[]): Promise<number> {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       accessSync(dataDir, constants.W_OK);
       checks.push({ name: 'data directory', ok: true, detail: dataDir });
-      try {
-        const db = openDatabase(join(dataDir, 'paddock.db'));
-        const mode = db.pragma('journal_mode', { simple: true });
-        db.close();
-        checks.push({ name: 'sqlite', ok: true, detail: `paddock.db opens (journal ${String(mode)})` });
-      } catch (e) {
-        checks.push({
-          name: 'sqlite',
-          ok: false,
-          detail: (e as Error).message,
-          fix: 'Reinstall dependencies (`npm ci`) so better-sqlite3 is built for this Node, and check the disk.',
-        });
-      }
+      checks.push(await storeCheck(loaded));
     } catch (e) {
       checks.push({
         name: 'data directory',
@@ -132,4 +121,30 @@ export async function doctorCommand(args: string[]): Promise<number> {
     }
   }
   return checks.every((c) => c.ok || c.optional) ? 0 : 1;
+}
+
+/** The configured store opens: the embedded SQLite file (and its journal mode), or the database store.url names. */
+async function storeCheck(loaded: LoadedConfig): Promise<Check> {
+  try {
+    const target = resolveStoreTarget(loaded.config.store, loaded.dataDir);
+    if (target.kind === 'sqlite') {
+      const db = openDatabase(target.file);
+      const mode = db.pragma('journal_mode', { simple: true });
+      db.close();
+      return { name: 'sqlite', ok: true, detail: `${target.file} opens (journal ${String(mode)})` };
+    }
+    const stores = await openStores(loaded.config.store, { dataDir: loaded.dataDir });
+    await stores.close();
+    return { name: 'store', ok: true, detail: `${target.url} opens` };
+  } catch (e) {
+    const embedded = loaded.config.store.url === undefined || loaded.config.store.url.startsWith('sqlite:');
+    return {
+      name: embedded ? 'sqlite' : 'store',
+      ok: false,
+      detail: (e as Error).message,
+      fix: embedded
+        ? 'Reinstall dependencies (`npm ci`) so better-sqlite3 is built for this Node, and check the disk.'
+        : 'Check store.url, the password (PADDOCK_STORE_PASSWORD or store.passwordFile) and that the database is reachable.',
+    };
+  }
 }
