@@ -5,17 +5,22 @@ import { pidAlive } from '../shared/pid.js';
 import type { Admission, AdmitRequest, ApprovalGate } from '../tools/approval-gate.js';
 import type { CallerContext, Tool } from '../tools/tool.js';
 import { argumentsSha256, canonicalJson } from './canonical.js';
+import { elicitDecision } from './elicit.js';
 import { admissionOf, alreadyEnded } from './outcomes.js';
+import { ApprovalRulesCache } from './rules-cache.js';
 import type {
   Approval,
   ApprovalEvent,
   ApprovalRule,
   ApprovalStatus,
   ApprovalStore,
+  ApprovalView,
   ApprovalWatch,
   Decision,
   Disposable,
 } from './types.js';
+
+export type { ApprovalView };
 
 /** Who waits for an `ask` call of an attended MCP client (paddock.yaml `approvals.mcp`). */
 export type McpApprovalMode = 'client' | 'gateway';
@@ -40,17 +45,11 @@ export interface ApprovalServiceOptions {
   link?: (approvalId: string) => string | undefined;
 }
 
-/** An approval as shown to a person: the record plus the tool's description and whether a call waits on it. */
-export interface ApprovalView extends Approval {
-  description: string | null;
-  waiting: boolean;
-}
-
 /** How often a waiting call tells a caller that asked for progress that it still waits. */
 const PROGRESS_INTERVAL_MS = 1000;
-const RULES_REFRESH_MS = 5000;
 
 interface Waiter {
+  approval: Approval;
   settle(approval: Approval): void;
 }
 
@@ -67,12 +66,12 @@ export class ApprovalService implements ApprovalGate {
   /** "Approve for this session": caller → tool → the approval that granted it. */
   private readonly sessionGrants = new Map<string, Map<string, { id: string; by: string }>>();
 
-  /** Active "always allow" rules as last read: `agent` → tools (for listings, which do not wait). */
-  private activeRules = new Map<string, Set<string>>();
-  private refreshTimer: NodeJS.Timeout | undefined;
+  private readonly ruleCache: ApprovalRulesCache;
 
   /** Use {@link ApprovalService.open}, which also reads the store. */
-  private constructor(private readonly options: ApprovalServiceOptions) {}
+  private constructor(private readonly options: ApprovalServiceOptions) {
+    this.ruleCache = new ApprovalRulesCache(options.store, options.logger);
+  }
 
   /**
    * The service over its store: pending records of a process that is gone are marked
@@ -83,34 +82,13 @@ export class ApprovalService implements ApprovalGate {
     const interrupted = await options.store.interruptOrphans(Date.now());
     if (interrupted.length > 0)
       options.logger.warn('approval.interrupted', { approvals: interrupted.length });
-    await service.refreshRules();
-    service.refreshTimer = setInterval(
-      () =>
-        void service
-          .refreshRules()
-          .catch((e: unknown) =>
-            options.logger.warn('approval.rules_refresh_failed', { error: (e as Error).message }),
-          ),
-      options.rulesRefreshMs ?? RULES_REFRESH_MS,
-    );
-    service.refreshTimer.unref();
+    await service.ruleCache.start(options.rulesRefreshMs);
     return service;
-  }
-
-  /** Re-reads the active rules from the store. */
-  async refreshRules(): Promise<void> {
-    const rules = new Map<string, Set<string>>();
-    for (const rule of await this.options.store.rules(false)) {
-      const tools = rules.get(rule.agent) ?? new Set<string>();
-      tools.add(rule.tool);
-      rules.set(rule.agent, tools);
-    }
-    this.activeRules = rules;
   }
 
   preapproved(tool: Tool, caller: CallerContext): boolean {
     const agent = caller.approvals?.agent;
-    return agent !== undefined && this.activeRules.get(agent)?.has(tool.name) === true;
+    return agent !== undefined && this.ruleCache.allows(agent, tool.name);
   }
 
   /** Who decides this caller's `ask` calls. */
@@ -217,6 +195,7 @@ export class ApprovalService implements ApprovalGate {
       const onAbort = () =>
         void this.endByServer(approval.id, 'cancelled', 'The caller cancelled the call while it waited.');
       this.waiters.set(approval.id, {
+        approval,
         settle: (a) => {
           clearTimeout(timer);
           clearInterval(heartbeat);
@@ -230,39 +209,11 @@ export class ApprovalService implements ApprovalGate {
       else caller.signal?.addEventListener('abort', onAbort, { once: true });
       this.emit({ kind: 'requested', approval });
       void this.told(caller, { id: approval.id, tool: tool.name });
-      const elicit = caller.approvals?.elicit;
-      if (elicit && this.waiters.has(approval.id)) {
-        elicit(
-          {
-            approvalId: approval.id,
-            tool: tool.name,
-            description: tool.description,
-            arguments: request.input ?? {},
-            expiresAt: approval.expiresAt,
-          },
-          elicitation.signal,
-        ).then(
-          (answer) => {
-            if (!this.waiters.has(approval.id)) return;
-            this.decide(approval.id, {
-              approve: answer.approve,
-              by: caller.caller,
-              via: 'elicitation',
-              reason: answer.reason,
-            }).catch(() => {
-              // decided elsewhere in the meantime: the first decision stands
-            });
-          },
-          (e: unknown) => {
-            // the client could not ask (or gave up): the dock and the CLI can still decide
-            if (this.waiters.has(approval.id))
-              this.options.logger.info('approval.elicitation_failed', {
-                approvalId: approval.id,
-                error: e instanceof Error ? e.message : String(e),
-              });
-          },
-        );
-      }
+      elicitDecision(request, approval, elicitation.signal, {
+        waiting: (id) => this.waiters.has(id),
+        decide: (id, decision) => this.decide(id, decision),
+        logger: this.options.logger,
+      });
     });
     await this.told(caller, null);
     return admissionOf(ended);
@@ -333,7 +284,7 @@ export class ApprovalService implements ApprovalGate {
     }
     if (ended.status === 'approved' && scope === 'always' && ended.agent !== null) {
       await store.addRule(ended.agent, ended.tool, decision.by, id, Date.now());
-      await this.refreshRules();
+      await this.ruleCache.refresh();
       this.emit({ kind: 'rules' });
     }
     logger.info('approval.decided', {
@@ -371,8 +322,8 @@ export class ApprovalService implements ApprovalGate {
       });
     } catch (e) {
       this.options.logger.error('approval.end_failed', { approvalId: id, error: (e as Error).message });
-      const current = await this.options.store.get(id).catch(() => undefined);
-      if (current) this.waiters.get(id)?.settle({ ...current, status, reason, decidedVia: 'server' });
+      const waiter = this.waiters.get(id);
+      waiter?.settle({ ...waiter.approval, status, reason, decidedVia: 'server' });
       return;
     }
     if (!ended) return;
@@ -404,7 +355,7 @@ export class ApprovalService implements ApprovalGate {
   /** Removes an "always allow" rule; the tool asks again from the next call on. */
   async removeRule(id: string, by: string): Promise<ApprovalRule> {
     const rule = await this.options.store.removeRule(id, by, Date.now());
-    await this.refreshRules();
+    await this.ruleCache.refresh();
     this.options.logger.info('approval.rule_removed', { ruleId: id, agent: rule.agent, tool: rule.tool, by });
     this.emit({ kind: 'rules' });
     return rule;
@@ -424,7 +375,7 @@ export class ApprovalService implements ApprovalGate {
 
   /** Ends every waiting call: the server is stopping. */
   async close(): Promise<void> {
-    if (this.refreshTimer) clearInterval(this.refreshTimer);
+    this.ruleCache.stop();
     await Promise.all(
       [...this.waiters.keys()].map((id) =>
         this.endByServer(id, 'interrupted', 'The server stopped while the call waited for this approval.'),

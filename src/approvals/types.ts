@@ -12,6 +12,12 @@ export type {
   DecidedVia,
 } from '../store/approvals.js';
 
+/** An approval as shown to a person: the record plus the tool's description and whether a call waits on it. */
+export interface ApprovalView extends Approval {
+  description: string | null;
+  waiting: boolean;
+}
+
 /** A person's answer. */
 export interface Decision {
   approve: boolean;

@@ -1,10 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { ConfigError, type LoadedConfig, loadConfig } from '../config/load.js';
 import { probePostgres } from '../store/postgres/probe.js';
 import { openDatabase } from '../store/sqlite/database.js';
-import { resolveStoreTarget, type StoreTarget } from '../store/target.js';
+import { resolveStoreTarget } from '../store/target.js';
 import { out, parseCommandArgs } from './args.js';
 
 interface Check {
@@ -50,26 +49,6 @@ async function systemChecks(): Promise<Check[]> {
 }
 
 /** A configured PostgreSQL store: can it be reached, and how does its schema stand. */
-async function storeCheck(loaded: LoadedConfig): Promise<Check | undefined> {
-  let target: StoreTarget;
-  try {
-    target = resolveStoreTarget(loaded.config.store, loaded.dataDir);
-  } catch (e) {
-    return { name: 'store', ok: false, detail: (e as Error).message };
-  }
-  if (target.kind !== 'postgres') return undefined;
-  try {
-    return { name: 'postgres', ok: true, detail: await probePostgres(target.url, target.password) };
-  } catch (e) {
-    return {
-      name: 'postgres',
-      ok: false,
-      detail: (e as Error).message,
-      fix: 'The message above names what to change; `paddock serve` stops on the same problem.',
-    };
-  }
-}
-
 const HELP = `Usage: paddock doctor [--json] [--config FILE]
 
 Checks Node, bubblewrap and user namespaces, SQLite (or a configured PostgreSQL store), the
@@ -126,22 +105,7 @@ export async function doctorCommand(args: string[]): Promise<number> {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       accessSync(dataDir, constants.W_OK);
       checks.push({ name: 'data directory', ok: true, detail: dataDir });
-      const store = await storeCheck(loaded);
-      if (store) checks.push(store);
-      else
-        try {
-          const db = openDatabase(join(dataDir, 'paddock.db'));
-          const mode = db.pragma('journal_mode', { simple: true });
-          db.close();
-          checks.push({ name: 'sqlite', ok: true, detail: `paddock.db opens (journal ${String(mode)})` });
-        } catch (e) {
-          checks.push({
-            name: 'sqlite',
-            ok: false,
-            detail: (e as Error).message,
-            fix: 'Reinstall dependencies (`npm ci`) so better-sqlite3 is built for this Node, and check the disk.',
-          });
-        }
+      checks.push(await storeCheck(loaded));
     } catch (e) {
       checks.push({
         name: 'data directory',
@@ -159,4 +123,40 @@ export async function doctorCommand(args: string[]): Promise<number> {
     }
   }
   return checks.every((c) => c.ok || c.optional) ? 0 : 1;
+}
+
+/** The configured store opens: the embedded SQLite file (and its journal mode), or the database store.url names. */
+/** The configured store: the embedded SQLite file, or a PostgreSQL database probed without migrating it. */
+async function storeCheck(loaded: LoadedConfig): Promise<Check> {
+  let target: ReturnType<typeof resolveStoreTarget>;
+  try {
+    target = resolveStoreTarget(loaded.config.store, loaded.dataDir);
+  } catch (e) {
+    return { name: 'store', ok: false, detail: (e as Error).message, fix: 'Correct store in paddock.yaml.' };
+  }
+  if (target.kind === 'postgres') {
+    try {
+      return { name: 'postgres', ok: true, detail: await probePostgres(target.url, target.password) };
+    } catch (e) {
+      return {
+        name: 'postgres',
+        ok: false,
+        detail: (e as Error).message,
+        fix: 'The message above names what to change; `paddock serve` stops on the same problem.',
+      };
+    }
+  }
+  try {
+    const db = openDatabase(target.file);
+    const mode = db.pragma('journal_mode', { simple: true });
+    db.close();
+    return { name: 'sqlite', ok: true, detail: `${target.file} opens (journal ${String(mode)})` };
+  } catch (e) {
+    return {
+      name: 'sqlite',
+      ok: false,
+      detail: (e as Error).message,
+      fix: 'Reinstall dependencies (`npm ci`) so better-sqlite3 is built for this Node, and check the disk.',
+    };
+  }
 }

@@ -22,14 +22,13 @@ export async function openStores(
   const serverId = options.serverId ?? randomId('srv', 10);
   const logger = options.logger ?? silentLogger();
   switch (target.kind) {
-    // each backend loads only when it is the one configured (pg alone costs most of a CLI start)
-    case 'sqlite': {
-      const { openSqliteStores } = await import('./sqlite/open.js');
-      return openSqliteStores(target.file, { serverId, logger });
-    }
-    case 'postgres': {
-      const { openPostgresStores } = await import('./postgres/open.js');
-      return openPostgresStores(target.url, target.password, { serverId, logger });
-    }
+    case 'sqlite':
+      // Each driver loads only when its store is chosen (a CLI command pays for one).
+      return (await import('./sqlite/open.js')).openSqliteStores(target.file, { serverId, logger });
+    case 'postgres':
+      return (await import('./postgres/open.js')).openPostgresStores(target.url, target.password, {
+        serverId,
+        logger,
+      });
   }
 }

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { SqliteAuditStore } from '../../../src/store/sqlite/audit-store.js';
+import { openDatabase } from '../../../src/store/sqlite/database.js';
 import { type DockServer, openSocket, startDockServer } from './harness.js';
 
 describe('dock websocket access', () => {
@@ -76,6 +79,38 @@ describe('dock websocket stream', () => {
 
   after(async () => {
     await server?.close();
+  });
+
+  it('pushes rows another process writes to the same store, once each, in the order they ended', async () => {
+    const s = await openSocket(server, { cookie, origin: server.base });
+    const other = openDatabase(join(server.dir, 'paddock.db'));
+    try {
+      await s.next('snapshot');
+      const elsewhere = new SqliteAuditStore(other);
+      const row = (id: string) => ({
+        id,
+        startedAt: Date.now(),
+        durationMs: 1,
+        tool: 'http_get',
+        source: 'builtin',
+        caller: 'mcp:other-server',
+        via: 'direct' as const,
+        input: { url: 'https://example.test/' },
+        outputBytes: 0,
+        success: true,
+      });
+      await elsewhere.record(row('inv_elsewhere_1'));
+      await elsewhere.record(row('inv_elsewhere_2'));
+      await s.next('audit', (m) => m.row.id === 'inv_elsewhere_2', 10_000);
+      const ids = s.messages.flatMap((m) =>
+        m.type === 'audit' && m.row.caller === 'mcp:other-server' ? [m.row.id] : [],
+      );
+      assert.deepEqual(ids, ['inv_elsewhere_1', 'inv_elsewhere_2']);
+      assert.deepEqual(s.invalid, []);
+    } finally {
+      other.close();
+      await s.close();
+    }
   });
 
   it('pushes each committed audit row to every connected page', async () => {
