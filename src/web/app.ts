@@ -123,7 +123,10 @@ export class WebApp {
   async listen(port = this.options.port): Promise<AddressInfo> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen(port, this.options.host, () => {
+      // A burst of clients (each MCP request may open its own connection) waits in the kernel's
+      // queue while the event loop is busy; Node's default of 511 drops the rest of a burst's
+      // connects, and a client then times out connecting. The kernel caps it at somaxconn.
+      this.server.listen({ port, host: this.options.host, backlog: 4096 }, () => {
         this.server.off('error', reject);
         resolve();
       });
