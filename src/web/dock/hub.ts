@@ -30,6 +30,7 @@ import type {
   LaunchLinkBoot,
 } from './sources.js';
 import { toDockAuditRow, UNAVAILABLE_STATUS } from './views.js';
+import type { DockVmHosts } from './vm-hosts.js';
 
 export type { DockLauncher };
 export { toDockAuditRow };
@@ -63,6 +64,8 @@ export interface DockHubOptions {
   snapshotAgentRuns?: number;
   /** Heartbeat: a page that does not answer a ping within this interval is dropped. */
   heartbeatMs?: number;
+  /** The pages as hosts of browser computers; without it no page hosts one. */
+  vmHosts?: DockVmHosts | null;
 }
 
 export class DockHub {
@@ -84,6 +87,7 @@ export class DockHub {
       caller: options.caller,
       launch: options.launch,
       tools: options.tools ?? null,
+      vmHosts: options.vmHosts ?? null,
     });
     this.wss = new WebSocketServer({
       noServer: true,
@@ -216,6 +220,7 @@ export class DockHub {
       void this.actions.handle(conn, data, isBinary);
     });
     ws.on('close', () => {
+      this.options.vmHosts?.drop(conn);
       for (const sub of conn.terminals.values()) sub.dispose();
       conn.terminals.clear();
       for (const call of conn.calls.values())
