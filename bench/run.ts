@@ -38,6 +38,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['bridge', './bridge.js', 'benchBridge'],
     ['egress', './egress.js', 'benchEgress'],
     ['warm', './warm-pool.js', 'benchWarmPool'],
+    ['browser', './browser.js', 'benchBrowser'],
   ];
   for (const [name, path, fn] of optional) {
     try {

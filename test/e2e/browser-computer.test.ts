@@ -40,6 +40,20 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
     assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
     return r.structuredContent ?? {};
   };
+  /** run_command, then read_job until the job ended: its whole output and exit. */
+  const runToEnd = async (script: string) => {
+    const r = await call('run_command', { script, waitMs: 10_000 });
+    if (r.terminationObserved) return r;
+    return (await pollUntil(
+      async () => {
+        const j = await call('read_job', { jobId: r.jobId, byteLimit: 65_536 });
+        return j.terminationObserved ? j : null;
+      },
+      `job ${String(r.jobId)} to end`,
+      120_000,
+      250,
+    )) as Record<string, unknown>;
+  };
   const profile = async () => {
     const { profiles } = (await call('list_profiles')) as { profiles: Record<string, unknown>[] };
     return profiles.find((p) => p.id === 'tab')!;
@@ -52,6 +66,7 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
   });
 
   after(async () => {
+    if (serve) process.stderr.write(`server log (tail):\n${serve.stderr().slice(-3000)}\n`);
     await client?.close().catch(() => undefined);
     await browser?.close().catch(() => undefined);
     await serve?.stop();
@@ -80,10 +95,7 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
     );
     assert.equal(status?.lifecycle, 'running', JSON.stringify(status));
     process.stderr.write(`browser computer running after ${Date.now() - started} ms\n`);
-    const job = await call('run_command', {
-      script: 'echo out-$((6*7)); echo err-line >&2; exit 3',
-      waitMs: 60_000,
-    });
+    const job = await runToEnd('echo out-$((6*7)); echo err-line >&2; exit 3');
     assert.equal(job.stdout, 'out-42\n');
     assert.equal(job.stderr, 'err-line\n');
     assert.equal(job.exitCode, 3);
@@ -111,10 +123,7 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
     const job = await call('run_command', { script: '(sleep 311; echo never) & sleep 312', waitMs: 0 });
     const jobId = String(job.jobId);
     await pollUntil(
-      async () =>
-        String((await call('run_command', { script: 'ps -o args', waitMs: 30_000 })).stdout).includes(
-          'sleep 311',
-        ),
+      async () => String((await runToEnd('ps -o args')).stdout).includes('sleep 311'),
       'the child to run',
       60_000,
       250,
@@ -123,14 +132,14 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
     const ended = await pollUntil(
       async () => {
         const r = await call('read_job', { jobId });
-        return r.state === 'running' ? null : r;
+        return r.terminationObserved ? r : null;
       },
       'the job to end',
       60_000,
       250,
     );
-    assert.equal(ended?.state, 'canceled', JSON.stringify(ended));
-    const ps = await call('run_command', { script: 'ps -o args', waitMs: 30_000 });
+    assert.equal(ended?.canceled, true, JSON.stringify(ended));
+    const ps = await runToEnd('ps -o args');
     assert.doesNotMatch(String(ps.stdout), /sleep 31[12]/);
   });
 

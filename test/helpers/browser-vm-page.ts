@@ -27,7 +27,7 @@ const flush = () => { flushing = false; for (const port of [1, 2]) { if (out[por
 const emu = new V86({ wasm_path: '/v86/v86.wasm', memory_size: ${memoryMb} * 1024 * 1024, vga_memory_size: 2 * 1024 * 1024,
   bios: { url: '/img/bios.bin' }, vga_bios: { url: '/img/vgabios.bin' }, bzimage: { url: '/img/bzImage' },
   initrd: { url: '/img/initrd.img' }, cmdline: ${JSON.stringify(cmdline)}, autostart: true, disable_keyboard: true,
-  disable_mouse: true, uart1: true, uart2: true, acpi: false, fastboot: true });
+  disable_mouse: true, uart1: true, uart2: true, acpi: false, fastboot: true, disable_speaker: true });
 for (const port of [1, 2]) emu.add_listener('serial' + port + '-output-byte', (b) => {
   out[port].push(b); if (!flushing) { flushing = true; setTimeout(flush, 0); } });
 window.__send = (port, b64) => emu.serial_send_bytes(port, Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));

@@ -81,9 +81,10 @@ export class BrowserGuest {
     void this.start();
   }
 
-  /** Stops polling and fails what waits on the agent (the VM is gone). */
+  /** Stops polling and fails what waits on the agent (the VM is gone); `reason` ends the diagnostics. */
   close(reason: string): void {
     if (this.closed) return;
+    this.note(reason);
     this.closed = true;
     this.subscription.dispose();
     this.agent.fail(new Error(reason));

@@ -47,7 +47,6 @@ export class BrowserBackend implements ComputerBackend {
     const guest = new BrowserGuest(link, spec.probe);
     let destroyed = false;
     const exited = link.gone.then((reason) => {
-      guest.diagnostics.write(`${reason}\n`);
       guest.close(reason);
       return { exitCode: null, signal: null };
     });

@@ -88,6 +88,8 @@ export function dockCsp(previewOrigins: readonly string[] = []): string {
     "default-src 'self'",
     // the browser computer's emulator compiles WebAssembly, also at run time (its JIT)
     "script-src 'self' 'wasm-unsafe-eval'",
+    // and paces its main loop with a tiny worker it creates from a blob
+    "worker-src 'self' blob:",
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
     "font-src 'self' data:",

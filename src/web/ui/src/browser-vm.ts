@@ -79,6 +79,7 @@ export class BrowserVmHost {
       uart2: true,
       acpi: false,
       fastboot: true,
+      disable_speaker: true,
     }) as unknown as Emulator;
     vm.emulator = emulator;
     for (const port of [1, 2] as const) {
