@@ -102,7 +102,11 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
   });
 
   it('writes a file and reads it back', async () => {
-    await call('write_file', { path: '/workspace/notes/a.txt', content: 'first line\nsecond é line\n' });
+    await call('write_file', {
+      path: '/workspace/notes/a.txt',
+      content: 'first line\nsecond é line\n',
+      overwrite: false,
+    });
     const r = await call('read_file', { path: '/workspace/notes/a.txt' });
     assert.equal(r.content, 'first line\nsecond é line\n');
   });
