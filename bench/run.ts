@@ -40,6 +40,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['egress', './egress.js', 'benchEgress'],
     ['warm', './warm-pool.js', 'benchWarmPool'],
     ['stores', './stores.js', 'benchStores'],
+    ['browser', './browser.js', 'benchBrowser'],
   ];
   for (const [name, path, fn] of optional) {
     try {

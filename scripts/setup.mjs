@@ -3,7 +3,8 @@
 // clone lacks, in the order it is needed, each step skipped when already done.
 //   1. Node version;  2. Debian packages (installed with apt-get as root, else the command to run
 //   is printed and nothing else runs);  3. npm dependencies;  4. native modules built for this Node;
-//   5. the build (dist/), redone only when a source is newer than the last build.
+//   5. the browser computer's image (test and bench);  6. the build (dist/), redone only when a
+//   source is newer than the last build.
 // Plain JavaScript on node: builtins only, because node_modules may not exist yet.
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -135,7 +136,17 @@ if (loadError) {
     ]);
 }
 
-// 5. The build: dist/.build-stamp is touched at the end of `npm run build`.
+// 5. The browser computer's image (tests boot it in Chromium): built from Debian packages by its
+//    script, which needs root for apt-get; without root the browser tests say how to build it.
+if (scope !== 'serve') {
+  if (isRoot) run(process.execPath, [join(root, 'scripts', 'build-browser-image.mjs'), '--if-stale']);
+  else if (!existsSync(join(root, 'browser-image', 'manifest.json')))
+    say(
+      'the browser computer image is not built; its tests will fail until `sudo node scripts/build-browser-image.mjs` runs',
+    );
+}
+
+// 6. The build: dist/.build-stamp is touched at the end of `npm run build`.
 function newestSource(dir) {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {

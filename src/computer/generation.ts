@@ -87,7 +87,8 @@ export function startGeneration(ctx: ComputerContext, req: GenerationRequest): C
       hostDir: warm?.hostDir ?? ctx.generationDir(generation),
       ...(keptWorkspace ? { keptWorkspace } : {}),
       retentionBytes: profile.limits.outputBytes ?? ctx.config.retentionBytes,
-      bootTimeoutMs: ctx.config.bootTimeoutMs,
+      bootTimeoutMs:
+        profile.backend === 'browser' ? ctx.config.browserBootTimeoutMs : ctx.config.bootTimeoutMs,
       warm,
       before: room ? Promise.all([teardown, room]).then(() => undefined) : waitFor,
       egress: ctx.egress?.forComputer(generation, profile, log) ?? null,

@@ -59,6 +59,9 @@ export class ProfileCatalog {
     private readonly hasProgram: (name: string) => boolean,
     /** Whether this server runs the egress proxy (profiles with network mode "proxy" need it). */
     private readonly egress = false,
+    /** Why profiles naming another backend (`browser`) cannot launch now; null when they can. */
+    private readonly backendUnavailable: (backend: string) => string | null = (b) =>
+      `this server has no "${b}" backend.`,
   ) {
     for (const p of builtInProfiles()) this.profiles.set(p.id, p);
     for (const p of configured) this.profiles.set(p.id, { ...p, limits: limitsSchema.parse(p.limits) });
@@ -83,6 +86,10 @@ export class ProfileCatalog {
 
   /** Whether the profile can launch, with the reason when it cannot. */
   availability(p: ProfileConfig): { available: boolean; reason: string | null } {
+    if (p.backend && p.backend !== 'bwrap') {
+      const reason = this.backendUnavailable(p.backend);
+      return { available: reason === null, reason };
+    }
     const missing = p.requires.filter((name) => !this.hasProgram(name));
     if (missing.length > 0) {
       return {

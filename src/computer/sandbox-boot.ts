@@ -56,6 +56,7 @@ export function sandboxSpec(
     networkMode: profile.networkMode,
     probe: PROBE,
     files,
+    ...(profile.backend ? { backend: profile.backend } : {}),
   };
 }
 
@@ -140,7 +141,8 @@ export async function bootSandbox(
   }
 }
 
-/** `signal SIGKILL` or `exit code 1`. */
+/** `signal SIGKILL`, `exit code 1`, or `it ended` (a backend with no process, such as a page that went away). */
 export function describeExit(how: { exitCode: number | null; signal: string | null }): string {
-  return how.signal ? `signal ${how.signal}` : `exit code ${how.exitCode}`;
+  if (how.signal) return `signal ${how.signal}`;
+  return how.exitCode === null ? 'it ended' : `exit code ${how.exitCode}`;
 }

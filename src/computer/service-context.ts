@@ -75,6 +75,10 @@ export class ComputerContext {
       options.config.profiles,
       (name) => options.backend.hasProgram(name),
       options.egress !== undefined,
+      (backend) =>
+        options.backend.unavailable
+          ? options.backend.unavailable(backend)
+          : `this server has no "${backend}" backend.`,
     );
     this.launchLinks = options.launchLinks ?? null;
     this.computersDir = options.config.workspaceDir ?? join(options.dataDir, 'computers');

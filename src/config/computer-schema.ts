@@ -102,6 +102,12 @@ const profileInputSchema = z
       .describe(
         "Let commands in this profile call the caller's tools with paddock-tool (default: computer.toolChannel).",
       ),
+    backend: z
+      .enum(['bwrap', 'browser'])
+      .optional()
+      .describe(
+        'Where its computers run: the server\'s backend (default), or "browser": an x86 emulator in the dock tab that launched it (docs/browser-computer.md).',
+      ),
     description: z
       .string()
       .max(2000)
@@ -154,6 +160,21 @@ const profileInputSchema = z
  */
 export const profileSchema = profileInputSchema
   .superRefine((p, ctx) => {
+    if (p.backend === 'browser') {
+      const unsupported: Array<[boolean, string, string]> = [
+        [p.mounts.length > 0, 'mounts', 'a browser computer cannot see host paths; remove mounts'],
+        [p.warm > 0, 'warm', 'a browser computer boots in its page; set warm to 0'],
+        [p.workspace !== 'fresh', 'workspace', 'a browser computer keeps nothing; use workspace "fresh"'],
+        [
+          (p.network?.mode ?? p.networkMode ?? 'none') !== 'none',
+          'network',
+          'a browser computer has no network; use network mode "none"',
+        ],
+      ];
+      for (const [bad, path, message] of unsupported) {
+        if (bad) ctx.addIssue({ code: 'custom', path: [path], message });
+      }
+    }
     if (p.networkMode && p.network && p.network.mode !== p.networkMode) {
       ctx.addIssue({
         code: 'custom',
@@ -226,6 +247,15 @@ export const computerSchema = z
       .max(120_000)
       .default(15_000)
       .describe('How long a boot may take before the computer is in error.'),
+    browserBootTimeoutMs: z
+      .number()
+      .int()
+      .min(10_000)
+      .max(900_000)
+      .default(300_000)
+      .describe(
+        'How long the boot of a browser computer (an emulated PC in a dock tab, tens of seconds) may take before it is in error.',
+      ),
     maxComputers: z
       .number()
       .int()

@@ -5,6 +5,8 @@ import { type AgentsService, createAgentNamespaceOf, createAgents } from '../age
 import { ApprovalService } from '../approvals/service.js';
 import type { AuditStore, MemoryStore } from '../audit/types.js';
 import { ChannelSession } from '../channel/session.js';
+import { BrowserBackend, withBrowserBackend } from '../computer/backend/browser.js';
+import { BrowserImage } from '../computer/backend/browser-image.js';
 import { BwrapBackend } from '../computer/backend/bwrap.js';
 import { withPidFiles } from '../computer/backend/sandbox-pids.js';
 import type { ComputerBackend } from '../computer/backend/types.js';
@@ -33,6 +35,7 @@ import { ToolRegistry } from '../tools/registry.js';
 import type { Tool } from '../tools/tool.js';
 import { InputValidator } from '../tools/validation.js';
 
+import { DockVmHosts } from '../web/dock/vm-hosts.js';
 import { type Closer, closeInReverse } from './common.js';
 
 /** The bwrap backend; without cgroups, its sandboxes are tracked by pid file for the next start's sweep. */
@@ -91,6 +94,8 @@ export interface Paddock {
   integrations: IntegrationsService;
   computer: ComputerService;
   agents: AgentsService;
+  /** The dock pages that host browser computers, and the image they boot. */
+  browser: { hosts: DockVmHosts; image: BrowserImage };
   /** Tells the services where the dock listens (links in launch answers and approval requests). */
   setDockUrl(url: string): void;
   close(): Promise<void>;
@@ -179,8 +184,13 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     });
 
     const skillsDir = join(loaded.projectDir, '.paddock', 'skills');
+    // browser computers boot in dock pages; without a dock no page offers to host one
+    const browser = { hosts: new DockVmHosts(logger.child({ domain: 'dock' })), image: new BrowserImage() };
     const computer = new ComputerService({
-      backend: sandboxBackend(config.computer.sandboxUid, dataDir, logger),
+      backend: withBrowserBackend(
+        sandboxBackend(config.computer.sandboxUid, dataDir, logger),
+        new BrowserBackend(browser.hosts, browser.image),
+      ),
       config: config.computer,
       dataDir,
       dockUrl:
@@ -265,6 +275,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       integrations,
       computer,
       agents,
+      browser,
       setDockUrl: (url) => {
         dockBase = url;
         computer.setDockUrl(url);

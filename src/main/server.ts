@@ -109,6 +109,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       computer: dockComputer,
       agents: dockAgentsFromService(paddock.agents),
       approvals: dockApprovalsFromService(paddock.approvals),
+      browser: paddock.browser,
       secureCookie: server.publicUrl?.startsWith('https://') ?? false,
     });
     closers.push(() => dock.close());

@@ -51,6 +51,8 @@ export interface SandboxSpec {
   networkMode: 'none' | 'proxy';
   /** Program names whose presence the agent reports in its hello. */
   probe: string[];
+  /** The backend the profile names (`browser`); absent: the server's own. */
+  backend?: string;
   /** Extra read-only files by guest path (e.g. the trust bundle of the egress proxy). */
   files?: Record<string, string>;
 }
@@ -116,6 +118,11 @@ export interface ComputerBackend {
   launch(spec: SandboxSpec): Promise<SandboxInstance>;
   /** Whether an executable exists where the guest will see it (profile availability). */
   hasProgram(name: string): boolean;
+  /**
+   * Why profiles naming `backend` (a profile's `backend` field) cannot launch now, or null when
+   * they can. Absent: only the server's own backend exists.
+   */
+  unavailable?(backend: string): string | null;
   /** Frees everything the backend holds (cgroups of this server). */
   dispose(): Promise<void>;
 }

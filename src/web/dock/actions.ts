@@ -9,6 +9,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { DockClient } from './client.js';
 import { type ClientMessage, clientMessageSchema } from './protocol.js';
 import type { Disposable, DockAgents, DockApprovals, DockComputer, DockTools } from './sources.js';
+import type { DockVmHosts } from './vm-hosts.js';
 import { type WebMcpMessage, webMcpActionOf } from './webmcp.js';
 
 /** Launches a profile (through the gateway when `launch_computer` is registered, so it is audited). */
@@ -36,6 +37,8 @@ export interface DockActionDeps {
   launch?: DockLauncher;
   /** The computer tools for WebMCP; without them `webmcp.*` requests are refused. */
   tools?: DockTools | null;
+  /** Hosts of browser computers; without them `vm.*` requests are refused. */
+  vmHosts?: DockVmHosts | null;
 }
 
 const MAX_TERMINAL_SUBSCRIPTIONS = 16;
@@ -111,11 +114,22 @@ export class DockActions {
       return this.approvalAction(message);
     if (message.type === 'webmcp.list' || message.type === 'webmcp.call')
       return this.webMcpAction(conn, message);
+    if (message.type === 'vm.host' || message.type === 'vm.serial') {
+      const hosts = this.deps.vmHosts;
+      if (!hosts) throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs no browser computers.');
+      if (message.type === 'vm.host') {
+        hosts.offer(conn);
+        return 'This page can host a browser computer.';
+      }
+      hosts.fromPage(conn, message.vm, message.port, message.data);
+      return 'Delivered.';
+    }
     const computer = this.deps.computer;
     if (!computer)
       throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs without the computer service.');
     switch (message.type) {
       case 'launch':
+        this.deps.vmHosts?.prefer(conn);
         await (this.deps.launch ?? ((id: string) => computer.launch(id)))(message.profileId);
         this.deps.logger.info('dock.launch', {
           profileId: message.profileId,

@@ -29,6 +29,7 @@ import type {
 } from './sources.js';
 import { DockStoreState } from './store-state.js';
 import { toDockAuditRow, UNAVAILABLE_STATUS } from './views.js';
+import type { DockVmHosts } from './vm-hosts.js';
 
 export type { DockLauncher };
 export { toDockAuditRow };
@@ -62,6 +63,8 @@ export interface DockHubOptions {
   snapshotAgentRuns?: number;
   /** Heartbeat: a page that does not answer a ping within this interval is dropped. */
   heartbeatMs?: number;
+  /** The pages as hosts of browser computers; without it no page hosts one. */
+  vmHosts?: DockVmHosts | null;
 }
 
 export class DockHub {
@@ -86,6 +89,7 @@ export class DockHub {
       caller: options.caller,
       launch: options.launch,
       tools: options.tools ?? null,
+      vmHosts: options.vmHosts ?? null,
     });
     this.heartbeat = setInterval(() => this.beat(), options.heartbeatMs ?? 30_000);
     this.heartbeat.unref();
@@ -219,6 +223,7 @@ export class DockHub {
       void this.actions.handle(conn, data, isBinary);
     });
     ws.on('close', () => {
+      this.options.vmHosts?.drop(conn);
       for (const sub of conn.terminals.values()) sub.dispose();
       conn.terminals.clear();
       for (const call of conn.calls.values())

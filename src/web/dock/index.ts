@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuditStore } from '../../audit/types.js';
+import type { BrowserImage } from '../../computer/backend/browser-image.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Gateway } from '../../tools/gateway.js';
@@ -18,11 +19,14 @@ import type { DockStatus } from './protocol.js';
 import { dockRoutes, sendSignIn } from './routes.js';
 import type { DockAgents, DockApprovals, DockComputer, DockTools, LaunchLinkBoot } from './sources.js';
 import { defaultUiDir, UiAssets } from './static-assets.js';
+import type { DockVmHosts } from './vm-hosts.js';
+import { vmRoutes } from './vm-routes.js';
 
 export { dockAgentsFromService } from './agents-adapter.js';
 export { dockApprovalsFromService } from './approvals-adapter.js';
 export { type ComputerAdapterOptions, dockComputerFromService } from './computer-adapter.js';
 export type * from './sources.js';
+export { DockVmHosts } from './vm-hosts.js';
 
 /** Path of the dock's websocket. */
 export const DOCK_WS_PATH = '/dock/ws';
@@ -53,6 +57,8 @@ export interface DockOptions {
   previewOrigins?: string[];
   login?: DockLoginOptions;
   limits?: Partial<ClientLimits>;
+  /** Browser computers: the pages that host them and the image they boot (both or neither). */
+  browser?: { hosts: DockVmHosts; image: BrowserImage } | null;
 }
 
 /** The dock, ready to hand to the WebApp. */
@@ -80,7 +86,10 @@ export function dockCsp(previewOrigins: readonly string[] = []): string {
   const frames = ["'self'", ...previewOrigins].join(' ');
   return [
     "default-src 'self'",
-    "script-src 'self'",
+    // the browser computer's emulator compiles WebAssembly, also at run time (its JIT)
+    "script-src 'self' 'wasm-unsafe-eval'",
+    // and paces its main loop with a tiny worker it creates from a blob
+    "worker-src 'self' blob:",
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
     "font-src 'self' data:",
@@ -110,22 +119,26 @@ export function createDock(options: DockOptions): Dock {
     bootLink: linkBooter(options.gateway ?? null, computer),
     tools: options.tools ?? null,
     limits: options.limits,
+    vmHosts: options.browser?.hosts ?? null,
   });
   const issue = (base: string) => {
     const { code, expiresAt } = login.issueCode();
     return { url: `${base.replace(/\/+$/, '')}/login?code=${code}`, expiresAt };
   };
-  const routes = dockRoutes({
-    auth: options.auth,
-    login,
-    hub,
-    computer,
-    assets: new UiAssets(options.uiDir ?? defaultUiDir(), dockCsp(options.previewOrigins)),
-    nonces: new LaunchNonces(),
-    logger,
-    secureCookie: options.secureCookie ?? false,
-    loginLink: issue,
-  });
+  const routes = [
+    ...(options.browser ? vmRoutes(options.browser.image) : []),
+    ...dockRoutes({
+      auth: options.auth,
+      login,
+      hub,
+      computer,
+      assets: new UiAssets(options.uiDir ?? defaultUiDir(), dockCsp(options.previewOrigins)),
+      nonces: new LaunchNonces(),
+      logger,
+      secureCookie: options.secureCookie ?? false,
+      loginLink: issue,
+    }),
+  ];
   return {
     routes,
     upgrades: [

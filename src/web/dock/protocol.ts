@@ -61,8 +61,33 @@ export const snapshotSchema = z.object({
   approvals: approvalsStateSchema.nullable(),
 });
 
+/** A browser computer hosted by one page (an id the server gives; the page cannot choose it). */
+const vmId = z.string().regex(/^vm-[a-f0-9]{16}$/);
+/** Bytes of a guest serial port (1: the agent, 2: the terminal), base64. */
+const serialData = z
+  .string()
+  .min(1)
+  .max(96 * 1024)
+  .regex(/^[A-Za-z0-9+/]*={0,2}$/);
+
 /** Messages from the server to the page. */
 export const serverMessageSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('vm.boot'),
+    vm: vmId,
+    memoryMb: z.number().int().positive(),
+    cmdline: z.string(),
+    /** URLs of the emulator's wasm and of the image's files, on this server. */
+    wasm: z.string(),
+    files: z.object({ bios: z.string(), vgaBios: z.string(), bzimage: z.string(), initrd: z.string() }),
+  }),
+  z.object({
+    type: z.literal('vm.serial'),
+    vm: vmId,
+    port: z.union([z.literal(1), z.literal(2)]),
+    data: serialData,
+  }),
+  z.object({ type: z.literal('vm.stop'), vm: vmId }),
   snapshotSchema,
   z.object({ type: z.literal('status'), status: statusSchema }),
   z.object({ type: z.literal('profiles'), profiles: z.array(profileSchema) }),
@@ -124,6 +149,19 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
 
 /** Messages from the page to the server. */
 export const clientMessageSchema = z.discriminatedUnion('type', [
+  z
+    .object({ type: z.literal('vm.host'), requestId })
+    .strict()
+    .describe('This page can host a browser computer (it has the emulator).'),
+  z
+    .object({
+      type: z.literal('vm.serial'),
+      vm: vmId,
+      port: z.union([z.literal(1), z.literal(2)]),
+      data: serialData,
+      requestId,
+    })
+    .strict(),
   z.object({ type: z.literal('launch'), profileId: z.string().min(1).max(64), requestId }).strict(),
   z
     .object({

@@ -6,6 +6,7 @@ import './styles.css';
 import type { DockLaunchProgress, DockSnapshot, ServerMessage } from '../../dock/protocol.js';
 import { ActivityPanel } from './activity.js';
 import { ApprovalsPanel } from './approvals.js';
+import { BrowserVmHost } from './browser-vm.js';
 import { h } from './dom.js';
 import { PreviewPanel } from './preview.js';
 import { DockSocket } from './socket.js';
@@ -39,6 +40,7 @@ class DockPage {
   private readonly approvals: ApprovalsPanel;
   private revealedApproval = false;
   private readonly webmcp: WebMcpTools;
+  private readonly vmHost: BrowserVmHost;
   private readonly signedOut = h(
     'div',
     { class: 'overlay', hidden: true, 'data-testid': 'signed-out' },
@@ -69,7 +71,10 @@ class DockPage {
     this.socket = new DockSocket({
       message: (msg) => this.onMessage(msg),
       connection: (state) => {
-        if (state !== 'live') this.webmcp.disconnected();
+        if (state !== 'live') {
+          this.webmcp.disconnected();
+          this.vmHost.disconnected();
+        }
         this.statusBar.setConnection(state);
         this.signedOut.hidden = state !== 'signed-out';
       },
@@ -81,6 +86,7 @@ class DockPage {
     this.activity = new ActivityPanel(this.socket, toast);
     this.approvals = new ApprovalsPanel(this.socket, toast);
     this.webmcp = new WebMcpTools(this.socket);
+    this.vmHost = new BrowserVmHost(this.socket);
     root.append(
       this.statusBar.el,
       ...this.statusBar.banners,
@@ -129,7 +135,10 @@ class DockPage {
     this.computerOfPage = null;
     if (asked && asked !== s.watching && s.computers.some((c) => c.name === asked))
       this.socket.send({ type: 'computer.watch', name: asked });
-    if (s.features.computer) this.webmcp.refresh();
+    if (s.features.computer) {
+      this.webmcp.refresh();
+      this.vmHost.offer();
+    }
   }
 
   /** Shows the progress of this page's launch link and opens its startup job once known. */
@@ -214,6 +223,11 @@ class DockPage {
         return;
       case 'webmcp.result':
         this.webmcp.result(msg.callId, msg.result);
+        return;
+      case 'vm.boot':
+      case 'vm.serial':
+      case 'vm.stop':
+        this.vmHost.handle(msg);
         return;
       case 'reply':
         return;

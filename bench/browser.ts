@@ -1,0 +1,98 @@
+/**
+ * The browser computer beside the bwrap computer, in one run: launch → running (for the browser
+ * computer: from opening its page in Chromium until the guest agent answers) and the round trip of
+ * run_command `true`. The browser computer is an emulated PC in a page, so expect seconds where
+ * bwrap takes milliseconds; docs/browser-computer.md discusses the figures.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BrowserBackend, type BrowserHosts, withBrowserBackend } from '../src/computer/backend/browser.js';
+import type { BrowserVmLink } from '../src/computer/backend/browser-agent-line.js';
+import { BrowserImage } from '../src/computer/backend/browser-image.js';
+import { BwrapBackend } from '../src/computer/backend/bwrap.js';
+import { ComputerManager } from '../src/computer/manager.js';
+import { createComputerTools } from '../src/computer/tools/index.js';
+import { computerSchema } from '../src/config/computer-schema.js';
+import { PaddockError } from '../src/shared/errors.js';
+import { silentLogger } from '../src/shared/logger.js';
+import { bootVmPage, type VmPage } from '../test/helpers/browser-vm-page.js';
+import { toolContext } from './computer.js';
+import type { Figure } from './run.js';
+import { median, timeCalls } from './stats.js';
+
+const BOOTS = 2;
+
+/** launch → running of `profile` on `m`, in ms (from `t0` when given). */
+async function launchTimed(m: ComputerManager, profile: string, t0 = performance.now()): Promise<number> {
+  m.launch(profile);
+  await m.computer!.booted;
+  if (m.computer!.lifecycle !== 'running') throw new Error(`boot failed: ${m.computer!.bootError}`);
+  return performance.now() - t0;
+}
+
+async function roundTrip(m: ComputerManager, calls: number): Promise<number> {
+  const run = createComputerTools(m).find((t) => t.name === 'run_command')!;
+  const ctx = toolContext();
+  return median(await timeCalls(calls, () => run.execute({ script: 'true', waitMs: 10_000 }, ctx), 2));
+}
+
+export async function benchBrowser(): Promise<Figure[]> {
+  const image = new BrowserImage();
+  const checked = image.check();
+  if (!checked.ok) throw new Error(checked.reason);
+  const dir = mkdtempSync(join(tmpdir(), 'paddock-bench-browser-'));
+  const logger = silentLogger();
+  let page: VmPage | null = null;
+  const hosts: BrowserHosts = {
+    unavailable: () => (page ? null : 'no page'),
+    claim: (): BrowserVmLink => page!.link,
+  };
+  const m = new ComputerManager({
+    backend: withBrowserBackend(new BwrapBackend({ logger }), new BrowserBackend(hosts, image)),
+    config: computerSchema.parse({
+      autoLaunch: false,
+      profiles: [{ id: 'tab', name: 'Tab', backend: 'browser' }],
+    }),
+    dataDir: dir,
+    dockUrl: 'http://127.0.0.1:7331',
+    logger,
+  });
+  const stop = new PaddockError('NOT_RUNNING', 'bench');
+  try {
+    const browserBoots: number[] = [];
+    let browserTrip = 0;
+    for (let i = 0; i < BOOTS; i++) {
+      const t0 = performance.now();
+      page = await bootVmPage(image);
+      browserBoots.push(await launchTimed(m, 'tab', t0));
+      if (i === 0) browserTrip = await roundTrip(m, 10);
+      await m.stop(stop);
+      await page.close();
+      page = null;
+    }
+    const bwrapBoots: number[] = [];
+    for (let i = 0; i < 5; i++) bwrapBoots.push(await launchTimed(m, 'shell'));
+    const bwrapTrip = await roundTrip(m, 30);
+    return [
+      {
+        name: `browser computer: page opened → running (median of ${BOOTS})`,
+        value: median(browserBoots),
+        unit: 'ms',
+        target: 'seconds (an emulated PC boots Linux)',
+        peers: [{ name: 'bwrap launch → running', value: median(bwrapBoots) }],
+      },
+      {
+        name: 'browser computer: run_command `true` round trip (median of 10)',
+        value: browserTrip,
+        unit: 'ms/call',
+        target: 'under a second',
+        peers: [{ name: 'bwrap run_command `true`', value: bwrapTrip }],
+      },
+    ];
+  } finally {
+    await m.close();
+    await page?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The server's end of the browser computer's agent (scripts/browser-image/agent.sh): one request
+ * line at a time over the guest's first serial port, one reply line each. The bytes come from a
+ * dock page, so every reply is parsed strictly: a line that is not the answer to the request in
+ * flight breaks the link, and the computer with it.
+ */
+import type { Disposable } from '../../shared/disposable.js';
+
+/** The serial ports of a VM hosted by a page, as the server sees them. */
+export interface BrowserVmLink {
+  /** Bytes to a serial port of the guest (1: the agent, 2: the terminal). */
+  send(port: 1 | 2, data: Buffer): void;
+  /** Bytes a serial port of the guest wrote. */
+  onData(listener: (port: 1 | 2, data: Buffer) => void): Disposable;
+  /** Settles when the page hosting the VM went away (or the VM was stopped), with why. */
+  readonly gone: Promise<string>;
+  /** Stops the VM in its page (idempotent). */
+  close(): void;
+}
+
+/** An error the agent answered with: a guest error code and its message. */
+export class AgentError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Longest reply line accepted (a 48 KiB read in base64 plus fields, with room). */
+const MAX_LINE_BYTES = 256 * 1024;
+/** Longest request line: the guest's tty buffer holds 4 KiB while the agent reads it. */
+export const MAX_REQUEST_BYTES = 3 * 1024;
+const TOKEN = /^[A-Za-z0-9+/=_.-]+$/;
+
+interface InFlight {
+  rid: number;
+  resolve(fields: string[]): void;
+  reject(e: Error): void;
+}
+
+/** Base64 of a string, or "-" for the empty string (the agent's empty field). */
+export function field(text: string | Buffer): string {
+  const b = Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8');
+  return b.length === 0 ? '-' : b.toString('base64');
+}
+
+/** The bytes of a base64 field ("-": none). Throws on anything else. */
+export function bytesOf(f: string | undefined): Buffer {
+  if (f === undefined) throw new Error('a field is missing');
+  if (f === '-') return Buffer.alloc(0);
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(f)) throw new Error('a field is not base64');
+  return Buffer.from(f, 'base64');
+}
+
+/** Requests to the agent, answered in order. */
+export class AgentLine {
+  private buffer = Buffer.alloc(0);
+  private nextRid = 1;
+  private current: InFlight | null = null;
+  private readonly queue: Array<{ line: string; resolve(f: string[]): void; reject(e: Error): void }> = [];
+  private failure: Error | null = null;
+  private readyResolve!: (uptime: string) => void;
+  private readyReject!: (e: Error) => void;
+  /** Settles when the agent announced itself (with the guest's uptime at that moment). */
+  readonly ready = new Promise<string>((resolve, reject) => {
+    this.readyResolve = resolve;
+    this.readyReject = reject;
+  });
+
+  constructor(
+    private readonly link: BrowserVmLink,
+    private readonly onBroken: (reason: string) => void,
+  ) {
+    this.ready.catch(() => undefined);
+  }
+
+  /** Bytes from serial port 1. */
+  push(data: Buffer): void {
+    if (this.failure) return;
+    this.buffer = Buffer.concat([this.buffer, data]);
+    for (;;) {
+      const nl = this.buffer.indexOf(10);
+      if (nl < 0) break;
+      const line = this.buffer.subarray(0, nl).toString('latin1').replace(/\r$/, '');
+      this.buffer = this.buffer.subarray(nl + 1);
+      this.onLine(line);
+      if (this.failure) return;
+    }
+    if (this.buffer.length > MAX_LINE_BYTES)
+      this.break(`a reply line is longer than ${MAX_LINE_BYTES} bytes`);
+  }
+
+  /** Sends `op` with its fields; resolves with the reply's fields after `ok`. */
+  request(op: string, args: Array<string | number>): Promise<string[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    for (const a of args) {
+      if (!TOKEN.test(String(a)))
+        throw new Error(`agent argument "${String(a).slice(0, 40)}" is not a token`);
+    }
+    const line = [op, ...args].join(' ');
+    if (line.length > MAX_REQUEST_BYTES) throw new Error(`agent request of ${line.length} bytes is too long`);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ line, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Fails every request, now and later. */
+  fail(e: Error): void {
+    if (this.failure) return;
+    this.failure = e;
+    this.readyReject(e);
+    this.current?.reject(e);
+    this.current = null;
+    for (const q of this.queue.splice(0)) q.reject(e);
+  }
+
+  private pump(): void {
+    if (this.current || this.failure) return;
+    const next = this.queue.shift();
+    if (!next) return;
+    const rid = this.nextRid++;
+    this.current = { rid, resolve: next.resolve, reject: next.reject };
+    this.link.send(1, Buffer.from(`${rid} ${next.line}\n`, 'latin1'));
+  }
+
+  private onLine(line: string): void {
+    if (!line.startsWith('@')) return; // the tty's own noise before the agent took the port
+    const [head, status, ...fields] = line.split(' ');
+    const rid = Number(head?.slice(1));
+    if (rid === 0 && status === 'ready') {
+      this.readyResolve(fields[1] ?? '');
+      return;
+    }
+    const current = this.current;
+    if (!current || rid !== current.rid) {
+      this.break(`the agent answered request ${head?.slice(1)} while ${current?.rid ?? 'none'} was asked`);
+      return;
+    }
+    this.current = null;
+    if (status === 'ok') current.resolve(fields);
+    else if (status === 'err') {
+      let message: string;
+      try {
+        message = bytesOf(fields[1]).toString('utf8').slice(0, 4096);
+      } catch {
+        message = 'the agent failed';
+      }
+      current.reject(new AgentError(fields[0] ?? 'INTERNAL', message));
+    } else {
+      this.break(`the agent answered "${String(status).slice(0, 20)}"`);
+      return;
+    }
+    this.pump();
+  }
+
+  private break(reason: string): void {
+    this.fail(new Error(reason));
+    this.onBroken(reason);
+  }
+}

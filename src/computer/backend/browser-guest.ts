@@ -1,0 +1,360 @@
+/**
+ * The guest protocol of a browser computer, spoken on the server. The VM in the page runs a busybox
+ * shell agent (scripts/browser-image/agent.sh) that knows a few line requests; this class turns
+ * the host's framed calls (src/guest/protocol.ts) into those requests and the answers back into
+ * frames, so the computer, its jobs, files and terminal work as over any other backend. Job output
+ * is pulled: while a job runs its stdout and stderr files are polled and sent as data frames.
+ * Terminals are the guest's second serial port (one at a time).
+ */
+import { randomBytes } from 'node:crypto';
+import { PassThrough, Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { encodeFrame, type Frame, FrameDecoder, FrameKind, PROTOCOL_VERSION } from '../../guest/frames.js';
+import {
+  type CallArgs,
+  type GuestError,
+  type GuestMessage,
+  guestErrorCodeSchema,
+} from '../../guest/protocol.js';
+import type { Disposable } from '../../shared/disposable.js';
+import { GUEST_WORKSPACE } from '../link/guest-layout.js';
+import { SHELL_INIT, shellInitText } from '../shell-startup.js';
+import { AgentError, AgentLine, type BrowserVmLink, bytesOf, field } from './browser-agent-line.js';
+
+/** Bytes of one `put` request (base64 of it fits a request line with a long path). */
+const PUT_CHUNK_BYTES = 1536;
+/** Bytes of one `read` or `poll` reply, per stream. */
+const PULL_BYTES = 48 * 1024;
+/** Pause between polls of running jobs when none had news. */
+const IDLE_POLL_MS = 40;
+const SIGNALS: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 9: 'SIGKILL', 15: 'SIGTERM' };
+
+interface RunningJob {
+  stream: number;
+  out: number;
+  err: number;
+}
+
+/** One POSIX-shell word. */
+export function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The exit of a job from the status its shell reported: 128+n is signal n where we know n. */
+export function exitOf(status: number): { exitCode: number | null; signal: string | null } {
+  const signal = status > 128 ? SIGNALS[status - 128] : undefined;
+  return signal ? { exitCode: null, signal } : { exitCode: status, signal: null };
+}
+
+/** The guest end of a browser computer's link: `toGuest` takes the host's frames, `fromGuest` gives ours. */
+export class BrowserGuest {
+  readonly fromGuest = new PassThrough();
+  readonly toGuest: Writable;
+  readonly diagnostics = new PassThrough();
+  private readonly agent: AgentLine;
+  private readonly jobs = new Map<number, RunningJob>();
+  private readonly attachments = new Map<number, Buffer>();
+  private terminal: number | null = null;
+  private closed = false;
+  private readonly subscription: Disposable;
+
+  constructor(
+    private readonly link: BrowserVmLink,
+    private readonly probe: string[],
+  ) {
+    this.agent = new AgentLine(link, (reason) => this.note(`the agent broke its protocol: ${reason}`));
+    this.subscription = link.onData((port, data) => {
+      if (port === 1) this.agent.push(data);
+      else if (this.terminal !== null) this.send(FrameKind.Data, this.terminal, 1, data);
+    });
+    const decoder = new FrameDecoder();
+    this.toGuest = new Writable({
+      write: (chunk: Buffer, _enc, done) => {
+        try {
+          for (const f of decoder.push(chunk)) this.onFrame(f);
+        } catch (e) {
+          this.note(`bad frame from the host: ${(e as Error).message}`);
+        }
+        done();
+      },
+    });
+    void this.start();
+  }
+
+  /** Stops polling and fails what waits on the agent (the VM is gone); `reason` ends the diagnostics. */
+  close(reason: string): void {
+    if (this.closed) return;
+    this.note(reason);
+    this.closed = true;
+    this.subscription.dispose();
+    this.agent.fail(new Error(reason));
+    this.fromGuest.end();
+    this.diagnostics.end();
+  }
+
+  private note(line: string): void {
+    if (!this.closed) this.diagnostics.write(`${line}\n`);
+  }
+
+  private async start(): Promise<void> {
+    try {
+      await this.agent.ready;
+      await this.agent.request('run', ['boot', field(`mkdir -p ${GUEST_WORKSPACE}`), field('/'), '-']);
+      await this.writeFile(SHELL_INIT, Buffer.from(shellInitText()), true);
+      const programs: Record<string, boolean> = {};
+      for (const name of this.probe) {
+        programs[name] = (await this.agent.request('which', [field(name)]))[0] !== '-';
+      }
+      this.message({
+        t: 'hello',
+        version: PROTOCOL_VERSION,
+        pid: 1,
+        uid: 0,
+        nodeVersion: '',
+        shell: '/bin/sh',
+        programs,
+      });
+      void this.pollLoop();
+    } catch (e) {
+      this.note(`the browser computer did not start: ${(e as Error).message}`);
+    }
+  }
+
+  private send(
+    kind: (typeof FrameKind)[keyof typeof FrameKind],
+    stream: number,
+    fd: number,
+    payload: Buffer,
+  ): void {
+    if (!this.closed) this.fromGuest.write(encodeFrame(kind, stream, fd, payload));
+  }
+
+  private message(m: GuestMessage): void {
+    this.send(FrameKind.Control, 0, 0, Buffer.from(JSON.stringify(m)));
+  }
+
+  private onFrame(f: Frame): void {
+    if (f.kind === FrameKind.Attachment) {
+      this.attachments.set(f.stream, f.payload);
+      return;
+    }
+    if (f.kind !== FrameKind.Control) return; // no relayed connections in a browser computer
+    let call: { id: number; op: string; args: never };
+    try {
+      call = JSON.parse(f.payload.toString('utf8'));
+    } catch {
+      this.note('a call from the host is not JSON');
+      return;
+    }
+    const attachment = this.attachments.get(call.id);
+    this.attachments.delete(call.id);
+    this.handle(call.op, call.args, attachment).then(
+      (r) => {
+        if (r.attachment) this.send(FrameKind.Attachment, call.id, 0, r.attachment);
+        this.message({ t: 'reply', id: call.id, ok: true, value: r.value });
+      },
+      (e: unknown) => this.message({ t: 'reply', id: call.id, ok: false, error: guestError(e) }),
+    );
+  }
+
+  private async handle(
+    op: string,
+    args: never,
+    attachment: Buffer | undefined,
+  ): Promise<{ value: unknown; attachment?: Buffer }> {
+    switch (op) {
+      case 'ping':
+        await this.agent.request('ping', []);
+        return { value: {} };
+      case 'exec':
+        return { value: await this.exec(args) };
+      case 'release':
+        return { value: {} };
+      case 'signal': {
+        const a = args as CallArgs<'signal'>;
+        if (!this.jobs.has(a.stream)) return { value: {} };
+        await this.agent.request('kill', [
+          `s${a.stream}`,
+          a.signal.replace(/^SIG/, ''),
+          a.group ? 'family' : 'root',
+        ]);
+        return { value: {} };
+      }
+      case 'fs.read':
+        return this.read(args);
+      case 'fs.write': {
+        const a = args as CallArgs<'fs.write'>;
+        return { value: await this.writeFile(a.path, attachment ?? Buffer.alloc(0), a.overwrite) };
+      }
+      case 'fs.list':
+        return { value: await this.list(args) };
+      case 'fs.realpath':
+      case 'fs.readlink':
+      case 'which': {
+        const a = args as { path?: string; name?: string };
+        const [r] = await this.agent.request(op.replace(/^fs\./, ''), [field(a.path ?? a.name ?? '')]);
+        const text = r === '-' ? null : bytesOf(r).toString('utf8');
+        return { value: op === 'fs.readlink' ? { target: text } : { path: text } };
+      }
+      case 'pty.open':
+        return { value: this.openTerminal(args) };
+      case 'pty.write':
+        this.link.send(2, attachment ?? Buffer.alloc(0));
+        return { value: {} };
+      case 'pty.resize':
+        return { value: {} };
+      case 'pty.close':
+        this.closeTerminal((args as CallArgs<'pty.close'>).stream);
+        return { value: {} };
+      default:
+        throw new AgentError('UNSUPPORTED_CAPABILITY', `a browser computer cannot do "${op}"`);
+    }
+  }
+
+  private async exec(a: CallArgs<'exec'>): Promise<{ pid: number }> {
+    const vars = Object.entries(a.env).filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
+    const env = vars
+      .filter(([, v]) => !v.includes('\n'))
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join('');
+    const script = `exec ${a.argv.map(shellQuote).join(' ')}\n`;
+    if (script.length + env.length > 1800 || vars.some(([, v]) => v.includes('\n'))) {
+      // too long for one request line: the script and its environment go in a file first
+      const file = `/run/j/.s${a.stream}`;
+      const exports = vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join('');
+      await this.writeFile(file, Buffer.from(`${exports}${script}`), true);
+      return this.startJob(a.stream, `. ${file}`, a.cwd, '');
+    }
+    return this.startJob(a.stream, script, a.cwd, env);
+  }
+
+  private async startJob(stream: number, script: string, cwd: string, env: string): Promise<{ pid: number }> {
+    const [pid] = await this.agent.request('run', [`s${stream}`, field(script), field(cwd), field(env)]);
+    this.jobs.set(stream, { stream, out: 0, err: 0 });
+    return { pid: Math.max(1, Number(pid) || 1) };
+  }
+
+  /** Pulls the output of running jobs until the VM is gone. */
+  private async pollLoop(): Promise<void> {
+    while (!this.closed) {
+      let news = false;
+      for (const job of [...this.jobs.values()]) {
+        try {
+          news = (await this.pollJob(job)) || news;
+        } catch (e) {
+          if (this.closed) return;
+          this.note(`polling job ${job.stream} failed: ${(e as Error).message}`);
+        }
+      }
+      if (!news) await sleep(IDLE_POLL_MS);
+    }
+  }
+
+  private async pollJob(job: RunningJob): Promise<boolean> {
+    const [rc, out, err] = await this.agent.request('poll', [`s${job.stream}`, job.out, job.err, PULL_BYTES]);
+    const outBytes = bytesOf(out);
+    const errBytes = bytesOf(err);
+    if (outBytes.length > 0) this.send(FrameKind.Data, job.stream, 1, outBytes);
+    if (errBytes.length > 0) this.send(FrameKind.Data, job.stream, 2, errBytes);
+    job.out += outBytes.length;
+    job.err += errBytes.length;
+    const drained = outBytes.length < PULL_BYTES && errBytes.length < PULL_BYTES;
+    if (rc !== '-' && drained) {
+      const status = Number(rc);
+      if (!Number.isInteger(status)) throw new Error(`exit status "${rc}" is not a number`);
+      this.jobs.delete(job.stream);
+      this.send(FrameKind.End, job.stream, 1, Buffer.alloc(0));
+      this.send(FrameKind.End, job.stream, 2, Buffer.alloc(0));
+      this.message({ t: 'exit', stream: job.stream, ...exitOf(status) });
+      await this.agent.request('forget', [`s${job.stream}`]);
+      return true;
+    }
+    return outBytes.length > 0 || errBytes.length > 0;
+  }
+
+  private async read(a: CallArgs<'fs.read'>): Promise<{ value: unknown; attachment: Buffer }> {
+    const parts: Buffer[] = [];
+    let got = 0;
+    let size = 0;
+    let realpath = a.path;
+    for (;;) {
+      const want = Math.min(PULL_BYTES, a.byteLimit - got);
+      const [s, data, real] = await this.agent.request('read', [field(a.path), a.offset + got, want]);
+      size = Number(s);
+      realpath = bytesOf(real).toString('utf8') || a.path;
+      const bytes = bytesOf(data);
+      parts.push(bytes);
+      got += bytes.length;
+      if (bytes.length < want || got >= a.byteLimit) break;
+    }
+    const eof = a.offset + got >= size;
+    return { value: { bytesRead: got, size, eof, realpath }, attachment: Buffer.concat(parts) };
+  }
+
+  private async writeFile(path: string, data: Buffer, overwrite: boolean) {
+    const token = randomBytes(6).toString('hex');
+    const p = field(path);
+    for (let at = 0; at === 0 || at < data.length; at += PUT_CHUNK_BYTES) {
+      await this.agent.request('put', [token, p, field(data.subarray(at, at + PUT_CHUNK_BYTES))]);
+    }
+    const [bytes, created] = await this.agent.request('commit', [
+      token,
+      p,
+      overwrite ? 'overwrite' : 'create',
+    ]);
+    return { bytesWritten: Number(bytes), created: created === 'true' };
+  }
+
+  private async list(a: CallArgs<'fs.list'>) {
+    const [rows] = await this.agent.request('list', [field(a.path)]);
+    const entries = bytesOf(rows)
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l) => {
+        const [type, size, mtime, mode, ...name] = l.split(' ');
+        return {
+          name: name.join(' '),
+          type: (['file', 'dir', 'symlink'].includes(type ?? '') ? type : 'other') as
+            | 'file'
+            | 'dir'
+            | 'symlink'
+            | 'other',
+          size: Number(size) || 0,
+          mtimeMs: (Number(mtime) || 0) * 1000,
+          mode: Number.parseInt(mode ?? '0', 8) || 0,
+        };
+      })
+      .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+    return { path: a.path, total: entries.length, entries: entries.slice(a.offset, a.offset + a.limit) };
+  }
+
+  private openTerminal(a: CallArgs<'pty.open'>): { pid: number } {
+    if (this.terminal !== null) {
+      throw new AgentError(
+        'UNSUPPORTED_CAPABILITY',
+        'a browser computer has one terminal (its second serial port); close the open one first',
+      );
+    }
+    this.terminal = a.stream;
+    this.link.send(2, Buffer.from(`cd ${shellQuote(a.cwd)}\n`));
+    return { pid: 1 };
+  }
+
+  private closeTerminal(stream: number): void {
+    if (this.terminal !== stream) return;
+    this.terminal = null;
+    // a fresh shell for the next terminal: init starts one when this one exits
+    this.link.send(2, Buffer.from('\x03exit\n'));
+    this.send(FrameKind.End, stream, 1, Buffer.alloc(0));
+    this.message({ t: 'pty.exit', stream, exitCode: 0, signal: null });
+  }
+}
+
+function guestError(e: unknown): GuestError {
+  if (e instanceof AgentError) {
+    const code = guestErrorCodeSchema.safeParse(e.code);
+    return { code: code.success ? code.data : 'INTERNAL', message: e.message };
+  }
+  return { code: 'INTERNAL', message: (e as Error).message ?? String(e) };
+}

@@ -1,0 +1,169 @@
+/**
+ * The browser computer end to end: a signed-in dock page in real Chromium hosts it, an MCP client
+ * over HTTP launches it and uses it with the ordinary computer tools, and closing the page ends it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from '@modelcontextprotocol/client';
+import type { Browser, Page } from 'playwright-core';
+import { connectHttp } from '../helpers/clients.js';
+import { signedInDock } from '../helpers/dock-page.js';
+import {
+  pollUntil,
+  type ServeProcess,
+  startServe,
+  type TempProject,
+  tempProject,
+} from '../helpers/paddock-process.js';
+
+const CONFIG = `computer:
+  defaultProfile: shell
+  autoLaunch: false
+  profiles:
+    - id: tab
+      name: Computer in the tab
+      backend: browser
+      description: A small Linux in an emulated PC in the dock tab.
+`;
+
+type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content?: unknown };
+
+describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 900_000 }, () => {
+  let project: TempProject;
+  let serve: ServeProcess;
+  let client: Client;
+  let browser: Browser;
+  let page: Page;
+
+  const call = async (name: string, args: Record<string, unknown> = {}): Promise<Record<string, unknown>> => {
+    const r = (await client.callTool({ name, arguments: args })) as Result;
+    assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
+    return r.structuredContent ?? {};
+  };
+  /** run_command, then read_job until the job ended: its whole output and exit. */
+  const runToEnd = async (script: string) => {
+    const r = await call('run_command', { script, waitMs: 10_000 });
+    if (r.terminationObserved) return r;
+    return (await pollUntil(
+      async () => {
+        const j = await call('read_job', { jobId: r.jobId, byteLimit: 65_536 });
+        return j.terminationObserved ? j : null;
+      },
+      `job ${String(r.jobId)} to end`,
+      120_000,
+      250,
+    )) as Record<string, unknown>;
+  };
+  const profile = async () => {
+    const { profiles } = (await call('list_profiles')) as { profiles: Record<string, unknown>[] };
+    return profiles.find((p) => p.id === 'tab')!;
+  };
+
+  before(async () => {
+    project = tempProject(CONFIG);
+    serve = await startServe(project);
+    client = await connectHttp(serve.url, serve.token);
+  });
+
+  after(async () => {
+    if (serve) process.stderr.write(`server log (tail):\n${serve.stderr().slice(-3000)}\n`);
+    await client?.close().catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await serve?.stop();
+    project?.cleanup();
+  });
+
+  it('is unavailable while no dock page can host it, and says how to get one', async () => {
+    const p = await profile();
+    assert.equal(p.available, false);
+    assert.match(String(p.unavailableReason), /no signed-in dock page/);
+  });
+
+  it('boots in the signed-in page once it can host, and runs a command with separate stdout, stderr and exit code', async () => {
+    ({ browser, page } = await signedInDock(serve));
+    await pollUntil(async () => (await profile()).available === true, 'the profile to be available');
+    await call('launch_computer', { profileId: 'tab' });
+    const started = Date.now();
+    const status = await pollUntil(
+      async () => {
+        const s = await call('get_computer_status');
+        return s.lifecycle === 'booting' ? null : s;
+      },
+      'the browser computer to boot',
+      400_000,
+      500,
+    );
+    assert.equal(status?.lifecycle, 'running', JSON.stringify(status));
+    process.stderr.write(`browser computer running after ${Date.now() - started} ms\n`);
+    const job = await runToEnd('echo out-$((6*7)); echo err-line >&2; exit 3');
+    assert.equal(job.stdout, 'out-42\n');
+    assert.equal(job.stderr, 'err-line\n');
+    assert.equal(job.exitCode, 3);
+  });
+
+  it('writes a file and reads it back', async () => {
+    await call('write_file', {
+      path: '/workspace/notes/a.txt',
+      content: 'first line\nsecond é line\n',
+      overwrite: false,
+    });
+    const r = await call('read_file', { path: '/workspace/notes/a.txt' });
+    assert.equal(r.content, 'first line\nsecond é line\n');
+  });
+
+  it('types into a terminal and reads the answer back', async () => {
+    const t = await call('create_terminal');
+    const terminalId = String(t.terminalId);
+    await call('send_terminal_input', { terminalId, text: 'echo "typed $((40+2))"\n' });
+    await pollUntil(
+      async () => JSON.stringify(await call('read_terminal_output', { terminalId })).includes('typed 42'),
+      'the terminal to answer',
+      60_000,
+      250,
+    );
+  });
+
+  it('cancels a job together with its child', async () => {
+    const job = await call('run_command', { script: '(sleep 311; echo never) & sleep 312', waitMs: 0 });
+    const jobId = String(job.jobId);
+    await pollUntil(
+      async () => String((await runToEnd('ps -o args')).stdout).includes('sleep 311'),
+      'the child to run',
+      60_000,
+      250,
+    );
+    await call('cancel_job', { jobId });
+    const ended = await pollUntil(
+      async () => {
+        const r = await call('read_job', { jobId });
+        return r.terminationObserved ? r : null;
+      },
+      'the job to end',
+      60_000,
+      250,
+    );
+    assert.equal(ended?.canceled, true, JSON.stringify(ended));
+    const ps = await runToEnd('ps -o args');
+    assert.doesNotMatch(String(ps.stdout), /sleep 31[12]/);
+  });
+
+  it('ends when its page closes: callers get NOT_RUNNING saying the page went away', async () => {
+    await page.close();
+    const r = await pollUntil(
+      async () => {
+        const res = (await client.callTool({
+          name: 'run_command',
+          arguments: { script: 'true', waitMs: 5000 },
+        })) as Result;
+        return res.isError ? res : null;
+      },
+      'the computer to end',
+      60_000,
+      250,
+    );
+    const text = JSON.stringify(r?.content);
+    assert.match(text, /NOT_RUNNING/);
+    assert.match(text, /page that hosted this browser computer went away/);
+    assert.equal((await profile()).available, false);
+  });
+});
