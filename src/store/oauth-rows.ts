@@ -1,5 +1,5 @@
 /** Rows of the OAuth tables as both databases return them, and the records they make. */
-import type { OAuthClient, OAuthGrant } from './oauth.js';
+import type { OAuthClient, OAuthGrant, SecretKind, StoredSecret } from './oauth.js';
 
 /** A row of `oauth_clients`. */
 export interface ClientRow {
@@ -48,5 +48,27 @@ export function toGrant(r: GrantRow): OAuthGrant {
     grantedAt: r.granted_at,
     lastUsedAt: r.last_used_at,
     revokedAt: r.revoked_at,
+  };
+}
+
+/** A row of `oauth_secrets` (its kind is the one looked up). */
+export interface SecretRow {
+  digest: string;
+  grant_id: string;
+  expires_at: number;
+  used_at: number | null;
+  redirect_uri: string | null;
+  code_challenge: string | null;
+}
+
+export function toSecret(r: SecretRow, kind: SecretKind, grant: OAuthGrant): StoredSecret {
+  return {
+    digest: r.digest,
+    kind,
+    grant,
+    expiresAt: r.expires_at,
+    usedAt: r.used_at,
+    redirectUri: r.redirect_uri,
+    codeChallenge: r.code_challenge,
   };
 }

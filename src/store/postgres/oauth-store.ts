@@ -12,19 +12,18 @@ import {
   type StoredSecret,
   secretDigest,
 } from '../oauth.js';
-import { type ClientRow, GRANT_SELECT, type GrantRow, toClient, toGrant } from '../oauth-rows.js';
+import {
+  type ClientRow,
+  GRANT_SELECT,
+  type GrantRow,
+  type SecretRow,
+  toClient,
+  toGrant,
+  toSecret,
+} from '../oauth-rows.js';
 import type { PgDatabase } from './database.js';
 
 const STORE = 'OAuth';
-
-interface SecretRow {
-  digest: string;
-  grant_id: string;
-  expires_at: number;
-  used_at: number | null;
-  redirect_uri: string | null;
-  code_challenge: string | null;
-}
 
 const CLIENT_COLUMNS = 'id, client_id, name, redirect_uris, metadata_url, registered_at';
 
@@ -129,15 +128,7 @@ export class PgOAuthStore implements OAuthStore {
     if (!row) return null;
     const grant = await this.grant(row.grant_id);
     if (!grant) return null;
-    return {
-      digest: row.digest,
-      kind,
-      grant,
-      expiresAt: row.expires_at,
-      usedAt: row.used_at,
-      redirectUri: row.redirect_uri,
-      codeChallenge: row.code_challenge,
-    };
+    return toSecret(row, kind, grant);
   }
 
   async consume(digest: string): Promise<boolean> {

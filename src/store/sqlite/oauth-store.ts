@@ -15,7 +15,15 @@ import {
   type StoredSecret,
   secretDigest,
 } from '../oauth.js';
-import { type ClientRow, GRANT_SELECT, type GrantRow, toClient, toGrant } from '../oauth-rows.js';
+import {
+  type ClientRow,
+  GRANT_SELECT,
+  type GrantRow,
+  type SecretRow,
+  toClient,
+  toGrant,
+  toSecret,
+} from '../oauth-rows.js';
 import { applyMigrations } from './migrations.js';
 
 /** Clients, grants and secrets over one database connection. */
@@ -120,28 +128,11 @@ export class SqliteOAuthStore implements OAuthStore {
     if (secret.length === 0 || secret.length > 512) return null;
     const row = this.db
       .prepare('SELECT * FROM oauth_secrets WHERE digest = ? AND kind = ?')
-      .get(secretDigest(secret), kind) as
-      | {
-          digest: string;
-          grant_id: string;
-          expires_at: number;
-          used_at: number | null;
-          redirect_uri: string | null;
-          code_challenge: string | null;
-        }
-      | undefined;
+      .get(secretDigest(secret), kind) as SecretRow | undefined;
     if (!row) return null;
     const grant = await this.grant(row.grant_id);
     if (!grant) return null;
-    return {
-      digest: row.digest,
-      kind,
-      grant,
-      expiresAt: row.expires_at,
-      usedAt: row.used_at,
-      redirectUri: row.redirect_uri,
-      codeChallenge: row.code_challenge,
-    };
+    return toSecret(row, kind, grant);
   }
 
   /** Marks a secret used (or revoked); true only for the one caller that changed it. */
