@@ -83,7 +83,9 @@ function depsOutOfDate() {
     const want = lock.packages?.[`node_modules/${name}`]?.version;
     const file = join(root, 'node_modules', name, 'package.json');
     const have = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).version : undefined;
-    if (have !== want) stale.push(`${name} ${have ?? 'missing'} (lockfile: ${want})`);
+    // semver ignores build metadata: v86 publishes 0.5.462+g5f9a90f for the lockfile's 0.5.462
+    if (have?.split('+')[0] !== want?.split('+')[0])
+      stale.push(`${name} ${have ?? 'missing'} (lockfile: ${want})`);
   }
   return stale;
 }
