@@ -35,26 +35,52 @@ describe('computer sandbox (bwrap)', { concurrency: false }, () => {
     }
     await withComputer({}, async ({ manager }) => {
       await launchRunning(manager);
+      // a marker of this test alone: other tests may be booting computers at the same moment
+      const marker = `30.${process.pid}${Date.now() % 1000}`;
       const r = await run(
         manager,
-        'sleep 30 & cat /proc/slabinfo >/dev/null 2>&1 && echo slabinfo-readable || echo slabinfo-denied',
+        `sleep ${marker} & cat /proc/slabinfo >/dev/null 2>&1 && echo slabinfo-readable || echo slabinfo-denied`,
       );
       assert.equal(r.stdout.trim(), 'slabinfo-denied', 'root-only /proc files stay unreadable');
-      // from the host: the sandbox, its guest agent and the job's sleep all run as the sandbox uid
-      const uids = readdirSync('/proc')
-        .filter((d) => /^\d+$/.test(d))
-        .flatMap((pid) => {
-          try {
-            const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-            if (!cmd.includes('/opt/paddock/guest/agent.js') && !cmd.startsWith('sleep\u000030')) return [];
-            const uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-            return uid === undefined ? [] : [Number(uid)];
-          } catch {
-            return [];
-          }
-        });
-      assert.ok(uids.length >= 2, `found the computer's processes on the host: ${uids.join(',')}`);
-      assert.ok(!uids.includes(0), `a process of the computer runs as host root: ${uids.join(',')}`);
+      // from the host: the job's sleep and every process of its sandbox (the sandbox's own,
+      // the guest agent, the job's) run as the sandbox uid. The sandbox is the sleep's oldest
+      // ancestor below this test; its descendants are the computer's processes.
+      const procs = new Map<string, { ppid: string; uid: number; cmd: string }>();
+      for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+        try {
+          const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+          procs.set(pid, {
+            ppid: /^PPid:\s+(\d+)/m.exec(text)?.[1] ?? '0',
+            uid: Number(/^Uid:\s+(\d+)/m.exec(text)?.[1]),
+            cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\u0000').join(' ').trim(),
+          });
+        } catch {
+          // gone meanwhile
+        }
+      }
+      const sleeper = [...procs].find(([, p]) => p.cmd === `sleep ${marker}`)?.[0];
+      assert.ok(sleeper, `found the job's sleep ${marker} on the host`);
+      let sandbox = sleeper;
+      while (procs.get(sandbox)?.ppid !== String(process.pid)) {
+        const parent = procs.get(sandbox)?.ppid;
+        assert.ok(parent && procs.has(parent), `the sleep descends from this test's sandbox (${sandbox})`);
+        sandbox = parent;
+      }
+      const inSandbox = (pid: string): boolean => {
+        for (let p: string | undefined = pid; p && p !== '0'; p = procs.get(p)?.ppid)
+          if (p === sandbox) return true;
+        return false;
+      };
+      const mine = [...procs].filter(([pid]) => inSandbox(pid));
+      const shown = mine.map(([pid, p]) => `${pid} uid ${p.uid}: ${p.cmd.slice(0, 80)}`).join('\n');
+      assert.ok(
+        mine.some(([, p]) => p.cmd.startsWith('/opt/paddock/bin/node /opt/paddock/guest/agent.js')),
+        `the guest agent is among the computer's processes:\n${shown}`,
+      );
+      assert.ok(
+        mine.every(([, p]) => p.uid !== 0),
+        `a process of the computer runs as host root:\n${shown}`,
+      );
     });
   });
 
