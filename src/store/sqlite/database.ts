@@ -49,13 +49,37 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): D
     throw openError(file, e);
   }
   try {
-    configure(db, inMemory, options);
-    applyMigrations(db, options.migrations ?? MIGRATIONS);
+    retryWhileBusy(options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS, () => {
+      configure(db, inMemory, options);
+      applyMigrations(db, options.migrations ?? MIGRATIONS);
+    });
     return db;
   } catch (e) {
     db.close();
     if (e instanceof PaddockError) throw e;
     throw openError(file, e);
+  }
+}
+
+/**
+ * Runs `step` again while SQLite answers SQLITE_BUSY, until `timeoutMs` has passed. The busy
+ * timeout covers ordinary statements, but not every lock taken while a new file is switched
+ * to WAL by another process at the same moment: that one fails at once with "database is
+ * locked". Opening is synchronous, so the wait between tries blocks (a few milliseconds).
+ */
+function retryWhileBusy(timeoutMs: number, step: () => void): void {
+  const deadline = Date.now() + Math.max(timeoutMs, 0);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      step();
+      return;
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      const busy = typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+      if (!busy || Date.now() >= deadline) throw e;
+      Atomics.wait(pause, 0, 0, Math.min(5 * attempt, 50));
+    }
   }
 }
 
