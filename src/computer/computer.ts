@@ -146,6 +146,14 @@ export class Computer {
         `Generation ${generation} (${this.profile.id}) is running; booted in ${this.bootMs} ms${warm ? ' from a warm sandbox' : ''}.`,
         { generation },
       );
+      if (sandbox.hello.jobIsolation === 'none') {
+        log.add(
+          'warn',
+          'computer.isolation',
+          'Jobs and terminals of this computer share one Landlock domain: the kernel refused a domain per job (Linux 5.19 or newer with Landlock enabled is needed), so a job could read the memory of another job running as the same account.',
+          { generation },
+        );
+      }
       this.emitLifecycle();
     } catch (e) {
       const message =

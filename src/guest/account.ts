@@ -5,6 +5,7 @@
  * capability — and everything the agent creates on their behalf is handed to that account.
  * Without the option all processes share the agent's account.
  */
+import { spawnSync } from 'node:child_process';
 import { chown } from 'node:fs/promises';
 
 /** The jobs' account, or null when they run as the agent's own. */
@@ -23,6 +24,25 @@ export function jobAccountFrom(argv: string[]): JobAccount | null {
 /** Spawn options that start a process as the account (nothing when it is the agent's own). */
 export function spawnIdentity(account: JobAccount | null): { uid?: number; gid?: number } {
   return account ? { uid: account.uid, gid: account.gid } : {};
+}
+
+/**
+ * The launcher named by `--scope PATH` (the host binds it; see the host's scope-program.ts), when
+ * it works here: it puts each job and terminal in a Landlock domain of its own, so that no job
+ * can read another's environment or write its memory through /proc. Checked once, as the jobs'
+ * account; null when it is absent or the kernel refuses (jobs then share one domain).
+ */
+export function jobScopeFrom(argv: string[], account: JobAccount | null): string | null {
+  const i = argv.indexOf('--scope');
+  const path = i >= 0 ? argv[i + 1] : undefined;
+  if (!path?.startsWith('/')) return null;
+  const check = spawnSync(path, [], { stdio: 'ignore', timeout: 10_000, ...spawnIdentity(account) });
+  return check.status === 0 ? path : null;
+}
+
+/** `argv` started through the launcher, when there is one. */
+export function scopedArgv(scope: string | null, argv: string[]): [string, ...string[]] {
+  return scope ? [scope, ...argv] : (argv as [string, ...string[]]);
 }
 
 /** Gives a file or directory the agent created to the account (no-op when shared). */

@@ -12,7 +12,7 @@
  */
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jobAccountFrom } from './account.js';
+import { jobAccountFrom, jobScopeFrom } from './account.js';
 import { closeInheritedDescriptors } from './descriptors.js';
 import { EgressRelay } from './egress-relay.js';
 import { JobRunner } from './exec.js';
@@ -64,6 +64,7 @@ function main(): void {
   // agent where they run as their own account, and this closes the door where they do not.
   process.on('SIGUSR1', () => undefined);
   const account = jobAccountFrom(process.argv);
+  const scope = jobScopeFrom(process.argv, account);
   let runner: JobRunner | null = null;
   let ptys: PtyHost | null = null;
   const link = new GuestLink(
@@ -74,9 +75,9 @@ function main(): void {
       process.exit(0);
     },
   );
-  runner = new JobRunner(link, account);
+  runner = new JobRunner(link, account, scope);
   const jobs = runner;
-  ptys = new PtyHost(link, account);
+  ptys = new PtyHost(link, account, scope);
   const terminals = ptys;
   const relay = new TcpRelay(link);
   const egress = new EgressRelay(link, relay);
@@ -195,6 +196,7 @@ function main(): void {
     nodeVersion: process.version,
     shell: loginShell(account?.uid ?? process.getuid?.() ?? -1),
     programs,
+    jobIsolation: scope ? 'landlock' : 'none',
   });
 }
 

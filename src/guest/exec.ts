@@ -21,6 +21,7 @@ import {
   type JobAccount,
   SHELL_ID_PREFIX,
   SHELL_POOL_SUFFIX,
+  scopedArgv,
   spawnIdentity,
   TOOL_CHANNEL_ROOT,
 } from './account.js';
@@ -69,6 +70,7 @@ export class JobRunner {
   constructor(
     private readonly link: GuestLink,
     private readonly account: JobAccount | null = null,
+    private readonly scope: string | null = null,
   ) {
     mkdirSync(TOOL_CHANNEL_ROOT, { recursive: true, mode: 0o711 });
   }
@@ -118,7 +120,14 @@ export class JobRunner {
     }
     const filter = this.channelFor(args);
     // the child changes into the opened directory itself (its fd survives the fork until exec)
-    const child = spawn('/bin/sh', ['-c', wrapperScript(args), 'paddock-job', ...args.argv], {
+    const [file, ...rest] = scopedArgv(this.scope, [
+      '/bin/sh',
+      '-c',
+      wrapperScript(args),
+      'paddock-job',
+      ...args.argv,
+    ]);
+    const child = spawn(file, rest, {
       cwd: cwdFd === null ? args.cwd : `/proc/self/fd/${cwdFd}`,
       env: args.env,
       stdio: ['ignore', 'pipe', 'pipe', args.hold ? 'pipe' : 'ignore'],
@@ -145,8 +154,8 @@ export class JobRunner {
     if (this.jobs.has(args.stream)) {
       throw new GuestFailure('INVALID_ARGUMENT', `Channel ${args.stream} is already in use.`);
     }
-    const [program, ...rest] = spareArgv(args.rlimits, args.shell);
-    const child = spawn(program!, rest, {
+    const [program, ...rest] = scopedArgv(this.scope, spareArgv(args.rlimits, args.shell));
+    const child = spawn(program, rest, {
       cwd: '/',
       env: {},
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],

@@ -306,6 +306,8 @@ export const helloSchema = z
     shell: z.string().max(256),
     /** Which well-known programs exist on the guest PATH. */
     programs: z.record(z.string(), z.boolean()),
+    /** How jobs and terminals are kept apart from each other (none: one shared Landlock domain). */
+    jobIsolation: z.enum(['landlock', 'none']).optional(),
   })
   .strict();
 export type Hello = z.infer<typeof helloSchema>;

@@ -10,7 +10,7 @@
  */
 import { createRequire } from 'node:module';
 import { constants } from 'node:os';
-import { type JobAccount, spawnIdentity } from './account.js';
+import { type JobAccount, scopedArgv, spawnIdentity } from './account.js';
 import { GuestFailure } from './failure.js';
 import { Fd } from './frames.js';
 import type { GuestLink } from './link.js';
@@ -69,6 +69,7 @@ export class PtyHost {
   constructor(
     private readonly link: GuestLink,
     private readonly account: JobAccount | null = null,
+    private readonly scope: string | null = null,
   ) {}
 
   /** Spawns `argv` on a new PTY; resolves with its pid. */
@@ -79,7 +80,8 @@ export class PtyHost {
     const pty = this.load();
     let proc: PtyProcess;
     try {
-      proc = pty.spawn(args.argv[0]!, args.argv.slice(1), {
+      const [file, ...rest] = scopedArgv(this.scope, args.argv);
+      proc = pty.spawn(file, rest, {
         name: args.env.TERM ?? 'xterm-256color',
         cols: args.cols,
         rows: args.rows,

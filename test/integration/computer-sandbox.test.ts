@@ -75,7 +75,9 @@ describe('computer sandbox (bwrap)', { concurrency: false }, () => {
       const shown = mine.map(([pid, p]) => `${pid} uid ${p.uid}: ${p.cmd.slice(0, 80)}`).join('\n');
       assert.ok(
         // node's own options (Node 24 adds --disable-sigusr1) may stand between it and the script
-        mine.some(([, p]) => /^\/opt\/paddock\/bin\/node( --\S+)* \/opt\/paddock\/guest\/agent\.js/.test(p.cmd)),
+        mine.some(([, p]) =>
+          /^\/opt\/paddock\/bin\/node( --\S+)* \/opt\/paddock\/guest\/agent\.js/.test(p.cmd),
+        ),
         `the guest agent is among the computer's processes:\n${shown}`,
       );
       assert.ok(

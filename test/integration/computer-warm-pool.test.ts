@@ -142,10 +142,13 @@ describe('warm pool (bwrap)', { concurrency: false }, () => {
         process: 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" " " | grep -c "sleep [4]711"; true',
         environ: 'cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n" | grep -c "a-[s]ecret"; true',
       };
+      // a job reads the environment of its own processes only (computer-job-isolation.test.ts), so
+      // in A the environment probe is shown to work on a child of its own that holds the secret
+      const environInA = `A_SECRET=a-secret-4711 sleep 30 & ${probes.environ}; kill $!`;
       assert.equal(await sh(a, probes.files), '3\n');
       assert.equal(await sh(a, probes.secret), '1\n');
       assert.equal(await sh(a, probes.process), '1\n');
-      assert.equal(await sh(a, probes.environ), '1\n');
+      assert.equal(await sh(a, environInA), '1\n');
       // A stops: its sandbox is destroyed, never pooled
       await pool.service.byKey('private:mcp:a').stop(new PaddockError('NOT_RUNNING', 'test stop'));
       await readyOf(pool, 1);

@@ -8,6 +8,7 @@ import {
   GUEST_NODE,
   GUEST_OPT,
   GUEST_PATH,
+  GUEST_SCOPE_PROGRAM,
   GUEST_UID,
   GUEST_USER,
   GUEST_WORKSPACE,
@@ -63,6 +64,8 @@ export interface BwrapLayout {
   workspace: string;
   /** Generated files: the file descriptor bwrap reads each one from, by guest path (e.g. /etc/passwd). */
   generated: Record<string, number>;
+  /** Generated programs (mode 0755), the same way (e.g. the jobs' Landlock launcher). */
+  programs?: Record<string, number>;
   /** /bin, /sbin, /lib, /lib32, /lib64, /libx32 on the host. */
   rootEntries: Record<string, RootEntry>;
   /** Extra /etc names present on the host that match the allow-list (e.g. python3.11). */
@@ -126,6 +129,8 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
   a.push('--bind', layout.workspace, GUEST_WORKSPACE);
   a.push('--ro-bind', layout.guestDir, GUEST_AGENT_DIR);
   a.push('--ro-bind', layout.nodePath, GUEST_NODE);
+  for (const [target, fd] of Object.entries(layout.programs ?? {}))
+    a.push('--perms', '0755', '--ro-bind-data', String(fd), target);
   for (const p of layout.guestPackages ?? [])
     a.push('--ro-bind', p.dir, `${GUEST_OPT}/node_modules/${p.name}`);
   if (layout.clientsDir) {
@@ -141,6 +146,7 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
   a.push('--', GUEST_NODE, ...(layout.nodeFlags ?? []), `${GUEST_AGENT_DIR}/agent.js`);
   a.push('--probe', spec.probe.join(','));
   if (accounts) a.push('--jobs-uid', String(GUEST_UID));
+  if (layout.programs?.[GUEST_SCOPE_PROGRAM] !== undefined) a.push('--scope', GUEST_SCOPE_PROGRAM);
   return a;
 }
 

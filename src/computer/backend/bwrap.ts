@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
+import { GUEST_SCOPE_PROGRAM } from '../link/guest-layout.js';
 import { type BwrapLayout, buildBwrapArgs, generatedEtc, sandboxName } from './bwrap-args.js';
 import { type CgroupNode, CgroupRoot } from './cgroups.js';
 import { guestPackages } from './guest-packages.js';
@@ -21,6 +22,7 @@ import { type IdMap, writeIdMaps } from './id-map.js';
 import { findDescendantByInnerPid } from './proc.js';
 import { RuntimeStage, reachableByAnyone } from './runtime-files.js';
 import { createSandboxRoot, sweepSandboxRoots } from './sandbox-root.js';
+import { scopeProgram } from './scope-program.js';
 import { seccompFilter } from './seccomp.js';
 import type { ComputerBackend, JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
 import { prepareWorkspace, workspaceBindPrefix } from './workspace.js';
@@ -77,6 +79,8 @@ export class BwrapBackend implements ComputerBackend {
   private readonly runAs: IdMap | null;
   private sandboxRoot: string | null = null;
   private readonly guestPackages = guestPackages();
+  /** The jobs' Landlock launcher for this architecture (null: none, jobs share a domain). */
+  private readonly scope = scopeProgram();
   private readonly stage = new RuntimeStage(() => this.ensureSandboxRoot());
 
   constructor(options: BwrapBackendOptions) {
@@ -127,6 +131,12 @@ export class BwrapBackend implements ComputerBackend {
     files.forEach(([target], i) => {
       generated[target] = FIRST_DATA_FD + i;
     });
+    // the jobs' Landlock launcher follows them (see scope-program.ts)
+    const programs: [string, Buffer][] = this.scope ? [[GUEST_SCOPE_PROGRAM, this.scope]] : [];
+    const programFds: Record<string, number> = {};
+    programs.forEach(([target], i) => {
+      programFds[target] = FIRST_DATA_FD + files.length + i;
+    });
     // as the dedicated uid, bind only what that uid can reach (staged copies otherwise)
     const reach = (path: string, name: string) => (this.runAs ? this.stage.path(path, name) : path);
     const clients = existsSync(defaultClientsDir()) ? reach(defaultClientsDir(), 'clients') : null;
@@ -137,6 +147,7 @@ export class BwrapBackend implements ComputerBackend {
       guestPackages: this.guestPackages.map((p) => ({ ...p, dir: reach(p.dir, `packages/${p.name}`) })),
       workspace,
       generated,
+      programs: programFds,
       rootEntries: rootEntries(),
       etcEntries: etcEntries(),
     };
@@ -147,7 +158,7 @@ export class BwrapBackend implements ComputerBackend {
         ? { ...m, source: this.stage.snapshot(m.source, `${name}/mounts/${i}`) }
         : m,
     );
-    const seccompFd = FIRST_DATA_FD + files.length;
+    const seccompFd = FIRST_DATA_FD + files.length + programs.length;
     const infoFd = seccompFd + (filter ? 1 : 0);
     if (this.runAs) layout.accounts = { infoFd, blockFd: infoFd + 1 };
     if (process.allowedNodeEnvironmentFlags.has('--disable-sigusr1'))
@@ -161,7 +172,11 @@ export class BwrapBackend implements ComputerBackend {
     const child = this.spawnBwrap(
       args,
       node?.procsFiles() ?? [],
-      [...files.map(([, content]) => Buffer.from(content)), ...(filter ? [filter] : [])],
+      [
+        ...files.map(([, content]) => Buffer.from(content)),
+        ...programs.map(([, content]) => content),
+        ...(filter ? [filter] : []),
+      ],
       this.runAs ? 2 : 0,
       kept && this.runAs ? { source: kept, target: workspace } : null,
     );

@@ -7,6 +7,8 @@
 export const GUEST_OPT = '/opt/paddock';
 /** The node binary the agent runs with. */
 export const GUEST_NODE = `${GUEST_OPT}/bin/node`;
+/** The launcher that gives each job and terminal a Landlock domain of its own (see backend/scope-program.ts). */
+export const GUEST_SCOPE_PROGRAM = `${GUEST_OPT}/bin/paddock-scope`;
 /** The compiled guest agent directory. */
 export const GUEST_AGENT_DIR = `${GUEST_OPT}/guest`;
 /** Where the tool-channel clients appear (read-only). */

@@ -1,0 +1,212 @@
+/**
+ * `paddock-scope`: the launcher that puts each job and terminal of a computer in a Landlock
+ * domain of its own before it execs the job's shell.
+ *
+ * Why: every job and terminal of a computer runs as the same guest account, so without more the
+ * kernel lets one job open another's `/proc/<pid>/environ` (its tool-channel nonce) and
+ * `/proc/<pid>/mem` (to write code into it and call tools as its caller). Landlock confines
+ * ptrace-mode access to a process's own domain and the domains nested in it: a job may still
+ * inspect its own children, but no sibling job, terminal or the guest agent.
+ *
+ * The ruleset handles only two filesystem rights, both granted beneath `/`, so it forbids
+ * nothing a job could do before: making block devices (which the unprivileged guest account
+ * cannot do anyway) and moving files between directories (which Landlock would otherwise refuse
+ * by default once any filesystem right is handled). Signals and abstract sockets stay unscoped:
+ * a job may still stop a server another job started.
+ *
+ * The program is a static x86-64 ELF of a few hundred bytes, assembled here so that nothing needs
+ * a compiler; it is bound read-only into the sandbox. `paddock-scope PROGRAM ARG…` execs PROGRAM
+ * inside the new domain; with no arguments it only checks that the domain can be made (exit 0),
+ * which the guest agent does once at start. Exit 126 means Landlock refused, 127 that PROGRAM
+ * could not be started. Other architectures get no launcher (the guest reports it).
+ */
+
+const LOAD_ADDRESS = 0x400000;
+const ELF_HEADER_BYTES = 64;
+const PROGRAM_HEADER_BYTES = 56;
+const CODE_OFFSET = ELF_HEADER_BYTES + 2 * PROGRAM_HEADER_BYTES;
+
+// Linux x86-64 system call numbers and flags
+const SYS = { write: 1, open: 2, close: 3, execve: 59, exitGroup: 231, prctl: 157 };
+const SYS_LANDLOCK = { createRuleset: 444, addRule: 445, restrictSelf: 446 };
+const PR_SET_NO_NEW_PRIVS = 38;
+const O_PATH_CLOEXEC = 0x200000 | 0x80000;
+const LANDLOCK_RULE_PATH_BENEATH = 1;
+/** LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_REFER. */
+const HANDLED_FS = (1 << 11) | (1 << 13);
+
+const REFUSED =
+  'paddock-scope: the kernel refused a Landlock domain for this job (Linux 5.19 or newer with Landlock enabled is needed)\n';
+const NOT_STARTED = 'paddock-scope: the program could not be started\n';
+
+/** A tiny x86-64 assembler: the instructions this program needs, with labels for jumps and data. */
+class Assembler {
+  private readonly bytes: number[] = [];
+  private readonly labels = new Map<string, number>();
+  private readonly fixups: { at: number; label: string }[] = [];
+
+  emit(...b: number[]): this {
+    this.bytes.push(...b);
+    return this;
+  }
+
+  imm32(n: number): this {
+    const b = Buffer.alloc(4);
+    b.writeInt32LE(n);
+    return this.emit(...b);
+  }
+
+  /** A 32-bit displacement to `label`, relative to the end of this field (jumps and rip-relative). */
+  rel32(label: string): this {
+    this.fixups.push({ at: this.bytes.length, label });
+    return this.emit(0, 0, 0, 0);
+  }
+
+  label(name: string): this {
+    this.labels.set(name, this.bytes.length);
+    return this;
+  }
+
+  movEax(n: number): this {
+    return this.emit(0xb8).imm32(n);
+  }
+  movEdi(n: number): this {
+    return this.emit(0xbf).imm32(n);
+  }
+  movEsi(n: number): this {
+    return this.emit(0xbe).imm32(n);
+  }
+  movEdx(n: number): this {
+    return this.emit(0xba).imm32(n);
+  }
+  syscall(): this {
+    return this.emit(0x0f, 0x05);
+  }
+  /** test rax, rax */
+  testRax(): this {
+    return this.emit(0x48, 0x85, 0xc0);
+  }
+  jnz(label: string): this {
+    return this.emit(0x0f, 0x85).rel32(label);
+  }
+  js(label: string): this {
+    return this.emit(0x0f, 0x88).rel32(label);
+  }
+  jz(label: string): this {
+    return this.emit(0x0f, 0x84).rel32(label);
+  }
+  jmp(label: string): this {
+    return this.emit(0xe9).rel32(label);
+  }
+  /** lea rdi, [rip + label] */
+  leaRdi(label: string): this {
+    return this.emit(0x48, 0x8d, 0x3d).rel32(label);
+  }
+  /** lea rsi, [rip + label] */
+  leaRsi(label: string): this {
+    return this.emit(0x48, 0x8d, 0x35).rel32(label);
+  }
+
+  /** The code with every label resolved. */
+  finish(): Buffer {
+    const out = Buffer.from(this.bytes);
+    for (const { at, label } of this.fixups) {
+      const target = this.labels.get(label);
+      if (target === undefined) throw new Error(`paddock-scope: no label ${label}`);
+      out.writeInt32LE(target - (at + 4), at);
+    }
+    return out;
+  }
+}
+
+function code(): Buffer {
+  const a = new Assembler();
+  a.emit(0x48, 0x89, 0xe3); // mov rbx, rsp (argc, argv…, NULL, envp…)
+  // prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0): Landlock needs it from an unprivileged process
+  a.movEdi(PR_SET_NO_NEW_PRIVS).movEsi(1);
+  a.emit(0x31, 0xd2, 0x45, 0x31, 0xd2, 0x45, 0x31, 0xc0); // xor edx,edx; xor r10d,r10d; xor r8d,r8d
+  a.movEax(SYS.prctl).syscall().testRax().jnz('refused');
+  // ruleset = landlock_create_ruleset(&{handled_access_fs}, 8, 0)
+  a.leaRdi('attr').movEsi(8).emit(0x31, 0xd2); // xor edx, edx
+  a.movEax(SYS_LANDLOCK.createRuleset).syscall().testRax().js('refused');
+  a.emit(0x49, 0x89, 0xc4); // mov r12, rax
+  // root = open("/", O_PATH | O_CLOEXEC)
+  a.leaRdi('slash').movEsi(O_PATH_CLOEXEC).emit(0x31, 0xd2); // xor edx, edx
+  a.movEax(SYS.open).syscall().testRax().js('refused');
+  a.emit(0x49, 0x89, 0xc5); // mov r13, rax
+  // landlock_add_rule(ruleset, PATH_BENEATH, &{allowed_access, parent_fd} (packed, on the stack), 0)
+  a.emit(0x48, 0x83, 0xec, 0x10); // sub rsp, 16
+  a.emit(0x48, 0xc7, 0x04, 0x24).imm32(HANDLED_FS); // mov qword [rsp], HANDLED_FS
+  a.emit(0x44, 0x89, 0x6c, 0x24, 0x08); // mov dword [rsp+8], r13d
+  a.emit(0x4c, 0x89, 0xe7); // mov rdi, r12
+  a.movEsi(LANDLOCK_RULE_PATH_BENEATH);
+  a.emit(0x48, 0x89, 0xe2); // mov rdx, rsp
+  a.emit(0x45, 0x31, 0xd2); // xor r10d, r10d
+  a.movEax(SYS_LANDLOCK.addRule).syscall().testRax().jnz('refused');
+  a.emit(0x4c, 0x89, 0xef).movEax(SYS.close).syscall(); // close(root)
+  // landlock_restrict_self(ruleset, 0)
+  a.emit(0x4c, 0x89, 0xe7, 0x31, 0xf6); // mov rdi, r12; xor esi, esi
+  a.movEax(SYS_LANDLOCK.restrictSelf).syscall().testRax().jnz('refused');
+  a.emit(0x4c, 0x89, 0xe7).movEax(SYS.close).syscall(); // close(ruleset)
+  // execve(argv[1], &argv[1], envp); no argv[1]: the check alone, exit 0
+  a.emit(0x48, 0x8b, 0x0b); // mov rcx, [rbx]          (argc)
+  a.emit(0x48, 0x8d, 0x73, 0x10); // lea rsi, [rbx+16]  (&argv[1])
+  a.emit(0x48, 0x8b, 0x3e); // mov rdi, [rsi]
+  a.emit(0x48, 0x85, 0xff); // test rdi, rdi
+  a.jz('checked');
+  a.emit(0x48, 0x8d, 0x54, 0xcb, 0x10); // lea rdx, [rbx+rcx*8+16] (envp)
+  a.movEax(SYS.execve).syscall();
+  a.movEdi(2).leaRsi('notStarted').movEdx(NOT_STARTED.length).movEax(SYS.write).syscall();
+  a.movEdi(127).jmp('exit');
+  a.label('checked').emit(0x31, 0xff).jmp('exit'); // xor edi, edi
+  a.label('refused');
+  a.movEdi(2).leaRsi('refusedText').movEdx(REFUSED.length).movEax(SYS.write).syscall();
+  a.movEdi(126);
+  a.label('exit').movEax(SYS.exitGroup).syscall();
+  // data
+  a.label('attr');
+  const attr = Buffer.alloc(8);
+  attr.writeBigUInt64LE(BigInt(HANDLED_FS));
+  a.emit(...attr);
+  a.label('slash').emit(0x2f, 0);
+  a.label('refusedText').emit(...Buffer.from(REFUSED));
+  a.label('notStarted').emit(...Buffer.from(NOT_STARTED));
+  return a.finish();
+}
+
+function elf(body: Buffer): Buffer {
+  const size = CODE_OFFSET + body.length;
+  const h = Buffer.alloc(CODE_OFFSET);
+  h.write('\x7fELF', 0, 'latin1');
+  h.writeUInt8(2, 4); // 64-bit
+  h.writeUInt8(1, 5); // little-endian
+  h.writeUInt8(1, 6); // ELF version
+  h.writeUInt16LE(2, 16); // ET_EXEC
+  h.writeUInt16LE(0x3e, 18); // x86-64
+  h.writeUInt32LE(1, 20);
+  h.writeBigUInt64LE(BigInt(LOAD_ADDRESS + CODE_OFFSET), 24); // entry
+  h.writeBigUInt64LE(BigInt(ELF_HEADER_BYTES), 32); // program headers
+  h.writeUInt16LE(ELF_HEADER_BYTES, 52);
+  h.writeUInt16LE(PROGRAM_HEADER_BYTES, 54);
+  h.writeUInt16LE(2, 56);
+  // PT_LOAD of the whole file, read + execute
+  let p = ELF_HEADER_BYTES;
+  h.writeUInt32LE(1, p);
+  h.writeUInt32LE(5, p + 4);
+  h.writeBigUInt64LE(0n, p + 8);
+  h.writeBigUInt64LE(BigInt(LOAD_ADDRESS), p + 16);
+  h.writeBigUInt64LE(BigInt(LOAD_ADDRESS), p + 24);
+  h.writeBigUInt64LE(BigInt(size), p + 32);
+  h.writeBigUInt64LE(BigInt(size), p + 40);
+  h.writeBigUInt64LE(0x1000n, p + 48);
+  // PT_GNU_STACK: a stack that is not executable
+  p += PROGRAM_HEADER_BYTES;
+  h.writeUInt32LE(0x6474e551, p);
+  h.writeUInt32LE(6, p + 4);
+  return Buffer.concat([h, body]);
+}
+
+/** The launcher for this host's architecture, or null where there is none (not x86-64). */
+export function scopeProgram(arch: string = process.arch): Buffer | null {
+  return arch === 'x64' ? elf(code()) : null;
+}
