@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
@@ -57,6 +58,20 @@ async function runToEnd(client: Client, script: string): Promise<Job> {
   return job;
 }
 
+/** The host pid of the process whose command line is exactly `cmd`, or null. */
+function victimHostPid(cmd: string): number | null {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').trim() === cmd)
+        return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
+}
+
 describe('two MCP sessions on one computer: a job of one cannot act as the other', () => {
   let project: TempProject;
   let serve: ServeProcess;
@@ -86,30 +101,46 @@ describe('two MCP sessions on one computer: a job of one cannot act as the other
   });
 
   it('a tool call only ever runs as the caller whose command made it', async () => {
+    const marker = `sleep 40.${process.pid}`;
     const victim = (await call(alice, 'run_command', {
-      script: 'sleep 40',
+      script: marker,
       waitMs: 100,
       timeoutMs: 60_000,
     })) as unknown as Job;
+    // from inside, the victim's environment is out of reach (a Landlock domain per job, see
+    // computer-job-isolation.test.ts); the test reads its nonce from the host instead, to show
+    // that even a known nonce makes no call
+    const hostPid = await pollUntil(
+      async () => victimHostPid(marker),
+      `the victim's ${marker} on the host`,
+      30_000,
+      50,
+    );
+    const nonce = /(?:^|\0)PADDOCK_CHANNEL=([^\0]*)/.exec(
+      readFileSync(`/proc/${hostPid}/environ`, 'latin1'),
+    )?.[1];
+    assert.ok(nonce, 'the victim job has a channel nonce');
     const attack = [
+      `V=$(for p in /proc/[0-9]*; do [ "$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)" = '${marker} ' ] && echo \${p#/proc/}; done | head -n1)`,
+      "READ=$(tr '\\0' '\\n' < /proc/$V/environ 2>/dev/null | sed -n 's/^PADDOCK_CHANNEL=//p')",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
-      "V=$(for p in /proc/[0-9]*; do [ \"$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)\" = 'sleep 40 ' ] && echo ${p#/proc/}; done | head -n1)",
-      "NONCE=$(tr '\\0' '\\n' < /proc/$V/environ | sed -n 's/^PADDOCK_CHANNEL=//p')",
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
-      'echo "victim nonce known: ${NONCE:+yes}"',
+      'echo "victim found: ${V:+yes}, its nonce read: ${READ:+yes}"',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
       'AGENT=$(for p in /proc/[0-9]*; do grep -q agent.js $p/cmdline 2>/dev/null && echo ${p#/proc/}; done | head -n1)',
       'kill -USR1 $AGENT 2>/dev/null && echo "signalled the agent"',
       `python3 -c "import socket; socket.create_connection(('127.0.0.1', 9229), 2)" 2>/dev/null && echo "inspector open"`,
       '(printf x > /proc/$AGENT/fd/1) 2>/dev/null && echo "wrote on the agent link"',
       // a frame with the victim's nonce on this job's own stderr: never a call
-      `PADDOCK_CHANNEL=$NONCE timeout 5 paddock-tool call save_memory '{"content":"forged by mallory"}' >/dev/null; echo "forged=$?"`,
+      `PADDOCK_CHANNEL=${nonce} timeout 5 paddock-tool call save_memory '{"content":"forged by mallory"}' >/dev/null; echo "forged=$?"`,
       `paddock-tool call save_memory '{"content":"honest note by mallory"}' >/dev/null; echo "honest=$?"`,
     ].join('\n');
     const job = await runToEnd(mallory, attack);
     const lines = job.stdout.trim().split('\n');
-    // the same account may still read another job's environment: the nonce alone must not be enough
-    assert.deepEqual(lines, ['victim nonce known: yes', 'forged=124', 'honest=0'], job.stdout + job.stderr);
+    assert.deepEqual(
+      lines,
+      ['victim found: yes, its nonce read: ', 'forged=124', 'honest=0'],
+      job.stdout + job.stderr,
+    );
     assert.equal(job.toolCalls, 1);
     // the forged frame was written, and stayed ordinary output of the job that wrote it
     assert.match(job.stderr, /\x1b_paddock;[A-Za-z0-9_-]+;/);
