@@ -17,10 +17,10 @@ import { closeInheritedDescriptors } from './descriptors.js';
 import { EgressRelay } from './egress-relay.js';
 import { JobRunner } from './exec.js';
 import { GuestFailure, toGuestError } from './failure.js';
-import { type Frame, FrameKind, PROTOCOL_VERSION } from './frames.js';
+import { type Frame, FrameKind, PROTOCOL_VERSION, TELL_OPS } from './frames.js';
 import { listFiles, readFile, readlinkOf, realpathOf, WithAttachment, whichOf, writeFile } from './fs-ops.js';
 import { GuestLink } from './link.js';
-import type { CallArgs, HostCall } from './protocol.js';
+import type { CallArgs, HostCall, HostTell } from './protocol.js';
 import { PtyHost } from './pty.js';
 import { TcpRelay } from './tcp-relay.js';
 
@@ -155,11 +155,22 @@ function main(): void {
       return;
     }
     if (frame.kind !== FrameKind.Control) return;
-    let call: HostCall;
+    let call: HostCall | HostTell;
     try {
-      call = JSON.parse(frame.payload.toString('utf8')) as HostCall;
+      call = JSON.parse(frame.payload.toString('utf8')) as HostCall | HostTell;
     } catch {
       link.log('err', 'ignored a control frame that is not JSON');
+      return;
+    }
+    if (call.t === 'tell') {
+      const { op } = call;
+      if (!TELL_OPS.includes(op)) {
+        link.log('err', `ignored a one-way call of "${String(op)}", which needs a reply`);
+        return;
+      }
+      dispatch({ t: 'call', id: 0, op, args: call.args }, undefined).catch((e: unknown) =>
+        link.log('warn', `one-way call "${op}" failed: ${toGuestError(e).message}`),
+      );
       return;
     }
     if (call.t !== 'call') return;

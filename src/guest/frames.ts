@@ -11,6 +11,9 @@
 /** Bumped on incompatible changes; the host refuses an agent that speaks another version. */
 export const PROTOCOL_VERSION = 1;
 
+/** The calls the host may send one way, without a reply (see `HostTell` in protocol.ts). */
+export const TELL_OPS = ['channel.reply'] as const;
+
 /** What a frame carries. New kinds may be added; unknown kinds are a protocol error. */
 export const FrameKind = {
   /** One JSON control message (calls, replies, events). Stream and fd are 0. */

@@ -17,6 +17,8 @@ import { z } from 'zod';
 
 export { PROTOCOL_VERSION } from './frames.js';
 
+import type { TELL_OPS } from './frames.js';
+
 /** Error codes the guest may answer with (a subset of the host's ErrorCode). */
 export const guestErrorCodeSchema = z.enum([
   'INVALID_ARGUMENT',
@@ -268,6 +270,15 @@ export const hostCallSchema = z
   .object({ t: z.literal('call'), id: z.number().int().min(1), op: z.string(), args: z.unknown() })
   .strict();
 export type HostCall = { t: 'call'; id: number; op: CallOp; args: unknown };
+
+/**
+ * Calls the host sends one way (`t: 'tell'`, no id): the guest runs them as it would a call
+ * but sends no reply, and reports a failure as a log line. For work whose result nobody waits
+ * for, where a reply would wake the host once more per request (a tool-channel reply).
+ */
+export type TellOp = (typeof TELL_OPS)[number];
+/** Host → guest: a one-way call. */
+export type HostTell = { t: 'tell'; op: TellOp; args: unknown };
 
 export const guestErrorSchema = z
   .object({

@@ -212,7 +212,7 @@ export class JobTable {
         job.noteToolCalls(channel.toolCalls);
         const client = this.options.client();
         if (line === null || frame.id === null || !client) return;
-        void client.call('channel.reply', { stream: n, id: frame.id, body: line }).catch(() => undefined);
+        client.tell('channel.reply', { stream: n, id: frame.id, body: line });
       },
       (e: unknown) => this.log('err', 'channel.failed', `${job.id}: ${(e as Error).message}`, job.id),
     );

@@ -20,6 +20,7 @@ import {
   callSchemas,
   type GuestEvent,
   guestMessageSchema,
+  type TellOp,
 } from '../../guest/protocol.js';
 import { PaddockError } from '../../shared/errors.js';
 
@@ -147,6 +148,18 @@ export class GuestClient {
         encodeFrame(FrameKind.Control, 0, 0, Buffer.from(JSON.stringify({ t: 'call', id, op, args }))),
       );
     });
+  }
+
+  /**
+   * Sends a one-way call: the guest runs it and sends nothing back (a failure becomes a guest
+   * log line). False when the link is dead.
+   */
+  tell<Op extends TellOp>(op: Op, args: CallArgs<Op>): boolean {
+    if (this.failure) return false;
+    this.toGuest.write(
+      encodeFrame(FrameKind.Control, 0, 0, Buffer.from(JSON.stringify({ t: 'tell', op, args }))),
+    );
+    return true;
   }
 
   /**

@@ -42,10 +42,18 @@ const INSERT_SQL = `INSERT INTO tool_invocations (id, started_at, duration_ms, t
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
     CASE WHEN ? = 'running' THEN NULL ELSE ${NEXT_END_SEQ} END)`;
 
-const COMPLETE_SQL = `UPDATE tool_invocations SET state = 'ended', duration_ms = ?, output_bytes = ?,
-  sent_bytes = ?, success = ?, error_code = ?, error_message = ?, policy_rule = ?,
-  generation = coalesce(?, generation), job_id = coalesce(?, job_id), end_seq = ${NEXT_END_SEQ}
+const COMPLETE_SET = `UPDATE tool_invocations SET state = 'ended', duration_ms = ?, output_bytes = ?,
+  sent_bytes = ?, success = ?, error_code = ?, error_message = ?, policy_rule = ?, end_seq = ${NEXT_END_SEQ}`;
+const COMPLETE_SQL = `${COMPLETE_SET}, generation = coalesce(?, generation), job_id = coalesce(?, job_id)
   WHERE id = ? AND state = 'running'`;
+/**
+ * The update of a row this store began, found by its rowid (its id still checked). Without
+ * `job_id` in the SET list SQLite leaves that index alone: one page fewer per commit when
+ * the call kept the lineage it began with (the usual case); otherwise COMPLETE_LINEAGE_BY_SEQ_SQL.
+ */
+const COMPLETE_BY_SEQ_SQL = `${COMPLETE_SET} WHERE seq = ? AND id = ? AND state = 'running'`;
+const COMPLETE_LINEAGE_BY_SEQ_SQL = `${COMPLETE_SET}, generation = ?, job_id = ?
+  WHERE seq = ? AND id = ? AND state = 'running'`;
 
 const INTERRUPT_SQL = `UPDATE tool_invocations SET state = 'interrupted', success = 0,
   error_code = 'INTERNAL', error_message = ?, duration_ms = max(0, ? - started_at), end_seq = ${NEXT_END_SEQ}
@@ -65,6 +73,8 @@ export class SqliteAuditStore implements AuditStore {
   private readonly insertInput: BetterSqlite3.Statement;
   private readonly inputBySha: BetterSqlite3.Statement;
   private readonly completeRow: BetterSqlite3.Statement;
+  private readonly completeBySeq: BetterSqlite3.Statement;
+  private readonly completeLineageBySeq: BetterSqlite3.Statement;
   private readonly interruptRow: BetterSqlite3.Statement;
   private readonly runningRows: BetterSqlite3.Statement;
   private readonly byId: BetterSqlite3.Statement;
@@ -72,6 +82,8 @@ export class SqliteAuditStore implements AuditStore {
   private readonly maxEndSeq: BetterSqlite3.Statement;
   private readonly endSeqOf: BetterSqlite3.Statement;
   private readonly queries = new Map<string, BetterSqlite3.Statement>();
+  /** Rows this store began and has not completed: `complete` builds the ended row from them. */
+  private readonly running = new Map<string, StoredInvocation>();
 
   constructor(db: BetterSqlite3.Database, options: SqliteAuditStoreOptions = {}) {
     applyMigrations(db);
@@ -81,6 +93,8 @@ export class SqliteAuditStore implements AuditStore {
     this.insertInput = db.prepare('INSERT OR IGNORE INTO audit_inputs (sha256, input) VALUES (?, ?)');
     this.inputBySha = db.prepare('SELECT input FROM audit_inputs WHERE sha256 = ?');
     this.completeRow = db.prepare(COMPLETE_SQL);
+    this.completeBySeq = db.prepare(COMPLETE_BY_SEQ_SQL);
+    this.completeLineageBySeq = db.prepare(COMPLETE_LINEAGE_BY_SEQ_SQL);
     this.interruptRow = db.prepare(INTERRUPT_SQL);
     this.runningRows = db.prepare(
       "SELECT id, owner_pid FROM tool_invocations WHERE state = 'running' ORDER BY seq",
@@ -108,31 +122,65 @@ export class SqliteAuditStore implements AuditStore {
 
   /** Listeners see the row once, when it ends. */
   async begin(row: InvocationStart): Promise<StoredInvocation> {
-    return this.write(
+    const stored = this.write(
       { ...row, durationMs: 0, outputBytes: 0, success: false, errorCode: null, errorMessage: null },
       'running',
     );
+    this.running.set(stored.id, stored);
+    return stored;
   }
 
+  /**
+   * A row this store began is updated by its rowid and the ended row is built from the one
+   * held since `begin` plus its new end sequence, rather than read back; a row begun
+   * elsewhere (another store on the same file) is updated by id and read back.
+   */
   async complete(id: string, end: InvocationEnd): Promise<StoredInvocation> {
-    let changes: number;
+    const begun = this.running.get(id);
+    this.running.delete(id);
+    const errorMessage = end.errorMessage == null ? null : storedMessage(end.errorMessage, this.limits);
+    const values = [
+      end.durationMs,
+      end.outputBytes,
+      end.sentBytes ?? null,
+      end.success ? 1 : 0,
+      end.errorCode ?? null,
+      errorMessage,
+      end.policyRule ?? null,
+    ];
+    let stored: StoredInvocation | undefined;
     try {
-      changes = this.completeRow.run(
-        end.durationMs,
-        end.outputBytes,
-        end.sentBytes ?? null,
-        end.success ? 1 : 0,
-        end.errorCode ?? null,
-        end.errorMessage == null ? null : storedMessage(end.errorMessage, this.limits),
-        end.policyRule ?? null,
-        end.generation ?? null,
-        end.jobId ?? null,
-        id,
-      ).changes;
+      if (begun) {
+        const generation = end.generation ?? begun.generation;
+        const jobId = end.jobId ?? begun.jobId;
+        const changes =
+          generation === begun.generation && jobId === begun.jobId
+            ? this.completeBySeq.run(...values, begun.seq, id).changes
+            : this.completeLineageBySeq.run(...values, generation, jobId, begun.seq, id).changes;
+        if (changes === 1) {
+          stored = {
+            ...begun,
+            endSeq: this.endSeqOf.get(begun.seq) as number,
+            state: 'ended',
+            durationMs: end.durationMs,
+            outputBytes: end.outputBytes,
+            sentBytes: end.sentBytes ?? null,
+            success: end.success,
+            errorCode: end.errorCode ?? null,
+            errorMessage,
+            policyRule: end.policyRule ?? null,
+            generation,
+            jobId,
+          };
+        }
+      } else if (
+        this.completeRow.run(...values, end.generation ?? null, end.jobId ?? null, id).changes === 1
+      ) {
+        stored = this.row(id);
+      }
     } catch (e) {
       throw writeError(id, e);
     }
-    const stored = changes === 1 ? this.row(id) : undefined;
     if (!stored) throw notRunning(id);
     this.feed.push(stored);
     return stored;

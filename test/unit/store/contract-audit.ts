@@ -130,6 +130,31 @@ export function auditContract(factory: StoreFactory): void {
         );
       }));
 
+    it('returns a completed row exactly as stored, whichever store began it and whether its lineage changed', () =>
+      withStores(factory, 2, async (a, b) => {
+        const kept = started({ tool: 'noop', jobId: 'g1.job2', generation: 1 });
+        await a.audit.begin(kept);
+        const keptDone = await a.audit.complete(kept.id, { durationMs: 2, outputBytes: 3, success: true });
+        assert.equal(keptDone.jobId, 'g1.job2', 'the lineage the call began with stays');
+        assert.deepEqual(await b.audit.get(kept.id), keptDone);
+        const elsewhere = started({ tool: 'noop' });
+        const begun = await a.audit.begin(elsewhere);
+        const done = await b.audit.complete(elsewhere.id, {
+          durationMs: 4,
+          outputBytes: 0,
+          success: true,
+          generation: 2,
+        });
+        assert.equal(done.seq, begun.seq);
+        assert.equal(done.generation, 2);
+        assert.deepEqual(await a.audit.get(elsewhere.id), done);
+        await assert.rejects(
+          a.audit.complete(elsewhere.id, { durationMs: 1, outputBytes: 0, success: true }),
+          isCode('NOT_FOUND'),
+          'a row another store completed is not running any more',
+        );
+      }));
+
     it('leaves running rows of live processes alone when reconciling', () =>
       withStores(factory, 1, async ({ audit }) => {
         const start = started();
