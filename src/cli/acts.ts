@@ -10,10 +10,10 @@ import { formatAgentList, formatRunDetails, formatRunRow } from '../agents/cli-f
 import { renderError, renderToolResult, serverLogs, serversList, serverTools } from '../integrations/cli.js';
 import type { IntegrationsService } from '../integrations/service.js';
 import type { Paddock } from '../main.js';
-import { describeTool } from '../mcp/server.js';
 import { sleep } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import { neutralizeControls } from '../shared/terminal-text.js';
+import { describeTool } from '../tools/describe.js';
 import type { CallerContext } from '../tools/tool.js';
 
 /** One acting command with its parsed arguments: the contract between the CLI and the server. */
