@@ -1,11 +1,11 @@
 /**
  * `paddock tools list` with no server running. Without upstream servers and plugins, the tool
- * list is a function of the code and the validated configuration alone (the built-in and
- * computer tools, and the permissions of paddock.yaml): it is kept in
- * `<data>/run/tools-catalog.json` under a key of both, so later listings skip building a
- * Paddock (stores, computer service, agents), which costs several times a bare Node start.
- * With an upstream server or a plugin configured, every listing builds the Paddock and asks
- * them, as before: their tools can change without any file here changing.
+ * list is a function of the code and the configuration files alone (the built-in and computer
+ * tools, and the permissions of paddock.yaml): it is kept in `<data>/run/tools-catalog.json`
+ * under a key of them, so later listings skip building a Paddock (stores, computer service,
+ * agents), which costs several times a bare Node start. With an upstream server or a plugin
+ * configured, every listing builds the Paddock and asks them, as before: their tools can
+ * change without any file here changing.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -42,11 +42,13 @@ export async function listToolsLocally(
   let rows = key === undefined ? undefined : readCatalog(file, key);
   if (!rows) {
     const { discovered } = await import('./acts.js');
-    rows = await withPaddock(values, async (p) => {
+    const built = await withPaddock(values, async (p) => {
       await discovered(p.integrations);
-      return toolRows(p);
+      const { integrations } = p;
+      return { rows: toolRows(p), live: integrations.servers().length + integrations.plugins().length > 0 };
     });
-    if (key !== undefined) writeCatalog(file, { key, rows });
+    rows = built.rows;
+    if (key !== undefined && !built.live) writeCatalog(file, { key, rows });
   }
   printToolRows(rows, json, io);
   return 0;
@@ -54,26 +56,31 @@ export async function listToolsLocally(
 
 /**
  * The catalog's key: the compiled code (path, size and modification time of every module, so
- * a rebuild or an edited file is a new key) and the validated configuration. Undefined when an
- * upstream server file, a plugin folder or a configured plugin makes the list live.
+ * a rebuild or an edited file is a new key), the validated configuration and the text of
+ * mcp_servers.yaml (one that names no server, such as `paddock init` writes, still allows a
+ * catalog). Undefined when a plugin folder or a configured plugin makes the list live.
  */
 function catalogKey(loaded: LoadedConfig): string | undefined {
   const paddockDir = join(loaded.projectDir, '.paddock');
-  const live =
-    loaded.config.plugins.length > 0 ||
-    existsSync(join(paddockDir, 'plugins')) ||
-    MCP_SERVERS_FILE_NAMES.some((name) => existsSync(join(paddockDir, name)));
-  if (live) return undefined;
-  const hash = createHash('sha256');
-  const srcRoot = dirname(dirname(fileURLToPath(import.meta.url)));
-  for (const entry of readdirSync(srcRoot, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !entry.name.endsWith('.js')) continue;
-    // `parentPath` from Node 20.12; `path` before it
-    const path = join(entry.parentPath ?? (entry as { path?: string }).path ?? srcRoot, entry.name);
-    const { size, mtimeMs } = statSync(path);
-    hash.update(`${path}\0${size}\0${mtimeMs}\n`);
+  if (loaded.config.plugins.length > 0 || existsSync(join(paddockDir, 'plugins'))) return undefined;
+  try {
+    const hash = createHash('sha256');
+    for (const name of MCP_SERVERS_FILE_NAMES) {
+      const path = join(paddockDir, name);
+      if (existsSync(path)) hash.update(`${name}\0${readFileSync(path, 'utf8')}\0`);
+    }
+    const srcRoot = dirname(dirname(fileURLToPath(import.meta.url)));
+    for (const entry of readdirSync(srcRoot, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.js')) continue;
+      // `parentPath` from Node 20.12; `path` before it
+      const path = join(entry.parentPath ?? (entry as { path?: string }).path ?? srcRoot, entry.name);
+      const { size, mtimeMs } = statSync(path);
+      hash.update(`${path}\0${size}\0${mtimeMs}\n`);
+    }
+    return hash.update(JSON.stringify(loaded.config)).digest('hex');
+  } catch {
+    return undefined; // the code cannot be identified: no catalog, build the Paddock
   }
-  return hash.update(JSON.stringify(loaded.config)).digest('hex');
 }
 
 function readCatalog(file: string, key: string): ToolRow[] | undefined {

@@ -4,7 +4,7 @@
  * builds a Paddock again as soon as either changes.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runCli, tempProject } from '../helpers/paddock-process.js';
@@ -50,13 +50,22 @@ describe('tools list catalog (no server)', () => {
     }
   });
 
-  it('keeps no catalog when mcp_servers.yaml exists: upstream tools can change without a file here changing', async () => {
+  it('keeps a catalog beside an mcp_servers.yaml that names no server, none once it names one', async () => {
     const p = tempProject();
     try {
+      const catalog = join(p.dataDir, 'run', 'tools-catalog.json');
       mkdirSync(join(p.dir, '.paddock'), { recursive: true });
       writeFileSync(join(p.dir, '.paddock', 'mcp_servers.yaml'), 'mcpServers: {}\n');
       assert.ok((await listJson(p)).some((t) => t.name === 'read_file'));
-      assert.ok(!existsSync(join(p.dataDir, 'run', 'tools-catalog.json')));
+      assert.ok(existsSync(catalog), 'no server named: the list is kept');
+      rmSync(catalog);
+      // a disabled server is never started, yet it makes the file one a catalog may not stand for
+      writeFileSync(
+        join(p.dir, '.paddock', 'mcp_servers.yaml'),
+        'mcpServers:\n  off:\n    command: "false"\n    enabled: false\n',
+      );
+      assert.ok((await listJson(p)).some((t) => t.name === 'read_file'));
+      assert.ok(!existsSync(catalog), 'a server named: every listing asks the built Paddock');
     } finally {
       p.cleanup();
     }
