@@ -1,5 +1,7 @@
-import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { requireCjs } from '../shared/require-cjs.js';
+
+const { parseDocument } = requireCjs('yaml') as typeof import('yaml');
 
 /** A markdown file split into its YAML frontmatter and body. */
 export type Frontmatter =

@@ -1,4 +1,7 @@
-import picomatch from 'picomatch';
+import { requireCjs } from '../shared/require-cjs.js';
+
+const picomatch = requireCjs('picomatch') as typeof import('picomatch');
+
 import type { Tool } from '../tools/tool.js';
 
 /** The tool-related keys of an AGENT.md. */

@@ -10,11 +10,10 @@ import { formatAgentList, formatRunDetails, formatRunRow } from '../agents/cli-f
 import { renderError, renderToolResult, serverLogs, serversList, serverTools } from '../integrations/cli.js';
 import type { IntegrationsService } from '../integrations/service.js';
 import type { Paddock } from '../main.js';
-import { describeTool } from '../mcp/server.js';
 import { sleep } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import { neutralizeControls } from '../shared/terminal-text.js';
-import type { CallerContext } from '../tools/tool.js';
+import { cliCaller, printToolRows, toolRows } from './tool-rows.js';
 
 /** One acting command with its parsed arguments: the contract between the CLI and the server. */
 export const CliActSchema = z.discriminatedUnion('command', [
@@ -53,16 +52,6 @@ export interface ActIo {
 /** One line, with control sequences neutralised: nothing a tool wrote may drive the terminal. */
 function line(io: ActIo, stream: 'stdout' | 'stderr', text: string): void {
   io.write(stream, `${neutralizeControls(text)}\n`);
-}
-
-/** The CLI's caller context: a person at a terminal, so `ask` tools are allowed. */
-export function cliCaller(timeoutMs?: number): CallerContext {
-  return {
-    caller: 'cli',
-    via: 'direct',
-    attended: true,
-    ...(timeoutMs ? { deadline: Date.now() + timeoutMs } : {}),
-  };
 }
 
 /** Runs `act` on `p`; `signal` is the person's Ctrl-C. Returns the exit code. */
@@ -104,29 +93,7 @@ export async function discovered(integrations: IntegrationsService, timeoutMs = 
 
 async function toolsList(p: Paddock, json: boolean, io: ActIo): Promise<number> {
   await discovered(p.integrations);
-  const tools = p.gateway.listTools(cliCaller());
-  if (json)
-    line(
-      io,
-      'stdout',
-      JSON.stringify(
-        tools.map((t) => ({
-          ...describeTool(t),
-          source: t.source,
-          toolsets: t.toolsets,
-          permission: p.gateway.permissionOf(t),
-        })),
-        null,
-        2,
-      ),
-    );
-  else
-    for (const t of tools)
-      line(
-        io,
-        'stdout',
-        `${t.name.padEnd(28)} ${t.source.padEnd(14)} ${p.gateway.permissionOf(t).padEnd(5)} ${firstSentence(t.description)}`,
-      );
+  printToolRows(toolRows(p), json, io);
   return 0;
 }
 
@@ -237,11 +204,6 @@ async function launch(p: Paddock, linkId: string, json: boolean, io: ActIo, sign
     if (!r.stdout && !r.stderr) await sleep(100, signal);
   }
   return 130;
-}
-
-function firstSentence(text: string): string {
-  const s = text.split(/(?<=\.)\s/)[0] ?? text;
-  return s.length > 90 ? `${s.slice(0, 87)}...` : s;
 }
 
 /** The server's side of the socket's `cli` operation: checks the request, then performs it. */

@@ -1,6 +1,6 @@
 import { loadConfigCached } from '../config/cached.js';
 import type { LoadedConfig } from '../config/load.js';
-import type { Paddock } from '../main.js';
+import type { Paddock } from '../main/paddock.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import type { Stores } from '../store/stores.js';
 
@@ -20,7 +20,7 @@ export async function withPaddock<T>(
 ): Promise<T> {
   const loaded = await loadFor(values);
   // Loaded here, not at the top: commands that need no services skip the whole composition root.
-  const { createPaddock } = await import('../main.js');
+  const { createPaddock } = await import('../main/paddock.js');
   const paddock = await createPaddock(loaded, { logger: loggerFor(loaded, true) });
   try {
     return await fn(paddock);

@@ -94,7 +94,7 @@ export async function main(argv: string[]): Promise<number> {
     return name ? 0 : 2;
   }
   if (name === '--version' || name === '-v') {
-    const { VERSION } = await import('../main.js');
+    const { VERSION } = await import('../main/common.js');
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }

@@ -42,6 +42,10 @@ export async function runAct(
     cli: act,
   });
   if (attempt.kind === 'absent') {
+    if (act.command === 'tools.list') {
+      const { listToolsLocally } = await import('./tools-catalog.js');
+      return listToolsLocally(values, act.json, io);
+    }
     const [{ performAct }, { withPaddock }] = await Promise.all([
       import('./acts.js'),
       import('./context.js'),

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { requireCjs } from '../shared/require-cjs.js';
 import { ConfigError } from './config-error.js';
 import { type LocateOptions, locateConfig } from './locate.js';
 import { type PaddockConfig, paddockConfigSchema } from './paddock-config.js';
+
+const { parseDocument } = requireCjs('yaml') as typeof import('yaml');
 
 export { ConfigError };
 

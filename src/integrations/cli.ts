@@ -1,4 +1,7 @@
-import picomatch from 'picomatch';
+import { requireCjs } from '../shared/require-cjs.js';
+
+const picomatch = requireCjs('picomatch') as typeof import('picomatch');
+
 import { PaddockError } from '../shared/errors.js';
 import type { ContentBlock, Tool, ToolResult } from '../tools/tool.js';
 import { sanitizeGlob } from './naming.js';

@@ -10,7 +10,6 @@ import {
   type ServerState,
   type UpstreamToolDef,
 } from './server-connection.js';
-import { callError, toToolResult } from './upstream-result.js';
 
 export type { ServerState, UpstreamToolDef };
 
@@ -149,6 +148,8 @@ export class McpClientPool {
     const { signal } = options;
     const live = await conn.ready(deadline, { keepAlive: true, ...(signal ? { signal } : {}) });
     const timeoutMs = Math.max(1, deadline - Date.now());
+    // loaded with the SDK when the server connected
+    const { callError, toToolResult } = await import('./upstream-result.js');
     let raw: unknown;
     try {
       raw = await conn.call(live, tool, args, {

@@ -1,4 +1,4 @@
-import { SdkError, SdkErrorCode, type Tool as SdkTool } from '@modelcontextprotocol/client';
+import type { Tool as SdkTool } from '@modelcontextprotocol/client';
 import { raceAbort, sleep } from '../shared/abort.js';
 import type { Live, UpstreamToolDef } from './connection-types.js';
 import { isAlive, processTree, signalAll } from './process-tree.js';
@@ -41,14 +41,6 @@ export function toDef(t: SdkTool): UpstreamToolDef {
     ...(t.outputSchema ? { outputSchema: t.outputSchema as Record<string, unknown> } : {}),
     ...(t.annotations ? { annotations: t.annotations as Record<string, unknown> } : {}),
   };
-}
-
-/** A transport-level failure (not a tool error, not a timeout, not a bad result). */
-export function isConnectionFailure(e: unknown): boolean {
-  if (e instanceof SdkError) {
-    return ![SdkErrorCode.RequestTimeout, SdkErrorCode.InvalidResult].includes(e.code as SdkErrorCode);
-  }
-  return e instanceof TypeError || (e instanceof Error && e.name !== 'ProtocolError');
 }
 
 /** Resolves with `promise`, or rejects at the deadline or when `signal` aborts. */

@@ -8,6 +8,7 @@ import {
   mcpServersFileSchema,
 } from '../config/mcp-servers-schema.js';
 import type { Permission } from '../tools/tool.js';
+import { MCP_SERVERS_FILE_NAMES } from './config-files.js';
 import { expandVars } from './expand-vars.js';
 import { sanitizeName } from './naming.js';
 
@@ -56,7 +57,7 @@ export interface LoadMcpServersOptions {
   projectDir?: string;
 }
 
-const FILE_NAMES = ['mcp_servers.yaml', 'mcp_servers.yml', 'mcp_servers.json'];
+const FILE_NAMES = MCP_SERVERS_FILE_NAMES;
 
 /**
  * Reads `<dir>/mcp_servers.yaml` (or `.yml`, or `.json`): the `mcpServers` map of Claude

@@ -7,7 +7,7 @@ import { defineTool as declareTool } from '../tools/define.js';
 import { s } from '../tools/schema.js';
 import type { Tool } from '../tools/tool.js';
 import { defineTool, isPluginTool, isToolSpec, type PluginTool } from './define-tool.js';
-import { clip } from './upstream-result.js';
+import { clip } from './upstream-text.js';
 
 /** What `paddock servers list` (and the logs) say about one plugin module. */
 export interface PluginStatus {

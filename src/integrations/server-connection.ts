@@ -1,13 +1,13 @@
-import { Client, SdkError, SdkErrorCode, type Tool as SdkTool } from '@modelcontextprotocol/client';
+import type { Client, Tool as SdkTool } from '@modelcontextprotocol/client';
 import { sleep } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import type { ConnectionOptions, Live, ServerState, UpstreamToolDef } from './connection-types.js';
-import { isConnectionFailure, raceDeadline, shutdown, toDef } from './connection-util.js';
+import { raceDeadline, shutdown, toDef } from './connection-util.js';
 import type { McpServerConfig } from './load-config.js';
 import { isAlive, processTree, signalAll } from './process-tree.js';
 import { StderrLog } from './stderr-log.js';
-import { createTransport, type UpstreamTransport } from './transports.js';
-import { clip, overflowReason, startFailureReason } from './upstream-result.js';
+import type { UpstreamTransport } from './transports.js';
+import { clip, overflowReason } from './upstream-text.js';
 
 export type {
   BackoffOptions,
@@ -16,6 +16,18 @@ export type {
   ServerState,
   UpstreamToolDef,
 } from './connection-types.js';
+
+/**
+ * The MCP client SDK and the code over it, imported at the first connection: a Paddock whose
+ * upstream servers are not started (none configured, lazy ones listed from the cache, a CLI
+ * command) never loads the SDK.
+ */
+const loadClient = () =>
+  Promise.all([
+    import('@modelcontextprotocol/client'),
+    import('./transports.js'),
+    import('./upstream-result.js'),
+  ]);
 
 /**
  * One upstream server: starts it (stdio process or HTTP session) with initialize and
@@ -130,6 +142,7 @@ export class ServerConnection {
         },
       );
     } catch (e) {
+      const { isConnectionFailure } = await import('./upstream-result.js');
       if (this.config.transport !== 'stdio' && isConnectionFailure(e) && !live.closing) {
         this.drop(live, `the connection failed (${clip((e as Error).message ?? String(e), 200)})`);
       }
@@ -175,6 +188,8 @@ export class ServerConnection {
     this.setState('starting');
     const started = Date.now();
     const { timeoutMs } = this.config;
+    const [{ Client, SdkError, SdkErrorCode }, { createTransport }, { startFailureReason }] =
+      await loadClient();
     const client = new Client(this.opts.clientInfo, {
       listChanged: {
         tools: { debounceMs: 50, onChanged: (err, tools) => this.onListChanged(live, err, tools) },

@@ -2,14 +2,7 @@ import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/cli
 import { PaddockError } from '../shared/errors.js';
 import type { ContentBlock, ToolResult } from '../tools/tool.js';
 import type { McpServerConfig } from './load-config.js';
-
-const MAX_UPSTREAM_TEXT = 500;
-
-/** Shortens text that comes from an upstream server before it goes into one of our messages. */
-export function clip(text: string, max = MAX_UPSTREAM_TEXT): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  return oneLine.length > max ? `${oneLine.slice(0, max)}…` : oneLine;
-}
+import { clip } from './upstream-text.js';
 
 function malformed(server: string, tool: string, what: string): PaddockError {
   return new PaddockError(
@@ -177,11 +170,10 @@ export function startFailureReason(
   return `${clip(err?.message ?? String(e), 300)}${cause}${tail}`;
 }
 
-/** The reason given when a message over the result cap made Paddock drop a connection. */
-export function overflowReason(maxBytes: number, bytes?: number): string {
-  const mib = (maxBytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, '');
-  return (
-    `a message from the server${bytes ? ` (${bytes}+ bytes)` : ''} exceeded the ${mib} MiB result limit, ` +
-    'so the connection was dropped; ask for less data (paging, filters)'
-  );
+/** A transport-level failure (not a tool error, not a timeout, not a bad result). */
+export function isConnectionFailure(e: unknown): boolean {
+  if (e instanceof SdkError) {
+    return ![SdkErrorCode.RequestTimeout, SdkErrorCode.InvalidResult].includes(e.code as SdkErrorCode);
+  }
+  return e instanceof TypeError || (e instanceof Error && e.name !== 'ProtocolError');
 }

@@ -4,9 +4,11 @@
  * from a page is unattended: nobody confirmed it in an MCP client, so `ask` tools are refused
  * (or wait for an approval) like any other unattended caller's.
  */
+
+import { describeTool } from '../tools/describe.js';
 import type { Gateway } from '../tools/gateway.js';
 import type { CallerContext, ComputerRef, Tool } from '../tools/tool.js';
-import { describeTool, toCallToolResult, toErrorResult } from './server.js';
+import { toCallToolResult, toErrorResult } from './server.js';
 
 /** Only the computer's own tools are offered to a page. */
 const computerOnly = (_name: string, tool: Tool) => tool.source === 'computer';

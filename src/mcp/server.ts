@@ -1,6 +1,7 @@
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { Disposable } from '../shared/disposable.js';
 import type { PaddockError } from '../shared/errors.js';
+import { describeTool } from '../tools/describe.js';
 import type { Gateway } from '../tools/gateway.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { CallerContext, Tool, ToolResult } from '../tools/tool.js';
@@ -22,18 +23,6 @@ export interface McpServerDeps {
 export function inToolsets(tool: Tool, toolsets: readonly string[] | undefined): boolean {
   if (!toolsets || toolsets.length === 0) return true;
   return tool.toolsets.some((t) => toolsets.includes(t));
-}
-
-/** The MCP description of one tool. */
-export function describeTool(tool: Tool): Record<string, unknown> {
-  return {
-    name: tool.name,
-    ...(tool.title ? { title: tool.title } : {}),
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-    ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
-    annotations: tool.annotations,
-  };
 }
 
 /**

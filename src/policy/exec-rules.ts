@@ -1,4 +1,7 @@
-import picomatch from 'picomatch';
+import { requireCjs } from '../shared/require-cjs.js';
+
+const picomatch = requireCjs('picomatch') as typeof import('picomatch');
+
 import type { ExecRule } from '../config/schema.js';
 import type { PaddockError } from '../shared/errors.js';
 import { allow, BUILTIN_RULES, compileEach, deny, invalidRule, ruleLabel } from './decision.js';

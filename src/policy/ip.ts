@@ -1,5 +1,8 @@
 import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import type * as IpAddr from 'ipaddr.js';
+import { requireCjs } from '../shared/require-cjs.js';
+
+const ipaddr = requireCjs('ipaddr.js') as typeof IpAddr;
 
 /** Well-known cloud metadata endpoints (named in denials so the reason is obvious). */
 const METADATA_ADDRESSES: ReadonlySet<string> = new Set([
@@ -43,11 +46,11 @@ export interface IpInfo {
 export function inspectAddress(text: string): IpInfo | null {
   const version = isIP(text);
   if (version === 0) return null;
-  let addr: ipaddr.IPv4 | ipaddr.IPv6 = ipaddr.parse(text);
-  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) {
-    addr = (addr as ipaddr.IPv6).toIPv4Address();
+  let addr: IpAddr.IPv4 | IpAddr.IPv6 = ipaddr.parse(text);
+  if (addr.kind() === 'ipv6' && (addr as IpAddr.IPv6).isIPv4MappedAddress()) {
+    addr = (addr as IpAddr.IPv6).toIPv4Address();
   }
-  const address = addr.kind() === 'ipv4' ? addr.toString() : (addr as ipaddr.IPv6).toRFC5952String();
+  const address = addr.kind() === 'ipv4' ? addr.toString() : (addr as IpAddr.IPv6).toRFC5952String();
   const range = addr.range();
   const metadata = METADATA_ADDRESSES.has(address);
   return {

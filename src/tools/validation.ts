@@ -1,14 +1,15 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from 'ajv';
 import { PaddockError } from '../shared/errors.js';
+import { requireCjs } from '../shared/require-cjs.js';
 import type { JsonSchema } from './tool.js';
 
+const { Ajv } = requireCjs('ajv') as typeof import('ajv');
 // ajv-formats ships CommonJS with a default export object
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const addFormats = (requireCjs('ajv-formats') as { default: (ajv: AjvInstance) => AjvInstance }).default;
 
 /** Compiles tool input schemas once and validates inputs against them. */
 export class InputValidator {
-  private readonly ajv: Ajv;
+  private readonly ajv: AjvInstance;
   private readonly cache = new WeakMap<JsonSchema, ValidateFunction>();
 
   constructor() {

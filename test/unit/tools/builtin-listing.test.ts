@@ -17,11 +17,11 @@ import { createComputerBuiltins } from '../../../src/computer/tools/computer-bui
 import { createComputerTools } from '../../../src/computer/tools/index.js';
 import { computerSchema } from '../../../src/config/computer-schema.js';
 import { notifySchema } from '../../../src/config/notify-schema.js';
-import { describeTool } from '../../../src/mcp/server.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import { openDatabase } from '../../../src/store/sqlite/database.js';
 import { SqliteMemoryStore } from '../../../src/store/sqlite/memory-store.js';
 import { createBuiltinTools } from '../../../src/tools/builtin/index.js';
+import { describeTool } from '../../../src/tools/describe.js';
 import type { Tool } from '../../../src/tools/tool.js';
 
 /** The committed snapshots, in the source tree (this file runs from dist/). */
