@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import { computerNameProblem } from '../shared/computer-name.js';
 import type { Logger } from '../shared/logger.js';
 import { DEFAULT_SLOW_READER_LIMITS, guardSlowReader, type SlowReaderLimits } from '../shared/slow-reader.js';
 import type { Tool } from '../tools/tool.js';
+import { NodeMcpTransport } from './http-transport.js';
 import { MAX_MESSAGE_BYTES } from './line-limit.js';
 import { createMcpServer, inToolsets, type McpServerDeps } from './server.js';
 import { McpSessions, sessionCaller, sessionComputer } from './sessions.js';
@@ -20,7 +20,7 @@ export interface McpGrant {
 }
 
 interface Session {
-  transport: NodeStreamableHTTPServerTransport;
+  transport: NodeMcpTransport;
   dispose(): void;
   lastSeen: number;
   /** The grant that opened the session; only requests of that grant may use it. */
@@ -176,9 +176,9 @@ export class McpHttpEndpoint {
         : {}),
     }));
     let end = () => {};
-    const transport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => id,
-      onsessioninitialized: () => {
+    const transport = new NodeMcpTransport({
+      sessionId: id,
+      onSessionInitialized: () => {
         this.sessions.set(id, {
           transport,
           dispose,
