@@ -106,6 +106,19 @@ describe('gateway pipeline', () => {
     assert.equal(row.tool, 'echo');
   });
 
+  it('counts string lengths in characters, so astral characters count once against maxLength', async () => {
+    const five = '\u{1F600}'.repeat(5);
+    assert.equal((await gateway.call('echo', { text: five }, attended)).ok, true);
+    const six = await gateway.call('echo', { text: `${five}\u{1F600}` }, attended);
+    assert.equal(six.ok, false);
+    assert.match(
+      (six as { error: PaddockError }).error.message,
+      /text: must NOT have more than 5 characters/,
+    );
+    assert.equal((await gateway.call('echo', { text: 'abcdef' }, attended)).ok, false);
+    assert.equal((await gateway.call('echo', { text: 'abcde' }, attended)).ok, true);
+  });
+
   it('records the bytes of the result JSON as outputBytes and hands renderers the structured JSON it made', async () => {
     const outcome = await gateway.call('echo', { text: 'hé' }, attended);
     assert.ok(outcome.ok);
