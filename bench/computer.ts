@@ -26,7 +26,7 @@ import { openDatabase } from '../src/store/sqlite/database.js';
 import type { Tool, ToolContext } from '../src/tools/tool.js';
 import type { Figure } from './run.js';
 import { bwrapTrue, sandboxRuntimeTrue } from './sandbox-peers.js';
-import { median, timeCalls } from './stats.js';
+import { median, timeAlternately, timeCalls } from './stats.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const FILE_BYTES = 65_536;
@@ -179,8 +179,12 @@ async function overMcp(figures: Figure[]): Promise<void> {
       target: '≤ 8 ms',
       peers: runPeers,
     });
-    const statusTimes = await timeCalls(500, () => call('get_computer_status', {}), 50);
-    const noopTimes = await timeCalls(500, () => call('bench_noop', {}), 50);
+    const [statusTimes, noopTimes] = await timeAlternately(
+      500,
+      () => call('get_computer_status', {}),
+      () => call('bench_noop', {}),
+      50,
+    );
     figures.push({
       name: 'get_computer_status over MCP stdio (median)',
       value: median(statusTimes),
@@ -188,18 +192,6 @@ async function overMcp(figures: Figure[]): Promise<void> {
       target: '≤ 1.1× a no-op tool',
       peers: [{ name: 'a no-op tool, same server', value: median(noopTimes) }],
     });
-    const readTimes = await timeCalls(
-      300,
-      () => call('read_file', { path: '/workspace/bench.txt', byteLimit: FILE_BYTES }),
-      30,
-    );
-    const content = 'x'.repeat(FILE_BYTES);
-    const writeTimes = await timeCalls(
-      200,
-      () => call('write_file', { path: '/workspace/bench-write.txt', content, overwrite: true }),
-      20,
-    );
-
     // The server says where the workspace is on the host: a dedicated sandbox uid (Paddock run
     // as root) keeps it outside the data directory.
     const where = (await call('bench_where', {})) as { structuredContent?: { hostWorkspace?: string } };
@@ -213,13 +205,17 @@ async function overMcp(figures: Figure[]): Promise<void> {
     const serverFs = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
     peer = await connect(process.execPath, [serverFs, workspace]);
     const p = peer;
-    const peerRead = await timeCalls(
+    // ours and the peer in turn, call by call, so both see the same machine load
+    const [readTimes, peerRead] = await timeAlternately(
       300,
+      () => call('read_file', { path: '/workspace/bench.txt', byteLimit: FILE_BYTES }),
       () => p.callTool({ name: 'read_text_file', arguments: { path: hostFile } }),
       30,
     );
-    const peerWrite = await timeCalls(
+    const content = 'x'.repeat(FILE_BYTES);
+    const [writeTimes, peerWrite] = await timeAlternately(
       200,
+      () => call('write_file', { path: '/workspace/bench-write.txt', content, overwrite: true }),
       () =>
         p.callTool({ name: 'write_file', arguments: { path: join(workspace, 'peer-write.txt'), content } }),
       20,

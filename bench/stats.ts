@@ -26,3 +26,30 @@ export async function timeCalls(
   }
   return out;
 }
+
+/**
+ * Times two functions call by call in turn (a, b, a, b, …) after `warmup` rounds, so both see
+ * the same machine load; returns per-call milliseconds of each.
+ */
+export async function timeAlternately(
+  n: number,
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+  warmup = Math.min(200, n),
+): Promise<[number[], number[]]> {
+  for (let i = 0; i < warmup; i++) {
+    await a();
+    await b();
+  }
+  const ta: number[] = [];
+  const tb: number[] = [];
+  for (let i = 0; i < n; i++) {
+    let t = performance.now();
+    await a();
+    ta.push(performance.now() - t);
+    t = performance.now();
+    await b();
+    tb.push(performance.now() - t);
+  }
+  return [ta, tb];
+}

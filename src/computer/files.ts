@@ -45,7 +45,8 @@ export async function listDirectory(c: Computer, path: string, offset: number, l
   return { path, entries, total: r.total, offset, nextOffset: nextOffset < r.total ? nextOffset : null };
 }
 
-const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a leading BOM stays in the text, as the file has it
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** What the guest answered to one fs.read, with the bytes. */
 export type RawRead = WithAttachment<CallResult<'fs.read'>>;
@@ -67,11 +68,12 @@ export function fetchGuestFile(
  */
 export function renderRead(path: string, encoding: FileEncoding, offset: number, raw: RawRead) {
   let bytes = raw.attachment ?? Buffer.alloc(0);
+  let text: string | undefined;
   if (encoding === 'utf8') {
     const atEof = offset + bytes.length >= raw.size;
     bytes = bytes.subarray(0, atEof ? bytes.length : utf8SafeLength(bytes));
     try {
-      fatalUtf8.decode(bytes);
+      text = fatalUtf8.decode(bytes);
     } catch {
       throw new PaddockError(
         'INVALID_ARGUMENT',
@@ -83,7 +85,7 @@ export function renderRead(path: string, encoding: FileEncoding, offset: number,
   return {
     path,
     encoding,
-    content: encoding === 'utf8' ? bytes.toString('utf8') : bytes.toString('base64'),
+    content: text ?? bytes.toString('base64'),
     offset,
     bytesRead: bytes.length,
     nextOffset,

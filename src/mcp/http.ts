@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import { computerNameProblem } from '../shared/computer-name.js';
 import type { Logger } from '../shared/logger.js';
 import { DEFAULT_SLOW_READER_LIMITS, guardSlowReader, type SlowReaderLimits } from '../shared/slow-reader.js';
 import type { Tool } from '../tools/tool.js';
+import { NodeMcpTransport } from './http-transport.js';
 import { MAX_MESSAGE_BYTES } from './line-limit.js';
 import { createMcpServer, inToolsets, type McpServerDeps } from './server.js';
 import { McpSessions, sessionCaller, sessionComputer } from './sessions.js';
@@ -20,7 +20,7 @@ export interface McpGrant {
 }
 
 interface Session {
-  transport: NodeStreamableHTTPServerTransport;
+  transport: NodeMcpTransport;
   dispose(): void;
   lastSeen: number;
   /** The grant that opened the session; only requests of that grant may use it. */
@@ -176,9 +176,9 @@ export class McpHttpEndpoint {
         : {}),
     }));
     let end = () => {};
-    const transport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => id,
-      onsessioninitialized: () => {
+    const transport = new NodeMcpTransport({
+      sessionId: id,
+      onSessionInitialized: () => {
         this.sessions.set(id, {
           transport,
           dispose,
@@ -236,46 +236,66 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-async function readJson(
+function readJson(
   req: IncomingMessage,
   res: ServerResponse,
   maxBytes: number,
   timeoutMs: number,
 ): Promise<unknown | typeof INVALID> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  // a body that never ends: answer 408, then drop the connection (which ends the read below)
-  const timer = setTimeout(() => {
-    res.setHeader('connection', 'close');
-    sendJsonRpcError(
-      res,
-      408,
-      -32600,
-      `The request body did not arrive within ${timeoutMs} ms; send the whole message at once.`,
-    );
-    res.once('finish', () => req.destroy());
-  }, timeoutMs);
-  try {
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > maxBytes) {
-        sendJsonRpcError(res, 413, -32600, `Request body over ${maxBytes} bytes; send smaller requests.`);
-        return INVALID;
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    // a body that never ends: answer 408, then drop the connection (which ends the read below)
+    const timer = setTimeout(() => {
+      res.setHeader('connection', 'close');
+      sendJsonRpcError(
+        res,
+        408,
+        -32600,
+        `The request body did not arrive within ${timeoutMs} ms; send the whole message at once.`,
+      );
+      res.once('finish', () => req.destroy());
+    }, timeoutMs);
+    const settle = (value: unknown) => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onError);
+      resolve(value);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) {
+        chunks.push(chunk);
+        return;
       }
-      chunks.push(chunk as Buffer);
-    }
-  } catch {
-    return INVALID;
-  } finally {
-    clearTimeout(timer);
-  }
-  if (res.headersSent) return INVALID;
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    sendJsonRpcError(res, 400, -32700, 'The body is not valid JSON; send one JSON-RPC message or a batch.');
-    return INVALID;
-  }
+      sendJsonRpcError(res, 413, -32600, `Request body over ${maxBytes} bytes; send smaller requests.`);
+      settle(INVALID);
+      req.destroy();
+    };
+    const onEnd = () => {
+      if (res.headersSent) return settle(INVALID);
+      try {
+        const text =
+          chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+        settle(JSON.parse(text));
+      } catch {
+        sendJsonRpcError(
+          res,
+          400,
+          -32700,
+          'The body is not valid JSON; send one JSON-RPC message or a batch.',
+        );
+        settle(INVALID);
+      }
+    };
+    const onError = () => settle(INVALID);
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onError);
+    req.once('close', onError);
+  });
 }
 
 /** Answers with a JSON-RPC error body and the given HTTP status. */

@@ -32,10 +32,14 @@ export function inToolsets(tool: Tool, toolsets: readonly string[] | undefined):
  */
 export const STRUCTURED_INLINE_MAX_BYTES = 16 * 1024;
 
-/** Renders a gateway result as an MCP CallToolResult (structured content plus a text rendering). */
+/**
+ * Renders a gateway result as an MCP CallToolResult (structured content plus a text rendering);
+ * `structuredJson`, the JSON of `result.structured` when already made, is used as that text.
+ */
 export function toCallToolResult(
   result: ToolResult,
   tool?: Pick<Tool, 'outputSchema'>,
+  structuredJson?: string,
 ): Record<string, unknown> {
   if (result.content) {
     return {
@@ -44,7 +48,7 @@ export function toCallToolResult(
       ...(result.isError ? { isError: true } : {}),
     };
   }
-  const text = result.structured ? JSON.stringify(result.structured) : undefined;
+  const text = result.structured ? (structuredJson ?? JSON.stringify(result.structured)) : undefined;
   const withStructured =
     result.structured !== undefined &&
     (tool?.outputSchema !== undefined || (text?.length ?? 0) <= STRUCTURED_INLINE_MAX_BYTES);
@@ -112,7 +116,11 @@ export function createMcpServer(
             },
     });
     if (outcome.ok) {
-      return toCallToolResult(outcome.result, deps.registry.get(params.name)) as never;
+      return toCallToolResult(
+        outcome.result,
+        deps.registry.get(params.name),
+        outcome.structuredJson,
+      ) as never;
     }
     if (outcome.protocol) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.error.message, outcome.error.toJSON());

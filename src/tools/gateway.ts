@@ -40,7 +40,13 @@ export interface GatewayDeps {
  * model reads and corrects.
  */
 export type CallOutcome =
-  | { ok: true; invocationId: string; result: ToolResult }
+  | {
+      ok: true;
+      invocationId: string;
+      result: ToolResult;
+      /** The JSON text of `result.structured`, when the gateway made it (renderers reuse it). */
+      structuredJson?: string;
+    }
   | { ok: false; invocationId: string; error: PaddockError; protocol: boolean };
 
 const DEFAULT_TIMEOUT_MS = 330_000;
@@ -132,9 +138,10 @@ export class Gateway {
     let begun = false;
     const finish = async (outcome: CallOutcome): Promise<CallOutcome> => {
       const error = outcome.ok ? undefined : outcome.error;
+      if (outcome.ok) outcome.structuredJson = structuredJson(outcome.result);
       const end = {
         durationMs: performance.now() - started,
-        outputBytes: outcome.ok ? byteLength(outcome.result) : 0,
+        outputBytes: outcome.ok ? byteLength(outcome.result, outcome.structuredJson) : 0,
         success: outcome.ok && !outcome.result.isError,
         errorCode: error?.code ?? (outcome.ok && outcome.result.isError ? 'UPSTREAM_ERROR' : null),
         errorMessage: error?.message ?? null,
@@ -356,7 +363,25 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, graceMs = ABORT_
   });
 }
 
-function byteLength(result: ToolResult): number {
+/**
+ * The JSON text of the structured content of a result that has no content blocks (renderers
+ * send it as the text), or undefined.
+ */
+function structuredJson(result: ToolResult): string | undefined {
+  if (result.structured === undefined || result.content !== undefined) return undefined;
+  try {
+    return JSON.stringify(result.structured);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Bytes of the result's JSON; a result of structured content only is measured from its text. */
+function byteLength(result: ToolResult, structured: string | undefined): number {
+  const keys = Object.keys(result);
+  if (structured !== undefined && keys.length === 1 && keys[0] === 'structured') {
+    return Buffer.byteLength(structured) + '{"structured":}'.length;
+  }
   try {
     return Buffer.byteLength(JSON.stringify(result));
   } catch {

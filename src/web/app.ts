@@ -14,7 +14,10 @@ import { bearerToken, hostnameOf, readCookie, tokenMatches } from './auth.js';
 
 export const SESSION_COOKIE = 'paddock_session';
 
-/** A route of the web app: gets the request when `match` says yes. Auth already checked. */
+/**
+ * A route of the web app: gets the request when `match` says yes. Auth already checked. `/mcp`
+ * (with or without a query) belongs to the MCP endpoint and never reaches a route.
+ */
 export interface WebRoute {
   match(req: IncomingMessage, url: URL): boolean;
   handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> | void;
@@ -216,6 +219,13 @@ export class WebApp {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // The MCP endpoint's own path skips the route table (no route serves /mcp): Host, Origin and
+    // the token are checked as for every request, without building a URL per call.
+    if (isMcpPath(req.url)) {
+      const check = this.checkOrigin(req);
+      if (!check.ok) return sendJsonRpcError(res, check.status, -32000, check.message);
+      return this.routeMcp(req, res);
+    }
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = this.options.routes?.find((r) => r.match(req, url));
     const check = this.checkOrigin(req, route?.capability === true, route?.crossOrigin === true);
@@ -283,6 +293,11 @@ export class WebApp {
       this.server.closeAllConnections();
     });
   }
+}
+
+/** Whether a request target is exactly `/mcp`, with or without a query. */
+function isMcpPath(target: string | undefined): boolean {
+  return target === '/mcp' || target?.startsWith('/mcp?') === true;
 }
 
 /** Answers a refused upgrade with a plain HTTP response and closes the socket. */

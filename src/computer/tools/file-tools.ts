@@ -2,7 +2,7 @@
  * list_files, read_file, write_file: executed by the guest agent after the policy allowed the
  * path as the guest resolves it. read_file and write_file also serve the `builtin` tool set.
  */
-import type { PolicyDecision } from '../../policy/types.js';
+import type { PathResolver, PolicyDecision } from '../../policy/types.js';
 import { PaddockError } from '../../shared/errors.js';
 import { s } from '../../tools/schema.js';
 import type { Tool, ToolContext } from '../../tools/tool.js';
@@ -31,22 +31,34 @@ async function refuseWithoutComputer(
   if (!ctx.policy.check({ type, path }).allow) await ctx.policy.enforce({ type, path });
 }
 
-/** Enforces the policy for a file action with the guest's resolver; returns the path to use. */
+/**
+ * Enforces the policy for a file action with the guest's resolver (or `paths`, which answers
+ * through it); returns the path to use.
+ */
 export async function allowPath(
   manager: ComputerManager,
   ctx: ToolContext,
   type: 'file.read' | 'file.write',
   path: string,
+  paths: PathResolver = manager.guestPathResolver(ctx.signal),
 ): Promise<string> {
   await refuseWithoutComputer(ctx, type, checkGuestPath(path));
   const c = await manager.requireRunning(ctx.signal);
-  const decision: PolicyDecision = await ctx.policy.enforce(
-    { type, path },
-    { paths: manager.guestPathResolver(ctx.signal) },
-  );
+  const decision: PolicyDecision = await ctx.policy.enforce({ type, path }, { paths });
   ctx.notePolicyRule(decision.rule);
   ctx.noteComputer({ generation: c.generation });
   return decision.resolved ?? path;
+}
+
+/**
+ * A resolver that answers for `path` with where it led when it was opened (`real`), and asks
+ * `guest` about any other path.
+ */
+function openedAt(guest: PathResolver, path: string, real: string): PathResolver {
+  return {
+    realpath: (p) => (p === path ? Promise.resolve(real) : guest.realpath(p)),
+    ...(guest.readlink ? { readlink: guest.readlink } : {}),
+  };
 }
 
 /** list_files (and, with another name, the `list_dir` built-in). */
@@ -128,14 +140,22 @@ export function fileTools(computers: ComputerSource): Tool[] {
         const byteLimit = input.byteLimit ?? 4096;
         await refuseWithoutComputer(ctx, 'file.read', requested);
         const c = await manager.requireRunning(ctx.signal);
-        // The read runs while the policy resolves the path. Its bytes are released only if the
-        // file it actually opened (named by its descriptor) is the one the policy allowed.
-        const early = fetchGuestFile(c, requested, offset, byteLimit).then(
+        // The read comes first, and the policy decides on the file it actually opened (named by
+        // its descriptor): its bytes are released only if that file is allowed. A read that
+        // failed is retried after the policy resolved the path through the guest, for its error.
+        const early = await fetchGuestFile(c, requested, offset, byteLimit).then(
           (raw) => raw,
           () => null,
         );
-        const allowed = await allowPath(manager, ctx, 'file.read', requested);
-        let raw = await early;
+        const guest = manager.guestPathResolver(ctx.signal);
+        const allowed = await allowPath(
+          manager,
+          ctx,
+          'file.read',
+          requested,
+          early ? openedAt(guest, requested, early.realpath) : guest,
+        );
+        let raw = early;
         if (!raw || raw.realpath !== allowed) {
           raw = await fetchGuestFile(c, allowed, offset, byteLimit);
           if (raw.realpath !== allowed) {

@@ -106,6 +106,27 @@ describe('gateway pipeline', () => {
     assert.equal(row.tool, 'echo');
   });
 
+  it('counts string lengths in characters, so astral characters count once against maxLength', async () => {
+    const five = '\u{1F600}'.repeat(5);
+    assert.equal((await gateway.call('echo', { text: five }, attended)).ok, true);
+    const six = await gateway.call('echo', { text: `${five}\u{1F600}` }, attended);
+    assert.equal(six.ok, false);
+    assert.match(
+      (six as { error: PaddockError }).error.message,
+      /text: must NOT have more than 5 characters/,
+    );
+    assert.equal((await gateway.call('echo', { text: 'abcdef' }, attended)).ok, false);
+    assert.equal((await gateway.call('echo', { text: 'abcde' }, attended)).ok, true);
+  });
+
+  it('records the bytes of the result JSON as outputBytes and hands renderers the structured JSON it made', async () => {
+    const outcome = await gateway.call('echo', { text: 'hé' }, attended);
+    assert.ok(outcome.ok);
+    assert.equal(outcome.structuredJson, JSON.stringify(outcome.result.structured));
+    const row = await audit.get(outcome.invocationId);
+    assert.equal(row?.outputBytes, Buffer.byteLength(JSON.stringify(outcome.result)));
+  });
+
   it('rejects additionalProperties, maxLength, enum and minimum/maximum before execution, as tool errors with the problems listed', async () => {
     for (const input of [{ extra: 1 }, { text: 'toolong' }, { mode: 'c' }, { n: 0 }, { n: 4 }, { n: 1.5 }]) {
       const outcome = await gateway.call('echo', input, attended);
