@@ -3,12 +3,12 @@
  * shell agent (scripts/browser-image/agent.sh) that knows a few line requests; this class turns
  * the host's framed calls (src/guest/protocol.ts) into those requests and the answers back into
  * frames, so the computer, its jobs, files and terminal work as over any other backend. Job output
- * is pulled: while a job runs its stdout and stderr files are polled and sent as data frames.
+ * is pushed: the guest sends each read of a job's stdout and stderr pipes, the end of each, and the
+ * job's exit as events on the agent's port, and they become data, end and exit frames here.
  * Terminals are the guest's second serial port (one at a time).
  */
 import { randomBytes } from 'node:crypto';
 import { PassThrough, Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeFrame, type Frame, FrameDecoder, FrameKind, PROTOCOL_VERSION } from '../../guest/frames.js';
 import {
   type CallArgs,
@@ -19,20 +19,35 @@ import {
 import type { Disposable } from '../../shared/disposable.js';
 import { GUEST_WORKSPACE } from '../link/guest-layout.js';
 import { SHELL_INIT, shellInitText } from '../shell-startup.js';
-import { AgentError, AgentLine, type BrowserVmLink, bytesOf, field } from './browser-agent-line.js';
+import {
+  AgentError,
+  type AgentEvent,
+  AgentLine,
+  type BrowserVmLink,
+  bytesOf,
+  field,
+} from './browser-agent-line.js';
 
 /** Bytes of one `put` request (base64 of it fits a request line with a long path). */
 const PUT_CHUNK_BYTES = 1536;
-/** Bytes of one `read` or `poll` reply, per stream. */
+/** Bytes of one `read` reply. */
 const PULL_BYTES = 48 * 1024;
-/** Pause between polls of running jobs when none had news. */
-const IDLE_POLL_MS = 40;
+/**
+ * How long a job's exit waits for the ends of its stdout and stderr. A child that keeps them open
+ * (a server started in the background) would hold the exit forever; output after this is dropped.
+ */
+const EXIT_STREAM_WAIT_MS = 3000;
+/** Longest job script sent on the request line; a longer one goes to a file first. */
+const MAX_INLINE_SCRIPT = 1800;
 const SIGNALS: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 9: 'SIGKILL', 15: 'SIGTERM' };
 
 interface RunningJob {
   stream: number;
-  out: number;
-  err: number;
+  /** The fds (1, 2) whose end the guest announced. */
+  ended: Set<number>;
+  /** The exit status once the root exited. */
+  status: number | null;
+  timer: NodeJS.Timeout | null;
 }
 
 /** One POSIX-shell word. */
@@ -62,7 +77,12 @@ export class BrowserGuest {
     private readonly link: BrowserVmLink,
     private readonly probe: string[],
   ) {
-    this.agent = new AgentLine(link, (reason) => this.note(`the agent broke its protocol: ${reason}`));
+    this.agent = new AgentLine(
+      link,
+      (reason) =>
+        link.close(`the page broke the browser computer's protocol (${reason}); the computer ended`),
+      (event) => this.onEvent(event),
+    );
     this.subscription = link.onData((port, data) => {
       if (port === 1) this.agent.push(data);
       else if (this.terminal !== null) this.send(FrameKind.Data, this.terminal, 1, data);
@@ -81,11 +101,13 @@ export class BrowserGuest {
     void this.start();
   }
 
-  /** Stops polling and fails what waits on the agent (the VM is gone); `reason` ends the diagnostics. */
+  /** Fails what waits on the agent (the VM is gone); `reason` ends the diagnostics. */
   close(reason: string): void {
     if (this.closed) return;
     this.note(reason);
     this.closed = true;
+    for (const job of this.jobs.values()) if (job.timer) clearTimeout(job.timer);
+    this.jobs.clear();
     this.subscription.dispose();
     this.agent.fail(new Error(reason));
     this.fromGuest.end();
@@ -99,7 +121,7 @@ export class BrowserGuest {
   private async start(): Promise<void> {
     try {
       await this.agent.ready;
-      await this.agent.request('run', ['boot', field(`mkdir -p ${GUEST_WORKSPACE}`), field('/'), '-']);
+      await this.agent.request('mkdir', [field(GUEST_WORKSPACE)]);
       await this.writeFile(SHELL_INIT, Buffer.from(shellInitText()), true);
       const programs: Record<string, boolean> = {};
       for (const name of this.probe) {
@@ -114,7 +136,6 @@ export class BrowserGuest {
         shell: '/bin/sh',
         programs,
       });
-      void this.pollLoop();
     } catch (e) {
       this.note(`the browser computer did not start: ${(e as Error).message}`);
     }
@@ -212,64 +233,79 @@ export class BrowserGuest {
   }
 
   private async exec(a: CallArgs<'exec'>): Promise<{ pid: number }> {
-    const vars = Object.entries(a.env).filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
-    const env = vars
-      .filter(([, v]) => !v.includes('\n'))
-      .map(([k, v]) => `${k}=${v}\n`)
+    const exports = Object.entries(a.env)
+      .filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
+      .map(([k, v]) => `export ${k}=${shellQuote(v)}\n`)
       .join('');
-    const script = `exec ${a.argv.map(shellQuote).join(' ')}\n`;
-    if (script.length + env.length > 1800 || vars.some(([, v]) => v.includes('\n'))) {
-      // too long for one request line: the script and its environment go in a file first
+    const cwd = shellQuote(a.cwd);
+    let script =
+      `cd ${cwd} 2>/dev/null || { echo "cannot enter "${cwd} >&2; exit 126; }\n` +
+      `${exports}exec ${a.argv.map(shellQuote).join(' ')}\n`;
+    if (script.length > MAX_INLINE_SCRIPT) {
+      // too long for one request line: the script goes to a file first
       const file = `/run/j/.s${a.stream}`;
-      const exports = vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join('');
-      await this.writeFile(file, Buffer.from(`${exports}${script}`), true);
-      return this.startJob(a.stream, `. ${file}`, a.cwd, '');
+      await this.writeFile(file, Buffer.from(script), true);
+      script = `. ${file}\n`;
     }
-    return this.startJob(a.stream, script, a.cwd, env);
+    const job: RunningJob = { stream: a.stream, ended: new Set(), status: null, timer: null };
+    this.jobs.set(a.stream, job);
+    try {
+      const [pid] = await this.agent.request('run', [`s${a.stream}`, field(script)]);
+      return { pid: Math.max(1, Number(pid) || 1) };
+    } catch (e) {
+      this.jobs.delete(a.stream);
+      throw e;
+    }
   }
 
-  private async startJob(stream: number, script: string, cwd: string, env: string): Promise<{ pid: number }> {
-    const [pid] = await this.agent.request('run', [`s${stream}`, field(script), field(cwd), field(env)]);
-    this.jobs.set(stream, { stream, out: 0, err: 0 });
-    return { pid: Math.max(1, Number(pid) || 1) };
-  }
-
-  /** Pulls the output of running jobs until the VM is gone. */
-  private async pollLoop(): Promise<void> {
-    while (!this.closed) {
-      let news = false;
-      for (const job of [...this.jobs.values()]) {
-        try {
-          news = (await this.pollJob(job)) || news;
-        } catch (e) {
-          if (this.closed) return;
-          this.note(`polling job ${job.stream} failed: ${(e as Error).message}`);
-        }
+  /** An event a job pushed; returns why it is malformed, or null. */
+  private onEvent(event: AgentEvent): string | null {
+    const [name, second, data, ...rest] = event.fields;
+    const stream = /^s\d{1,9}$/.test(name ?? '') ? Number(name?.slice(1)) : null;
+    if (stream === null) return `"${String(name).slice(0, 20)}" names no job`;
+    const job = this.jobs.get(stream);
+    if (event.kind === 'x') {
+      const status = Number(second);
+      if (!/^\d{1,3}$/.test(second ?? '') || status > 255 || data !== undefined)
+        return `exit status "${String(second).slice(0, 20)}" is not a number from 0 to 255`;
+      if (job && job.status === null) {
+        job.status = status;
+        if (job.ended.size === 2) this.finish(job);
+        else job.timer = setTimeout(() => this.finish(job), EXIT_STREAM_WAIT_MS);
       }
-      if (!news) await sleep(IDLE_POLL_MS);
+      return null;
     }
+    if (second !== '1' && second !== '2') return `fd "${String(second).slice(0, 20)}" is neither 1 nor 2`;
+    const fd = Number(second);
+    if (event.kind === 'e') {
+      if (data !== undefined) return 'an end carries no data';
+      if (job && !job.ended.has(fd)) {
+        job.ended.add(fd);
+        if (job.ended.size === 2 && job.status !== null) this.finish(job);
+      }
+      return null;
+    }
+    let bytes: Buffer;
+    try {
+      bytes = bytesOf(data);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    if (rest.length > 0 || bytes.length === 0) return 'output is one non-empty base64 field';
+    // output of a job already reported (or never started here) is dropped, as after any exit
+    if (job && !job.ended.has(fd)) this.send(FrameKind.Data, stream, fd, bytes);
+    return null;
   }
 
-  private async pollJob(job: RunningJob): Promise<boolean> {
-    const [rc, out, err] = await this.agent.request('poll', [`s${job.stream}`, job.out, job.err, PULL_BYTES]);
-    const outBytes = bytesOf(out);
-    const errBytes = bytesOf(err);
-    if (outBytes.length > 0) this.send(FrameKind.Data, job.stream, 1, outBytes);
-    if (errBytes.length > 0) this.send(FrameKind.Data, job.stream, 2, errBytes);
-    job.out += outBytes.length;
-    job.err += errBytes.length;
-    const drained = outBytes.length < PULL_BYTES && errBytes.length < PULL_BYTES;
-    if (rc !== '-' && drained) {
-      const status = Number(rc);
-      if (!Number.isInteger(status)) throw new Error(`exit status "${rc}" is not a number`);
-      this.jobs.delete(job.stream);
-      this.send(FrameKind.End, job.stream, 1, Buffer.alloc(0));
-      this.send(FrameKind.End, job.stream, 2, Buffer.alloc(0));
-      this.message({ t: 'exit', stream: job.stream, ...exitOf(status) });
-      await this.agent.request('forget', [`s${job.stream}`]);
-      return true;
-    }
-    return outBytes.length > 0 || errBytes.length > 0;
+  /** Reports a job's end: the ends of its streams, then its exit. */
+  private finish(job: RunningJob): void {
+    if (this.jobs.get(job.stream) !== job || job.status === null) return;
+    if (job.timer) clearTimeout(job.timer);
+    this.jobs.delete(job.stream);
+    this.send(FrameKind.End, job.stream, 1, Buffer.alloc(0));
+    this.send(FrameKind.End, job.stream, 2, Buffer.alloc(0));
+    this.message({ t: 'exit', stream: job.stream, ...exitOf(job.status) });
+    this.agent.request('forget', [`s${job.stream}`]).catch(() => undefined);
   }
 
   private async read(a: CallArgs<'fs.read'>): Promise<{ value: unknown; attachment: Buffer }> {
