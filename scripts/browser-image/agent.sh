@@ -42,6 +42,10 @@ echo "@0 ready 1 $(cut -d' ' -f1 /proc/uptime)"
 while read -r rid op a1 a2 a3 a4 a5; do
 	case $op in
 	ping) echo "@$rid ok pong" ;;
+	winsize) # rows cols: the terminal's window (its foreground programs get SIGWINCH)
+		case $a1$a2 in '' | *[!0-9]*) err INVALID_ARGUMENT "bad window size"; continue ;; esac
+		stty -F /dev/ttyS2 rows "$a1" cols "$a2" 2>/dev/null && echo "@$rid ok" || err INVALID_ARGUMENT "cannot size the terminal"
+		;;
 	mkdir) p=$(d "$a1"); mkdir -p "$p" 2>/dev/null && echo "@$rid ok" || err INVALID_ARGUMENT "cannot create $p" ;;
 	run) # job script: the job starts in the background; the answer is its supervisor's pid
 		okid "$a1" || { err INVALID_ARGUMENT "bad job id"; continue; }

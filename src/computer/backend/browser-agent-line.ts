@@ -31,8 +31,11 @@ export class AgentError extends Error {
 
 /** Longest reply line accepted (a 48 KiB read in base64 plus fields, with room). */
 const MAX_LINE_BYTES = 256 * 1024;
-/** Longest request line: the guest's tty buffer holds 4 KiB while the agent reads it. */
-export const MAX_REQUEST_BYTES = 3 * 1024;
+/**
+ * Longest request line. The guest's tty keeps what its 4 KiB line buffer cannot take yet while the
+ * agent reads the line; lines of 64 KiB were measured to arrive intact, so this leaves room.
+ */
+export const MAX_REQUEST_BYTES = 56 * 1024;
 const TOKEN = /^[A-Za-z0-9+/=_.-]+$/;
 
 /** An event line a job pushed: `@d`, `@e` or `@x` and its fields. */

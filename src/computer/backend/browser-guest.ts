@@ -19,47 +19,13 @@ import {
 import type { Disposable } from '../../shared/disposable.js';
 import { GUEST_WORKSPACE } from '../link/guest-layout.js';
 import { SHELL_INIT, shellInitText } from '../shell-startup.js';
-import {
-  AgentError,
-  type AgentEvent,
-  AgentLine,
-  type BrowserVmLink,
-  bytesOf,
-  field,
-} from './browser-agent-line.js';
+import { AgentError, AgentLine, type BrowserVmLink, bytesOf, field } from './browser-agent-line.js';
+import { BrowserJobs, shellQuote } from './browser-jobs.js';
 
-/** Bytes of one `put` request (base64 of it fits a request line with a long path). */
-const PUT_CHUNK_BYTES = 1536;
+/** Bytes of one `put` request (base64 of it fits a request line with a path of 4 KiB). */
+const PUT_CHUNK_BYTES = 32 * 1024;
 /** Bytes of one `read` reply. */
 const PULL_BYTES = 48 * 1024;
-/**
- * How long a job's exit waits for the ends of its stdout and stderr. A child that keeps them open
- * (a server started in the background) would hold the exit forever; output after this is dropped.
- */
-const EXIT_STREAM_WAIT_MS = 3000;
-/** Longest job script sent on the request line; a longer one goes to a file first. */
-const MAX_INLINE_SCRIPT = 1800;
-const SIGNALS: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 9: 'SIGKILL', 15: 'SIGTERM' };
-
-interface RunningJob {
-  stream: number;
-  /** The fds (1, 2) whose end the guest announced. */
-  ended: Set<number>;
-  /** The exit status once the root exited. */
-  status: number | null;
-  timer: NodeJS.Timeout | null;
-}
-
-/** One POSIX-shell word. */
-export function shellQuote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
-/** The exit of a job from the status its shell reported: 128+n is signal n where we know n. */
-export function exitOf(status: number): { exitCode: number | null; signal: string | null } {
-  const signal = status > 128 ? SIGNALS[status - 128] : undefined;
-  return signal ? { exitCode: null, signal } : { exitCode: status, signal: null };
-}
 
 /** The guest end of a browser computer's link: `toGuest` takes the host's frames, `fromGuest` gives ours. */
 export class BrowserGuest {
@@ -67,7 +33,7 @@ export class BrowserGuest {
   readonly toGuest: Writable;
   readonly diagnostics = new PassThrough();
   private readonly agent: AgentLine;
-  private readonly jobs = new Map<number, RunningJob>();
+  private readonly jobs: BrowserJobs;
   private readonly attachments = new Map<number, Buffer>();
   private terminal: number | null = null;
   private closed = false;
@@ -81,8 +47,14 @@ export class BrowserGuest {
       link,
       (reason) =>
         link.close(`the page broke the browser computer's protocol (${reason}); the computer ended`),
-      (event) => this.onEvent(event),
+      (event) => this.jobs.onEvent(event),
     );
+    this.jobs = new BrowserJobs({
+      agent: this.agent,
+      send: (kind, stream, fd, payload) => this.send(kind, stream, fd, payload),
+      message: (m) => this.message(m),
+      writeFile: (path, data, overwrite) => this.writeFile(path, data, overwrite),
+    });
     this.subscription = link.onData((port, data) => {
       if (port === 1) this.agent.push(data);
       else if (this.terminal !== null) this.send(FrameKind.Data, this.terminal, 1, data);
@@ -106,7 +78,6 @@ export class BrowserGuest {
     if (this.closed) return;
     this.note(reason);
     this.closed = true;
-    for (const job of this.jobs.values()) if (job.timer) clearTimeout(job.timer);
     this.jobs.clear();
     this.subscription.dispose();
     this.agent.fail(new Error(reason));
@@ -188,7 +159,7 @@ export class BrowserGuest {
         await this.agent.request('ping', []);
         return { value: {} };
       case 'exec':
-        return { value: await this.exec(args) };
+        return { value: await this.jobs.exec(args) };
       case 'release':
         return { value: {} };
       case 'signal': {
@@ -217,95 +188,26 @@ export class BrowserGuest {
         const text = r === '-' ? null : bytesOf(r).toString('utf8');
         return { value: op === 'fs.readlink' ? { target: text } : { path: text } };
       }
-      case 'pty.open':
-        return { value: this.openTerminal(args) };
+      case 'pty.open': {
+        const a = args as CallArgs<'pty.open'>;
+        const opened = this.openTerminal(a);
+        await this.agent.request('winsize', [a.rows, a.cols]);
+        return { value: opened };
+      }
       case 'pty.write':
         this.link.send(2, attachment ?? Buffer.alloc(0));
         return { value: {} };
-      case 'pty.resize':
+      case 'pty.resize': {
+        const a = args as CallArgs<'pty.resize'>;
+        if (this.terminal === a.stream) await this.agent.request('winsize', [a.rows, a.cols]);
         return { value: {} };
+      }
       case 'pty.close':
         this.closeTerminal((args as CallArgs<'pty.close'>).stream);
         return { value: {} };
       default:
         throw new AgentError('UNSUPPORTED_CAPABILITY', `a browser computer cannot do "${op}"`);
     }
-  }
-
-  private async exec(a: CallArgs<'exec'>): Promise<{ pid: number }> {
-    const exports = Object.entries(a.env)
-      .filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
-      .map(([k, v]) => `export ${k}=${shellQuote(v)}\n`)
-      .join('');
-    const cwd = shellQuote(a.cwd);
-    let script =
-      `cd ${cwd} 2>/dev/null || { echo "cannot enter "${cwd} >&2; exit 126; }\n` +
-      `${exports}exec ${a.argv.map(shellQuote).join(' ')}\n`;
-    if (script.length > MAX_INLINE_SCRIPT) {
-      // too long for one request line: the script goes to a file first
-      const file = `/run/j/.s${a.stream}`;
-      await this.writeFile(file, Buffer.from(script), true);
-      script = `. ${file}\n`;
-    }
-    const job: RunningJob = { stream: a.stream, ended: new Set(), status: null, timer: null };
-    this.jobs.set(a.stream, job);
-    try {
-      const [pid] = await this.agent.request('run', [`s${a.stream}`, field(script)]);
-      return { pid: Math.max(1, Number(pid) || 1) };
-    } catch (e) {
-      this.jobs.delete(a.stream);
-      throw e;
-    }
-  }
-
-  /** An event a job pushed; returns why it is malformed, or null. */
-  private onEvent(event: AgentEvent): string | null {
-    const [name, second, data, ...rest] = event.fields;
-    const stream = /^s\d{1,9}$/.test(name ?? '') ? Number(name?.slice(1)) : null;
-    if (stream === null) return `"${String(name).slice(0, 20)}" names no job`;
-    const job = this.jobs.get(stream);
-    if (event.kind === 'x') {
-      const status = Number(second);
-      if (!/^\d{1,3}$/.test(second ?? '') || status > 255 || data !== undefined)
-        return `exit status "${String(second).slice(0, 20)}" is not a number from 0 to 255`;
-      if (job && job.status === null) {
-        job.status = status;
-        if (job.ended.size === 2) this.finish(job);
-        else job.timer = setTimeout(() => this.finish(job), EXIT_STREAM_WAIT_MS);
-      }
-      return null;
-    }
-    if (second !== '1' && second !== '2') return `fd "${String(second).slice(0, 20)}" is neither 1 nor 2`;
-    const fd = Number(second);
-    if (event.kind === 'e') {
-      if (data !== undefined) return 'an end carries no data';
-      if (job && !job.ended.has(fd)) {
-        job.ended.add(fd);
-        if (job.ended.size === 2 && job.status !== null) this.finish(job);
-      }
-      return null;
-    }
-    let bytes: Buffer;
-    try {
-      bytes = bytesOf(data);
-    } catch (e) {
-      return (e as Error).message;
-    }
-    if (rest.length > 0 || bytes.length === 0) return 'output is one non-empty base64 field';
-    // output of a job already reported (or never started here) is dropped, as after any exit
-    if (job && !job.ended.has(fd)) this.send(FrameKind.Data, stream, fd, bytes);
-    return null;
-  }
-
-  /** Reports a job's end: the ends of its streams, then its exit. */
-  private finish(job: RunningJob): void {
-    if (this.jobs.get(job.stream) !== job || job.status === null) return;
-    if (job.timer) clearTimeout(job.timer);
-    this.jobs.delete(job.stream);
-    this.send(FrameKind.End, job.stream, 1, Buffer.alloc(0));
-    this.send(FrameKind.End, job.stream, 2, Buffer.alloc(0));
-    this.message({ t: 'exit', stream: job.stream, ...exitOf(job.status) });
-    this.agent.request('forget', [`s${job.stream}`]).catch(() => undefined);
   }
 
   private async read(a: CallArgs<'fs.read'>): Promise<{ value: unknown; attachment: Buffer }> {
