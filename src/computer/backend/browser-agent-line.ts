@@ -32,10 +32,10 @@ export class AgentError extends Error {
 /** Longest reply line accepted (a 48 KiB read in base64 plus fields, with room). */
 const MAX_LINE_BYTES = 256 * 1024;
 /**
- * Longest request line. The guest's tty keeps what its 4 KiB line buffer cannot take yet while the
- * agent reads the line; lines of 64 KiB were measured to arrive intact, so this leaves room.
+ * Longest request line. Longer lines arrive intact (48 KiB was tried), but the agent's shell reads
+ * a line one byte per system call, so a long line holds every other request up for many seconds.
  */
-export const MAX_REQUEST_BYTES = 56 * 1024;
+export const MAX_REQUEST_BYTES = 3 * 1024;
 const TOKEN = /^[A-Za-z0-9+/=_.-]+$/;
 
 /** An event line a job pushed: `@d`, `@e` or `@x` and its fields. */

@@ -22,8 +22,8 @@ import { SHELL_INIT, shellInitText } from '../shell-startup.js';
 import { AgentError, AgentLine, type BrowserVmLink, bytesOf, field } from './browser-agent-line.js';
 import { BrowserJobs, shellQuote } from './browser-jobs.js';
 
-/** Bytes of one `put` request (base64 of it fits a request line with a path of 4 KiB). */
-const PUT_CHUNK_BYTES = 32 * 1024;
+/** Bytes of one `put` request (base64 of it fits a request line with a long path). */
+const PUT_CHUNK_BYTES = 1536;
 /** Bytes of one `read` reply. */
 const PULL_BYTES = 48 * 1024;
 

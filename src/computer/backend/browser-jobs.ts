@@ -15,7 +15,7 @@ import { bytesOf, field } from './browser-agent-line.js';
  */
 const EXIT_STREAM_WAIT_MS = 3000;
 /** Longest job script sent on the request line; a longer one goes to a file first. */
-const MAX_INLINE_SCRIPT = 16 * 1024;
+const MAX_INLINE_SCRIPT = 1800;
 const SIGNALS: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 9: 'SIGKILL', 15: 'SIGTERM' };
 
 interface RunningJob {
