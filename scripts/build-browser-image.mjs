@@ -29,8 +29,11 @@ const args = process.argv.slice(2);
 const ifStale = args.includes('--if-stale');
 const out = args.find((a) => !a.startsWith('--')) ?? join(root, 'browser-image');
 const guestDir = join(root, 'scripts', 'browser-image');
-/** Bumped when the guest files or the layout change, so an older image is rebuilt. */
-const IMAGE_VERSION = 1;
+/**
+ * Bumped when the guest files or the layout change, so an older image is rebuilt; the server
+ * accepts only the version it speaks (IMAGE_VERSION in src/computer/backend/browser-image.ts).
+ */
+const IMAGE_VERSION = 2;
 
 function say(line) {
   process.stderr.write(`build-browser-image: ${line}\n`);

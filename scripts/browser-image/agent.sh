@@ -1,8 +1,12 @@
-# The browser computer's agent: one request a line on ttyS1, one reply a line, nothing else written.
+# The browser computer's agent: one request a line on ttyS1, one reply a line.
 # Request:  <rid> <op> <arg>...   (strings travel base64-encoded, "-" for empty; numbers plain)
 # Reply:    @<rid> ok <field>...  or  @<rid> err <CODE> <base64 message>
-# Jobs run in their own session with stdout and stderr in files under /run/j/<job>; the host pulls
-# them with `poll`, so only this loop ever writes to the port and replies never interleave.
+# Events, pushed by a job's own processes on the same port whenever they happen:
+#   @d <job> <fd> <base64 bytes>   what the job wrote on fd 1 or 2, one line a read of its pipe
+#   @e <job> <fd>                  that fd reached its end
+#   @x <job> <status>              the job's root process exited with this status
+# Every reply and event is one echo, so one write(2): the tty never interleaves two lines.
+# A job writes into pipes: a job that writes faster than the port carries waits on its pipe.
 umask 022
 mkdir -p /run/j
 b() { if [ -s "$1" ]; then base64 -w0 "$1"; else printf -; fi; }
@@ -19,48 +23,48 @@ family() { # signal every process whose session is the job's (setsid'd children 
 		kill "-$1" "${p%/stat}" 2>/dev/null
 	done
 }
+fwd() { # job fd: pushes what the job writes on one fd, a line a read of its pipe, then its end
+	while c=$(dd bs=49152 count=1 2>/dev/null | base64 -w0) && [ -n "$c" ]; do echo "@d $1 $2 $c"; done
+	echo "@e $1 $2"
+}
+job() { # job script: runs the script in its own session with its stdout and stderr on pipes
+	j=/run/j/$1
+	d "$2" >"$j/cmd"
+	mkfifo "$j/o" "$j/e"
+	fwd "$1" 1 <"$j/o" &
+	fwd "$1" 2 <"$j/e" &
+	setsid sh "$j/cmd" </dev/null >"$j/o" 2>"$j/e" &
+	echo $! >"$j/pid"
+	wait $!
+	echo "@x $1 $?"
+}
 echo "@0 ready 1 $(cut -d' ' -f1 /proc/uptime)"
 while read -r rid op a1 a2 a3 a4 a5; do
 	case $op in
 	ping) echo "@$rid ok pong" ;;
-	run) # job cmd cwd env
-		okid "$a1" || { err INVALID_ARGUMENT "bad job id"; continue; }
-		j=/run/j/$a1
-		[ -e "$j" ] && { err FILE_EXISTS "job $a1 exists"; continue; }
-		mkdir -p "$j"
-		d "$a2" >"$j/cmd"
-		d "$a3" >"$j/cwd"
-		d "$a4" >"$j/env"
-		(
-			cd "$(cat "$j/cwd")" 2>/dev/null || { echo "cannot enter $(cat "$j/cwd")" >"$j/err"; echo 126 >"$j/rc"; exit; }
-			while IFS= read -r kv; do export "$kv"; done <"$j/env"
-			setsid sh "$j/cmd" <"/dev/null" >"$j/out" 2>"$j/err" &
-			echo $! >"$j/pid"
-			wait $!
-			echo $? >"$j/rc.tmp" && mv "$j/rc.tmp" "$j/rc"
-		) >/dev/null 2>&1 &
-		while [ ! -s "$j/pid" ] && [ ! -e "$j/rc" ]; do :; done
-		echo "@$rid ok $(cat "$j/pid" 2>/dev/null || echo 0)"
+	winsize) # rows cols: the terminal's window (its foreground programs get SIGWINCH)
+		case $a1$a2 in '' | *[!0-9]*) err INVALID_ARGUMENT "bad window size"; continue ;; esac
+		stty -F /dev/ttyS2 rows "$a1" cols "$a2" 2>/dev/null && echo "@$rid ok" || err INVALID_ARGUMENT "cannot size the terminal"
 		;;
-	poll) # job outOffset errOffset maxBytes
-		j=/run/j/$a1
-		okid "$a1" && [ -d "$j" ] || { err NOT_FOUND "no job $a1"; continue; }
-		rc=- && [ -e "$j/rc" ] && rc=$(cat "$j/rc")
-		tail -c +$((a2 + 1)) "$j/out" 2>/dev/null | head -c "$a4" >/run/j/.o
-		tail -c +$((a3 + 1)) "$j/err" 2>/dev/null | head -c "$a4" >/run/j/.e
-		echo "@$rid ok $rc $(b /run/j/.o) $(b /run/j/.e)"
+	mkdir) p=$(d "$a1"); mkdir -p "$p" 2>/dev/null && echo "@$rid ok" || err INVALID_ARGUMENT "cannot create $p" ;;
+	run) # job script: the job starts in the background; the answer is its supervisor's pid
+		okid "$a1" || { err INVALID_ARGUMENT "bad job id"; continue; }
+		mkdir "/run/j/$a1" 2>/dev/null || { err FILE_EXISTS "job $a1 exists"; continue; }
+		job "$a1" "$a2" &
+		echo "@$rid ok $!"
 		;;
 	kill) # job signal root|family
 		j=/run/j/$a1
-		okid "$a1" && [ -s "$j/pid" ] || { err NOT_FOUND "no job $a1"; continue; }
-		pid=$(cat "$j/pid")
+		okid "$a1" && [ -d "$j" ] || { err NOT_FOUND "no job $a1"; continue; }
+		n=0 && while [ ! -s "$j/pid" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+		read -r pid <"$j/pid" 2>/dev/null || { err NOT_FOUND "job $a1 has no process"; continue; }
 		if [ "$a3" = root ]; then kill "-$a2" "$pid" 2>/dev/null; else
 			kill "-$a2" "-$pid" 2>/dev/null
 			family "$a2" "$pid"
 		fi
 		echo "@$rid ok"
 		;;
-	forget) okid "$a1" && rm -rf "/run/j/$a1"; echo "@$rid ok" ;;
+	forget) okid "$a1" && rm -rf "/run/j/$a1" & echo "@$rid ok" ;;
 	read) # path offset maxBytes -> size bytes
 		p=$(d "$a1")
 		[ -e "$p" ] || { err NOT_FOUND "$p does not exist"; continue; }

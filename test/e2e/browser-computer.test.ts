@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
+import { rows } from '../helpers/audit-rows.js';
 import { connectHttp } from '../helpers/clients.js';
 import { signedInDock } from '../helpers/dock-page.js';
 import {
@@ -15,6 +16,7 @@ import {
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pageCall, pageTools } from '../helpers/webmcp-page.js';
 
 const CONFIG = `computer:
   defaultProfile: shell
@@ -38,7 +40,9 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
   const call = async (name: string, args: Record<string, unknown> = {}): Promise<Record<string, unknown>> => {
     const r = (await client.callTool({ name, arguments: args })) as Result;
     assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
-    return r.structuredContent ?? {};
+    // a large result travels once, as the JSON text of its content
+    const text = (r.content as Array<{ text?: string }> | undefined)?.[0]?.text;
+    return r.structuredContent ?? (text ? (JSON.parse(text) as Record<string, unknown>) : {});
   };
   /** run_command, then read_job until the job ended: its whole output and exit. */
   const runToEnd = async (script: string) => {
@@ -145,6 +149,79 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
     assert.equal(ended?.canceled, true, JSON.stringify(ended));
     const ps = await runToEnd('ps -o args');
     assert.doesNotMatch(String(ps.stdout), /sleep 31[12]/);
+  });
+
+  it('keeps a job that floods output waiting on its pipe: the guest stays small, another command answers, cancel ends it', async () => {
+    const flood = await call('run_command', { script: 'yes', waitMs: 0, timeoutMs: 300_000 });
+    const jobId = String(flood.jobId);
+    // enough output that a job writing into the guest's memory would show in /run
+    let cursor: string | undefined;
+    let relayed = 0;
+    await pollUntil(
+      async () => {
+        const r = await call('read_job', { jobId, cursor, byteLimit: 65_536 });
+        assert.equal(typeof r.nextCursor, 'string', JSON.stringify(r).slice(0, 400));
+        cursor = String(r.nextCursor);
+        relayed += Buffer.byteLength(String(r.stdout));
+        return relayed > 128 * 1024;
+      },
+      '128 KiB of the flood relayed',
+      300_000,
+      200,
+    );
+    const du = await runToEnd('du -sk /run | cut -f1');
+    assert.equal(du.exitCode, 0);
+    assert.ok(
+      Number(du.stdout) < 128,
+      `/run holds ${String(du.stdout).trim()} KiB after ${relayed} bytes relayed`,
+    );
+    await call('cancel_job', { jobId });
+    const ended = await pollUntil(
+      async () => {
+        const r = await call('read_job', { jobId, byteLimit: 16 });
+        return r.terminationObserved ? r : null;
+      },
+      'the flood to end',
+      120_000,
+      500,
+    );
+    assert.equal(ended?.canceled, true, JSON.stringify(ended));
+  });
+
+  it('serves a WebMCP client in its page: the page lists the tools and runs a command on the browser computer, audited as webmcp', async () => {
+    const names = (
+      await pollUntil(async () => {
+        const tools = await pageTools(page);
+        return tools.length > 0 ? tools : null;
+      }, 'the page to register its tools')
+    )?.map((t) => t.name);
+    assert.ok(names?.includes('run_command') && names.includes('read_file'), String(names));
+    const viaPage = async (name: string, args: Record<string, unknown>) => {
+      const r = await pageCall(page, name, args);
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+      return r.structuredContent as Record<string, unknown>;
+    };
+    const started = await viaPage('run_command', {
+      script: 'echo from-webmcp-$((6*7)); echo on-stderr >&2; exit 4',
+      waitMs: 10_000,
+    });
+    const job = started.terminationObserved
+      ? started
+      : await pollUntil(
+          async () => {
+            const r = await viaPage('read_job', { jobId: started.jobId });
+            return r.terminationObserved ? r : null;
+          },
+          'the WebMCP job to end',
+          120_000,
+          500,
+        );
+    assert.deepEqual([job?.stdout, job?.stderr, job?.exitCode], ['from-webmcp-42\n', 'on-stderr\n', 4]);
+    assert.equal((await viaPage('get_computer_status', {})).profileId, 'tab');
+    const row = rows(project.dataDir).find(
+      (x) => x.tool === 'run_command' && x.input.includes('from-webmcp'),
+    );
+    assert.equal(row?.via, 'webmcp');
   });
 
   it('ends when its page closes: callers get NOT_RUNNING saying the page went away', async () => {

@@ -90,6 +90,13 @@ describe('browser computer guest (v86 in Chromium)', { timeout: 600_000 }, () =>
       { attachment: bytes },
     );
     assert.deepEqual(w, { bytesWritten: 5000, created: true });
+    const whole = await client.call('fs.read', {
+      path: '/workspace/d/blob.bin',
+      offset: 0,
+      byteLimit: 5000,
+    });
+    assert.equal(whole.eof, true);
+    assert.ok(whole.attachment?.equals(bytes), 'the whole file reads back byte for byte');
     const r = await client.call('fs.read', { path: '/workspace/d/blob.bin', offset: 1000, byteLimit: 100 });
     assert.equal(r.size, 5000);
     assert.equal(r.eof, false);
@@ -139,7 +146,7 @@ describe('browser computer guest (v86 in Chromium)', { timeout: 600_000 }, () =>
     assert.equal(text(2, 1), '');
   });
 
-  it('types into the terminal on the second serial port and reads the answer back', async () => {
+  it('types into the terminal on the second serial port, reads the answer back, and resizes its window', async () => {
     await client.call('pty.open', {
       stream: 50,
       argv: ['/bin/sh', '-i'],
@@ -150,6 +157,11 @@ describe('browser computer guest (v86 in Chromium)', { timeout: 600_000 }, () =>
     });
     await client.call('pty.write', { stream: 50 }, { attachment: Buffer.from('echo "typed $((20+22))"\n') });
     await pollUntil(() => text(50, 1).includes('typed 42'), 'the terminal echo', 60_000);
+    await client.call('pty.write', { stream: 50 }, { attachment: Buffer.from('echo "size $(stty size)"\n') });
+    await pollUntil(() => text(50, 1).includes('size 24 80'), 'the opened size', 60_000);
+    await client.call('pty.resize', { stream: 50, cols: 132, rows: 40 });
+    await client.call('pty.write', { stream: 50 }, { attachment: Buffer.from('echo "size $(stty size)"\n') });
+    await pollUntil(() => text(50, 1).includes('size 40 132'), 'the resized size', 60_000);
     await client.call('pty.close', { stream: 50 });
     await pollUntil(() => events.some((e) => e.t === 'pty.exit' && e.stream === 50), 'pty.exit');
   });

@@ -21,56 +21,9 @@ import {
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { type PageTool, pageCall, pageTools } from '../helpers/webmcp-page.js';
 
 const UI_INDEX = join(REPO_ROOT, 'dist', 'ui', 'index.html');
-
-interface PageTool {
-  name: string;
-  description: string;
-  inputSchema?: unknown;
-}
-
-/** Lists the page's WebMCP tools from inside the page, as an agent in the browser would. */
-function pageTools(page: Page): Promise<PageTool[]> {
-  return page.evaluate(async () => {
-    const doc = (globalThis as unknown as { document: { modelContext: { getTools(): Promise<PageTool[]> } } })
-      .document;
-    const mc = doc.modelContext;
-    return (await mc.getTools()).map((t) => ({
-      name: t.name,
-      description: t.description,
-      inputSchema: t.inputSchema,
-    }));
-  });
-}
-
-/** Calls one WebMCP tool from inside the page; the parsed result. */
-async function pageCall(page: Page, name: string, args: unknown): Promise<Record<string, unknown>> {
-  const text = await page.evaluate(
-    async ({ name, json }) => {
-      const mc = (
-        globalThis as unknown as {
-          document: {
-            modelContext: {
-              getTools(): Promise<{ name: string }[]>;
-              executeTool(tool: unknown, input: string): Promise<string>;
-            };
-          };
-        }
-      ).document.modelContext;
-      // a snapshot after a launch may re-register the tools: wait for the one asked for
-      let tool: { name: string } | undefined;
-      for (let i = 0; i < 200 && !tool; i++) {
-        tool = (await mc.getTools()).find((t) => t.name === name);
-        if (!tool) await new Promise((r) => setTimeout(r, 50));
-      }
-      if (!tool) throw new Error(`no WebMCP tool ${name}`);
-      return mc.executeTool(tool, json);
-    },
-    { name, json: JSON.stringify(args) },
-  );
-  return JSON.parse(text) as Record<string, unknown>;
-}
 
 describe('WebMCP tools in the dock', () => {
   let project: TempProject;

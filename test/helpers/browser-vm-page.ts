@@ -112,7 +112,10 @@ export async function bootVmPage(image = new BrowserImage()): Promise<VmPage> {
       return { dispose: () => listeners.delete(l) };
     },
     gone,
-    close: () => void page.close().catch(() => undefined),
+    close: (reason) => {
+      if (reason) goneResolve(reason);
+      void page.close().catch(() => undefined);
+    },
   };
   await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
   return {

@@ -1,8 +1,9 @@
 /**
  * The server's end of the browser computer's agent (scripts/browser-image/agent.sh): one request
- * line at a time over the guest's first serial port, one reply line each. The bytes come from a
- * dock page, so every reply is parsed strictly: a line that is not the answer to the request in
- * flight breaks the link, and the computer with it.
+ * line at a time over the guest's first serial port, one reply line each, and between them the
+ * events a job pushes (its output, the end of a stream, its exit). The bytes come from a dock
+ * page, so every line is parsed strictly: a reply that does not answer the request in flight, or
+ * an event the listener refuses, breaks the link, and the computer with it.
  */
 import type { Disposable } from '../../shared/disposable.js';
 
@@ -14,8 +15,8 @@ export interface BrowserVmLink {
   onData(listener: (port: 1 | 2, data: Buffer) => void): Disposable;
   /** Settles when the page hosting the VM went away (or the VM was stopped), with why. */
   readonly gone: Promise<string>;
-  /** Stops the VM in its page (idempotent). */
-  close(): void;
+  /** Stops the VM in its page (idempotent); `gone` settles with `reason` when given. */
+  close(reason?: string): void;
 }
 
 /** An error the agent answered with: a guest error code and its message. */
@@ -30,9 +31,18 @@ export class AgentError extends Error {
 
 /** Longest reply line accepted (a 48 KiB read in base64 plus fields, with room). */
 const MAX_LINE_BYTES = 256 * 1024;
-/** Longest request line: the guest's tty buffer holds 4 KiB while the agent reads it. */
+/**
+ * Longest request line. Longer lines arrive intact (48 KiB was tried), but the agent's shell reads
+ * a line one byte per system call, so a long line holds every other request up for many seconds.
+ */
 export const MAX_REQUEST_BYTES = 3 * 1024;
 const TOKEN = /^[A-Za-z0-9+/=_.-]+$/;
+
+/** An event line a job pushed: `@d`, `@e` or `@x` and its fields. */
+export interface AgentEvent {
+  kind: 'd' | 'e' | 'x';
+  fields: string[];
+}
 
 interface InFlight {
   rid: number;
@@ -72,6 +82,8 @@ export class AgentLine {
   constructor(
     private readonly link: BrowserVmLink,
     private readonly onBroken: (reason: string) => void,
+    /** Takes an event; returns why it is malformed (which breaks the link), or null. */
+    private readonly onEvent: (event: AgentEvent) => string | null = () => 'no job events are expected',
   ) {
     this.ready.catch(() => undefined);
   }
@@ -129,6 +141,11 @@ export class AgentLine {
   private onLine(line: string): void {
     if (!line.startsWith('@')) return; // the tty's own noise before the agent took the port
     const [head, status, ...fields] = line.split(' ');
+    if (head === '@d' || head === '@e' || head === '@x') {
+      const refused = this.onEvent({ kind: head[1] as AgentEvent['kind'], fields: line.split(' ').slice(1) });
+      if (refused) this.break(`the agent pushed a malformed event: ${refused}`);
+      return;
+    }
     const rid = Number(head?.slice(1));
     if (rid === 0 && status === 'ready') {
       this.readyResolve(fields[1] ?? '');
@@ -154,6 +171,11 @@ export class AgentLine {
       return;
     }
     this.pump();
+  }
+
+  /** Breaks the link because a reply did not make sense (a field of the wrong form). */
+  violation(reason: string): void {
+    this.break(reason);
   }
 
   private break(reason: string): void {

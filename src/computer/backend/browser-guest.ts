@@ -3,12 +3,12 @@
  * shell agent (scripts/browser-image/agent.sh) that knows a few line requests; this class turns
  * the host's framed calls (src/guest/protocol.ts) into those requests and the answers back into
  * frames, so the computer, its jobs, files and terminal work as over any other backend. Job output
- * is pulled: while a job runs its stdout and stderr files are polled and sent as data frames.
+ * is pushed: the guest sends each read of a job's stdout and stderr pipes, the end of each, and the
+ * job's exit as events on the agent's port, and they become data, end and exit frames here.
  * Terminals are the guest's second serial port (one at a time).
  */
 import { randomBytes } from 'node:crypto';
 import { PassThrough, Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeFrame, type Frame, FrameDecoder, FrameKind, PROTOCOL_VERSION } from '../../guest/frames.js';
 import {
   type CallArgs,
@@ -20,31 +20,12 @@ import type { Disposable } from '../../shared/disposable.js';
 import { GUEST_WORKSPACE } from '../link/guest-layout.js';
 import { SHELL_INIT, shellInitText } from '../shell-startup.js';
 import { AgentError, AgentLine, type BrowserVmLink, bytesOf, field } from './browser-agent-line.js';
+import { BrowserJobs, shellQuote } from './browser-jobs.js';
 
 /** Bytes of one `put` request (base64 of it fits a request line with a long path). */
 const PUT_CHUNK_BYTES = 1536;
-/** Bytes of one `read` or `poll` reply, per stream. */
+/** Bytes of one `read` reply. */
 const PULL_BYTES = 48 * 1024;
-/** Pause between polls of running jobs when none had news. */
-const IDLE_POLL_MS = 40;
-const SIGNALS: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 9: 'SIGKILL', 15: 'SIGTERM' };
-
-interface RunningJob {
-  stream: number;
-  out: number;
-  err: number;
-}
-
-/** One POSIX-shell word. */
-export function shellQuote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
-/** The exit of a job from the status its shell reported: 128+n is signal n where we know n. */
-export function exitOf(status: number): { exitCode: number | null; signal: string | null } {
-  const signal = status > 128 ? SIGNALS[status - 128] : undefined;
-  return signal ? { exitCode: null, signal } : { exitCode: status, signal: null };
-}
 
 /** The guest end of a browser computer's link: `toGuest` takes the host's frames, `fromGuest` gives ours. */
 export class BrowserGuest {
@@ -52,7 +33,7 @@ export class BrowserGuest {
   readonly toGuest: Writable;
   readonly diagnostics = new PassThrough();
   private readonly agent: AgentLine;
-  private readonly jobs = new Map<number, RunningJob>();
+  private readonly jobs: BrowserJobs;
   private readonly attachments = new Map<number, Buffer>();
   private terminal: number | null = null;
   private closed = false;
@@ -62,7 +43,18 @@ export class BrowserGuest {
     private readonly link: BrowserVmLink,
     private readonly probe: string[],
   ) {
-    this.agent = new AgentLine(link, (reason) => this.note(`the agent broke its protocol: ${reason}`));
+    this.agent = new AgentLine(
+      link,
+      (reason) =>
+        link.close(`the page broke the browser computer's protocol (${reason}); the computer ended`),
+      (event) => this.jobs.onEvent(event),
+    );
+    this.jobs = new BrowserJobs({
+      agent: this.agent,
+      send: (kind, stream, fd, payload) => this.send(kind, stream, fd, payload),
+      message: (m) => this.message(m),
+      writeFile: (path, data, overwrite) => this.writeFile(path, data, overwrite),
+    });
     this.subscription = link.onData((port, data) => {
       if (port === 1) this.agent.push(data);
       else if (this.terminal !== null) this.send(FrameKind.Data, this.terminal, 1, data);
@@ -81,11 +73,12 @@ export class BrowserGuest {
     void this.start();
   }
 
-  /** Stops polling and fails what waits on the agent (the VM is gone); `reason` ends the diagnostics. */
+  /** Fails what waits on the agent (the VM is gone); `reason` ends the diagnostics. */
   close(reason: string): void {
     if (this.closed) return;
     this.note(reason);
     this.closed = true;
+    this.jobs.clear();
     this.subscription.dispose();
     this.agent.fail(new Error(reason));
     this.fromGuest.end();
@@ -99,7 +92,7 @@ export class BrowserGuest {
   private async start(): Promise<void> {
     try {
       await this.agent.ready;
-      await this.agent.request('run', ['boot', field(`mkdir -p ${GUEST_WORKSPACE}`), field('/'), '-']);
+      await this.agent.request('mkdir', [field(GUEST_WORKSPACE)]);
       await this.writeFile(SHELL_INIT, Buffer.from(shellInitText()), true);
       const programs: Record<string, boolean> = {};
       for (const name of this.probe) {
@@ -114,7 +107,6 @@ export class BrowserGuest {
         shell: '/bin/sh',
         programs,
       });
-      void this.pollLoop();
     } catch (e) {
       this.note(`the browser computer did not start: ${(e as Error).message}`);
     }
@@ -167,7 +159,7 @@ export class BrowserGuest {
         await this.agent.request('ping', []);
         return { value: {} };
       case 'exec':
-        return { value: await this.exec(args) };
+        return { value: await this.jobs.exec(args) };
       case 'release':
         return { value: {} };
       case 'signal': {
@@ -196,80 +188,26 @@ export class BrowserGuest {
         const text = r === '-' ? null : bytesOf(r).toString('utf8');
         return { value: op === 'fs.readlink' ? { target: text } : { path: text } };
       }
-      case 'pty.open':
-        return { value: this.openTerminal(args) };
+      case 'pty.open': {
+        const a = args as CallArgs<'pty.open'>;
+        const opened = this.openTerminal(a);
+        await this.agent.request('winsize', [a.rows, a.cols]);
+        return { value: opened };
+      }
       case 'pty.write':
         this.link.send(2, attachment ?? Buffer.alloc(0));
         return { value: {} };
-      case 'pty.resize':
+      case 'pty.resize': {
+        const a = args as CallArgs<'pty.resize'>;
+        if (this.terminal === a.stream) await this.agent.request('winsize', [a.rows, a.cols]);
         return { value: {} };
+      }
       case 'pty.close':
         this.closeTerminal((args as CallArgs<'pty.close'>).stream);
         return { value: {} };
       default:
         throw new AgentError('UNSUPPORTED_CAPABILITY', `a browser computer cannot do "${op}"`);
     }
-  }
-
-  private async exec(a: CallArgs<'exec'>): Promise<{ pid: number }> {
-    const vars = Object.entries(a.env).filter(([k]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
-    const env = vars
-      .filter(([, v]) => !v.includes('\n'))
-      .map(([k, v]) => `${k}=${v}\n`)
-      .join('');
-    const script = `exec ${a.argv.map(shellQuote).join(' ')}\n`;
-    if (script.length + env.length > 1800 || vars.some(([, v]) => v.includes('\n'))) {
-      // too long for one request line: the script and its environment go in a file first
-      const file = `/run/j/.s${a.stream}`;
-      const exports = vars.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join('');
-      await this.writeFile(file, Buffer.from(`${exports}${script}`), true);
-      return this.startJob(a.stream, `. ${file}`, a.cwd, '');
-    }
-    return this.startJob(a.stream, script, a.cwd, env);
-  }
-
-  private async startJob(stream: number, script: string, cwd: string, env: string): Promise<{ pid: number }> {
-    const [pid] = await this.agent.request('run', [`s${stream}`, field(script), field(cwd), field(env)]);
-    this.jobs.set(stream, { stream, out: 0, err: 0 });
-    return { pid: Math.max(1, Number(pid) || 1) };
-  }
-
-  /** Pulls the output of running jobs until the VM is gone. */
-  private async pollLoop(): Promise<void> {
-    while (!this.closed) {
-      let news = false;
-      for (const job of [...this.jobs.values()]) {
-        try {
-          news = (await this.pollJob(job)) || news;
-        } catch (e) {
-          if (this.closed) return;
-          this.note(`polling job ${job.stream} failed: ${(e as Error).message}`);
-        }
-      }
-      if (!news) await sleep(IDLE_POLL_MS);
-    }
-  }
-
-  private async pollJob(job: RunningJob): Promise<boolean> {
-    const [rc, out, err] = await this.agent.request('poll', [`s${job.stream}`, job.out, job.err, PULL_BYTES]);
-    const outBytes = bytesOf(out);
-    const errBytes = bytesOf(err);
-    if (outBytes.length > 0) this.send(FrameKind.Data, job.stream, 1, outBytes);
-    if (errBytes.length > 0) this.send(FrameKind.Data, job.stream, 2, errBytes);
-    job.out += outBytes.length;
-    job.err += errBytes.length;
-    const drained = outBytes.length < PULL_BYTES && errBytes.length < PULL_BYTES;
-    if (rc !== '-' && drained) {
-      const status = Number(rc);
-      if (!Number.isInteger(status)) throw new Error(`exit status "${rc}" is not a number`);
-      this.jobs.delete(job.stream);
-      this.send(FrameKind.End, job.stream, 1, Buffer.alloc(0));
-      this.send(FrameKind.End, job.stream, 2, Buffer.alloc(0));
-      this.message({ t: 'exit', stream: job.stream, ...exitOf(status) });
-      await this.agent.request('forget', [`s${job.stream}`]);
-      return true;
-    }
-    return outBytes.length > 0 || errBytes.length > 0;
   }
 
   private async read(a: CallArgs<'fs.read'>): Promise<{ value: unknown; attachment: Buffer }> {

@@ -15,6 +15,13 @@ export type ImageFile = (typeof IMAGE_FILES)[number];
 /** The command that builds the image (what an unavailable profile tells the person to run). */
 export const BUILD_COMMAND = 'node scripts/build-browser-image.mjs';
 
+/**
+ * The image version this server speaks to: the build script writes it into the manifest, and it
+ * changes whenever the guest agent's protocol does, so an image built by an older checkout is
+ * refused with the command that rebuilds it instead of misunderstanding the agent.
+ */
+export const IMAGE_VERSION = 2;
+
 /** The machine the page emulates. */
 export interface BrowserVmSettings {
   memoryMb: number;
@@ -79,6 +86,11 @@ export class BrowserImage {
       manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Manifest;
     } catch (e) {
       return this.missing(`the image manifest ${manifestPath} is unreadable (${(e as Error).message})`);
+    }
+    if (manifest.version !== IMAGE_VERSION) {
+      return this.missing(
+        `the image is version ${String(manifest.version)} but this server needs version ${IMAGE_VERSION} (it was built by another Paddock)`,
+      );
     }
     for (const file of IMAGE_FILES) {
       const want = manifest.files?.[file];

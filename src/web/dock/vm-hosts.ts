@@ -119,10 +119,10 @@ export class DockVmHosts implements BrowserHosts {
         return { dispose: () => vm.listeners.delete(listener) };
       },
       gone,
-      close: () => {
+      close: (reason) => {
         if (this.vms.get(id) !== vm) return;
         send({ type: 'vm.stop', vm: id });
-        vm.gone('the computer was stopped');
+        vm.gone(reason ?? 'the computer was stopped');
       },
     };
   }

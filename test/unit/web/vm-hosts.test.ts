@@ -4,12 +4,15 @@
  * server sends them; the real page is covered by test/e2e/browser-computer.test.ts.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { DEFAULT_VM_SETTINGS } from '../../../src/computer/backend/browser-image.js';
+import { DEFAULT_VM_SETTINGS, IMAGE_VERSION } from '../../../src/computer/backend/browser-image.js';
 import { profileSchema } from '../../../src/config/computer-schema.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import type { DockConnection } from '../../../src/web/dock/actions.js';
 import { DockVmHosts } from '../../../src/web/dock/vm-hosts.js';
+import { REPO_ROOT } from '../../helpers/paddock-process.js';
 
 function page(): DockConnection & { sent: Record<string, unknown>[] } {
   const sent: Record<string, unknown>[] = [];
@@ -80,5 +83,10 @@ describe('dock pages as hosts of browser computers', () => {
     assert.equal(r.success, false);
     const paths = r.error?.issues.map((i) => i.path.join('.')).sort();
     assert.deepEqual(paths, ['mounts', 'warm']);
+  });
+
+  it('builds images of the version the server speaks', () => {
+    const script = readFileSync(join(REPO_ROOT, 'scripts', 'build-browser-image.mjs'), 'utf8');
+    assert.equal(Number(/const IMAGE_VERSION = (\d+);/.exec(script)?.[1]), IMAGE_VERSION);
   });
 });
