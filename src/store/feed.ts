@@ -10,8 +10,6 @@ import type { StoredInvocation } from './audit.js';
 /** How often listeners get rows that other processes wrote (they get their own at once). */
 export const DEFAULT_FEED_INTERVAL_MS = 500;
 const PAGE = 500;
-/** End seqs remembered to deliver each row once (a local write may be seen by a poll first). */
-const MAX_REMEMBERED = 4096;
 
 export interface EndedFeedOptions {
   /** The store's `ended`. */
@@ -27,7 +25,11 @@ type Listener = (row: StoredInvocation) => void;
 /** Listeners of ended rows, local and polled. */
 export class EndedFeed {
   private readonly listeners = new Set<Listener>();
-  /** End seqs delivered lately (either way), oldest first: a row is never delivered twice. */
+  /**
+   * End seqs above the poll's cursor already delivered by `push`: the poll skips them. Seqs at
+   * or below the cursor are forgotten, since the poll never reads them again and `push` skips
+   * them; so the set holds only what this process wrote since the last poll.
+   */
   private readonly delivered = new Set<number>();
   private cursor: number | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -50,19 +52,19 @@ export class EndedFeed {
   push(row: StoredInvocation): void {
     if (this.listeners.size === 0) return;
     if (row.endSeq !== null) {
+      // the poll got there first (its cursor passed the row, so it delivered it)
+      if (this.cursor !== undefined && row.endSeq <= this.cursor) return;
       if (this.delivered.has(row.endSeq)) return;
-      this.remember(row.endSeq);
+      this.delivered.add(row.endSeq);
     }
     this.deliver(row);
   }
 
-  private remember(endSeq: number): void {
-    this.delivered.add(endSeq);
-    if (this.delivered.size <= MAX_REMEMBERED) return;
-    for (const seq of this.delivered) {
-      this.delivered.delete(seq);
-      if (this.delivered.size <= MAX_REMEMBERED / 2) break;
-    }
+  /** Forgets the seqs the poll's cursor has passed. */
+  private forgetPassed(): void {
+    const cursor = this.cursor;
+    if (cursor === undefined) return;
+    for (const seq of this.delivered) if (seq <= cursor) this.delivered.delete(seq);
   }
 
   /** Stops polling for good. */
@@ -113,12 +115,10 @@ export class EndedFeed {
         const rows = await this.options.read(this.cursor, PAGE);
         for (const row of rows) {
           const endSeq = row.endSeq ?? this.cursor;
-          if (!this.delivered.has(endSeq)) {
-            this.remember(endSeq);
-            this.deliver(row);
-          }
+          if (!this.delivered.has(endSeq)) this.deliver(row);
           this.cursor = Math.max(this.cursor, endSeq);
         }
+        this.forgetPassed();
         if (rows.length < PAGE || this.listeners.size === 0) break;
       }
     } catch (e) {

@@ -76,6 +76,37 @@ describe('SQLite audit store', () => {
       }
     }));
 
+  it('delivers each row once to a listener, however many this process writes between two polls', () =>
+    withDb(async (db, file) => {
+      // the poll runs every 20 ms; 10,000 rows are written without letting a timer fire, so the
+      // poll finds all of them unread at once (its memory of pushed rows must not run out)
+      const audit = new SqliteAuditStore(db, { feedIntervalMs: 20 });
+      const other = new SqliteAuditStore(openDatabase(file));
+      const seen = new Map<string, number>();
+      const sub = audit.subscribe((row) => seen.set(row.id, (seen.get(row.id) ?? 0) + 1));
+      try {
+        await new Promise((r) => setTimeout(r, 60));
+        for (let i = 0; i < 10_000; i++) await audit.record(invocation({ id: `inv_local_${i}` }));
+        // a row of another connection reaches the listener only through the poll, after the rest
+        await other.record(invocation({ id: 'inv_other' }));
+        const deadline = Date.now() + 30_000;
+        while (!seen.has('inv_other')) {
+          assert.ok(Date.now() < deadline, 'the poll delivered the other connection’s row');
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        await new Promise((r) => setTimeout(r, 100));
+        assert.equal(seen.size, 10_001);
+        assert.deepEqual(
+          [...seen].filter(([, n]) => n !== 1),
+          [],
+        );
+      } finally {
+        sub.dispose();
+        audit.close();
+        other.close();
+      }
+    }));
+
   it('marks running rows of a dead process interrupted, once, and tells listeners', () =>
     withDb(async (db) => {
       const audit = new SqliteAuditStore(db);
