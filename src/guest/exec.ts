@@ -120,13 +120,8 @@ export class JobRunner {
     }
     const filter = this.channelFor(args);
     // the child changes into the opened directory itself (its fd survives the fork until exec)
-    const [file, ...rest] = scopedArgv(this.scope, [
-      '/bin/sh',
-      '-c',
-      wrapperScript(args),
-      'paddock-job',
-      ...args.argv,
-    ]);
+    const argv = ['/bin/sh', '-c', wrapperScript(args), 'paddock-job', ...args.argv];
+    const [file, ...rest] = scopedArgv(this.scope, argv);
     const child = spawn(file, rest, {
       cwd: cwdFd === null ? args.cwd : `/proc/self/fd/${cwdFd}`,
       env: args.env,
