@@ -22,6 +22,7 @@ import { listFiles, readFile, readlinkOf, realpathOf, WithAttachment, whichOf, w
 import { GuestLink } from './link.js';
 import type { CallArgs, HostCall, HostTell } from './protocol.js';
 import { PtyHost } from './pty.js';
+import { spawnerFrom } from './spawner.js';
 import { TcpRelay } from './tcp-relay.js';
 
 function onPath(name: string): boolean {
@@ -65,6 +66,7 @@ function main(): void {
   process.on('SIGUSR1', () => undefined);
   const account = jobAccountFrom(process.argv);
   const scope = jobScopeFrom(process.argv, account);
+  const spawner = spawnerFrom(process.argv, account);
   let runner: JobRunner | null = null;
   let ptys: PtyHost | null = null;
   const link = new GuestLink(
@@ -75,7 +77,7 @@ function main(): void {
       process.exit(0);
     },
   );
-  runner = new JobRunner(link, account, scope);
+  runner = new JobRunner(link, account, scope, spawner);
   const jobs = runner;
   ptys = new PtyHost(link, account, scope);
   const terminals = ptys;

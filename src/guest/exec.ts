@@ -3,19 +3,8 @@
  * stream stdout/stderr as data frames, report the root's exit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  chownSync,
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { chownSync, closeSync, lstatSync, mkdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import {
   type JobAccount,
@@ -25,6 +14,7 @@ import {
   spawnIdentity,
   TOOL_CHANNEL_ROOT,
 } from './account.js';
+import { writeReply } from './channel-reply.js';
 import { ChannelScanner } from './channel-scanner.js';
 import { GuestFailure } from './failure.js';
 import { Fd } from './frames.js';
@@ -32,6 +22,7 @@ import { openDirNoFollow } from './fs-walk.js';
 import { EXPORTABLE_NAME, spareArgv, spareJob, wrapperScript } from './job-scripts.js';
 import type { GuestLink } from './link.js';
 import type { CallArgs } from './protocol.js';
+import { type JobChild, SpawnedProcess, type Spawner } from './spawner.js';
 
 /** After the root exits, how long output may stay quiet before the exit is reported. */
 const EXIT_QUIET_MS = 15;
@@ -50,7 +41,7 @@ interface RunningJob {
   spareShell?: string;
   /** The tool channel's scanner of stderr, when the job has a channel. */
   filter: StreamFilter | null;
-  child: ChildProcess;
+  child: JobChild;
   hold: NodeJS.WritableStream | null;
   openStreams: number;
   exited: { exitCode: number | null; signal: string | null } | null;
@@ -71,6 +62,7 @@ export class JobRunner {
     private readonly link: GuestLink,
     private readonly account: JobAccount | null = null,
     private readonly scope: string | null = null,
+    private readonly spawner: Spawner | null = null,
   ) {
     mkdirSync(TOOL_CHANNEL_ROOT, { recursive: true, mode: 0o711 });
   }
@@ -149,14 +141,18 @@ export class JobRunner {
     if (this.jobs.has(args.stream)) {
       throw new GuestFailure('INVALID_ARGUMENT', `Channel ${args.stream} is already in use.`);
     }
-    const [program, ...rest] = scopedArgv(this.scope, spareArgv(args.rlimits, args.shell));
-    const child = spawn(program, rest, {
-      cwd: '/',
-      env: {},
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-      detached: args.newSession,
-      ...spawnIdentity(this.account),
-    });
+    const argv = scopedArgv(this.scope, spareArgv(args.rlimits, args.shell));
+    // the spawner forks without blocking this loop (it always makes a new session); else spawn here
+    const spawned = args.newSession ? await this.spawner?.start(argv).catch(() => null) : null;
+    const child =
+      spawned ??
+      spawn(argv[0], argv.slice(1), {
+        cwd: '/',
+        env: {},
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+        detached: args.newSession,
+        ...spawnIdentity(this.account),
+      });
     return this.track(args.stream, child, {
       hold: true,
       newSession: args.newSession,
@@ -218,7 +214,7 @@ export class JobRunner {
   /** Waits for a spawned job's process and follows its output and exit on `stream`. */
   private async track(
     stream: number,
-    child: ChildProcess,
+    child: ChildProcess | SpawnedProcess,
     how: {
       hold: boolean;
       newSession: boolean;
@@ -229,6 +225,7 @@ export class JobRunner {
     },
   ): Promise<{ pid: number }> {
     const pid = await new Promise<number>((resolve, reject) => {
+      if (child instanceof SpawnedProcess) return resolve(child.pid);
       child.once('spawn', () => resolve(child.pid!));
       child.once('error', (e) =>
         reject(
@@ -282,39 +279,7 @@ export class JobRunner {
     const path = id.startsWith(SHELL_ID_PREFIX)
       ? `${dir}${SHELL_POOL_SUFFIX}/f-${id.slice(SHELL_ID_PREFIX.length)}`
       : join(dir, id);
-    let fd: number;
-    try {
-      fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-    } catch {
-      return { delivered: false };
-    }
-    if (!fstatSync(fd).isFIFO()) {
-      closeSync(fd);
-      return { delivered: false };
-    }
-    // The open descriptor is all the reply needs: removing the name now spares the client a
-    // process (`rm`) per call. Clients that remove it themselves ignore that it is gone.
-    try {
-      unlinkSync(path);
-    } catch {
-      // already removed by the client
-    }
-    // Most replies fit the FIFO's buffer: written at once, without a stream per reply.
-    const bytes = Buffer.from(body);
-    let written = 0;
-    try {
-      written = writeSync(fd, bytes);
-    } catch {
-      // full (EAGAIN): the stream below writes it as the reader drains it
-    }
-    if (written === bytes.length) {
-      closeSync(fd);
-      return { delivered: true };
-    }
-    const socket = new Socket({ fd, readable: false, writable: true });
-    socket.on('error', () => socket.destroy());
-    socket.end(bytes.subarray(written));
-    return { delivered: true };
+    return writeReply(path, body);
   }
 
   /** Lets a held job exec its program. */
@@ -344,6 +309,7 @@ export class JobRunner {
     for (const job of this.jobs.values()) {
       if (!job.exited) job.child.kill('SIGKILL');
     }
+    this.spawner?.close();
   }
 
   private require(stream: number): RunningJob {

@@ -9,6 +9,7 @@ import {
   GUEST_OPT,
   GUEST_PATH,
   GUEST_SCOPE_PROGRAM,
+  GUEST_SPAWNER_PROGRAM,
   GUEST_UID,
   GUEST_USER,
   GUEST_WORKSPACE,
@@ -147,6 +148,7 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
   a.push('--probe', spec.probe.join(','));
   if (accounts) a.push('--jobs-uid', String(GUEST_UID));
   if (layout.programs?.[GUEST_SCOPE_PROGRAM] !== undefined) a.push('--scope', GUEST_SCOPE_PROGRAM);
+  if (layout.programs?.[GUEST_SPAWNER_PROGRAM] !== undefined) a.push('--spawner', GUEST_SPAWNER_PROGRAM);
   return a;
 }
 

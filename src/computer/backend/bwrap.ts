@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { GUEST_SCOPE_PROGRAM } from '../link/guest-layout.js';
+import { GUEST_SCOPE_PROGRAM, GUEST_SPAWNER_PROGRAM } from '../link/guest-layout.js';
 import { type BwrapLayout, buildBwrapArgs, generatedEtc, sandboxName } from './bwrap-args.js';
 import { type CgroupNode, CgroupRoot } from './cgroups.js';
 import { guestPackages } from './guest-packages.js';
@@ -24,6 +24,7 @@ import { RuntimeStage, reachableByAnyone } from './runtime-files.js';
 import { createSandboxRoot, sweepSandboxRoots } from './sandbox-root.js';
 import { scopeProgram } from './scope-program.js';
 import { seccompFilter } from './seccomp.js';
+import { spawnerProgram } from './spawner-program.js';
 import type { ComputerBackend, JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
 import { prepareWorkspace, workspaceBindPrefix } from './workspace.js';
 
@@ -81,6 +82,7 @@ export class BwrapBackend implements ComputerBackend {
   private readonly guestPackages = guestPackages();
   /** The jobs' Landlock launcher for this architecture (null: none, jobs share a domain). */
   private readonly scope = scopeProgram();
+  private readonly spawner = spawnerProgram();
   private readonly stage = new RuntimeStage(() => this.ensureSandboxRoot());
 
   constructor(options: BwrapBackendOptions) {
@@ -131,8 +133,10 @@ export class BwrapBackend implements ComputerBackend {
     files.forEach(([target], i) => {
       generated[target] = FIRST_DATA_FD + i;
     });
-    // the jobs' Landlock launcher follows them (see scope-program.ts)
-    const programs: [string, Buffer][] = this.scope ? [[GUEST_SCOPE_PROGRAM, this.scope]] : [];
+    // the jobs' Landlock launcher and the spares' spawner follow them (scope-program.ts, spawner-program.ts)
+    const programs: [string, Buffer][] = [];
+    if (this.scope) programs.push([GUEST_SCOPE_PROGRAM, this.scope]);
+    if (this.spawner) programs.push([GUEST_SPAWNER_PROGRAM, this.spawner]);
     const programFds: Record<string, number> = {};
     programs.forEach(([target], i) => {
       programFds[target] = FIRST_DATA_FD + files.length + i;
@@ -354,7 +358,8 @@ class BwrapInstance implements SandboxInstance {
         'INTERNAL',
         'Could not find the guest agent on the host; relaunch the computer.',
       );
-    const hostPid = findDescendantByInnerPid(this.agentHostPid, guestPid, 1);
+    // a spare is the spawner's grandchild (spawner, waiter, spare); other jobs are the agent's children
+    const hostPid = findDescendantByInnerPid(this.agentHostPid, guestPid, 3);
     if (!hostPid)
       throw new PaddockError(
         'INTERNAL',

@@ -1,9 +1,11 @@
 /**
- * The spare shell of a generation: the next job's process, started in the guest ahead of time
- * and already placed in a process family of its own, waiting for its job. A job that takes it
- * skips the spawn, the family placement and the release round trip; the next spare is
- * prepared while the job runs. A spare that dies, or that a job cannot use, is dropped and the
- * job starts the ordinary way.
+ * The spare shells of a generation: the next jobs' processes, started in the guest ahead of time
+ * and already placed in process families of their own, waiting for their jobs. A job that takes
+ * one skips the spawn, the family placement and the release round trip. Two are kept: the one a
+ * job takes was started a whole job earlier, so its shell has finished loading (a spare started
+ * right after the previous job could still be loading when the next job arrives back to back).
+ * The guest forks them through its spawner, which does not block the agent. A spare that dies,
+ * or that a job cannot use, is dropped and the job starts the ordinary way.
  */
 import type { CallArgs } from '../../guest/protocol.js';
 import { PaddockError } from '../../shared/errors.js';
@@ -13,8 +15,10 @@ import type { JobGuest } from './job-table.js';
 /** Streams of spare shells: above every job number, below the terminals' range. */
 export const SPARE_STREAM_BASE = 0x3000_0000;
 
-/** Scripts up to this many bytes run in the spare shell (it reads its job byte by byte). */
+/** Scripts up to this many bytes run in the spare shell (an `sh` spare reads its job byte by byte). */
 const SPARE_SCRIPT_MAX_BYTES = 8192;
+/** Spares kept ready: the one a job takes was started a whole job earlier (its shell has loaded). */
+export const SPARES_AHEAD = 2;
 
 /** Whether a script job can run in the spare shell (small, and no NUL: it ends the job's set-up). */
 export function spareCanRun(script: string): boolean {
@@ -29,7 +33,8 @@ export interface Spare {
 }
 
 export class SpareShell {
-  private pending: { stream: number; ready: Promise<Spare | null> } | null = null;
+  /** Spares ready or on their way, oldest first. */
+  private pending: { stream: number; ready: Promise<Spare | null> }[] = [];
   private count = 0;
   private closed = false;
 
@@ -73,30 +78,30 @@ export class SpareShell {
 
   /** Takes the spare (waiting for one on its way), or null when there is none. */
   private async take(): Promise<Spare | null> {
-    const pending = this.pending;
-    this.pending = null;
-    return pending ? pending.ready : null;
+    return this.pending.shift()?.ready ?? null;
   }
 
   /**
-   * Starts the next spare unless one is ready or on its way. Call it when no job is running
-   * that should finish fast: the spawn (guest) and the cgroup placement (host) block an event
-   * loop for milliseconds, which delays the exit report of a job running meanwhile.
+   * Starts spares until SPARES_AHEAD are ready or on their way. Call it when no job is running
+   * that should finish fast: the cgroup placement blocks the host's event loop for about a
+   * millisecond (and where the guest has no spawner, its spawn blocks the agent's for several),
+   * which delays the exit report of a job running meanwhile.
    */
   prepare(): void {
-    if (this.pending || this.closed) return;
-    const k = this.count++;
-    const stream = SPARE_STREAM_BASE + k;
-    this.pending = { stream, ready: this.start(stream, k).catch(() => null) };
+    while (this.pending.length < SPARES_AHEAD && !this.closed) {
+      const k = this.count++;
+      const stream = SPARE_STREAM_BASE + k;
+      this.pending.push({ stream, ready: this.start(stream, k).catch(() => null) });
+    }
   }
 
   /** A stream's process exited: true when it was a spare's (which is then forgotten). */
   onExit(stream: number): boolean {
     if (stream < SPARE_STREAM_BASE || stream >= SPARE_STREAM_BASE + this.count) return false;
-    if (this.pending?.stream === stream) {
-      const { ready } = this.pending;
-      this.pending = null;
-      void ready.then((spare) => spare?.family?.dispose());
+    const i = this.pending.findIndex((p) => p.stream === stream);
+    if (i >= 0) {
+      const [gone] = this.pending.splice(i, 1);
+      void gone?.ready.then((spare) => spare?.family?.dispose());
     }
     return true;
   }
@@ -116,7 +121,7 @@ export class SpareShell {
   /** The generation ended: no more spares (the sandbox takes the last one with it). */
   close(): void {
     this.closed = true;
-    this.pending = null;
+    this.pending = [];
   }
 
   private async start(stream: number, k: number): Promise<Spare | null> {

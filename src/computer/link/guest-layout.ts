@@ -9,6 +9,8 @@ export const GUEST_OPT = '/opt/paddock';
 export const GUEST_NODE = `${GUEST_OPT}/bin/node`;
 /** The launcher that gives each job and terminal a Landlock domain of its own (see backend/scope-program.ts). */
 export const GUEST_SCOPE_PROGRAM = `${GUEST_OPT}/bin/paddock-scope`;
+/** The program that forks the spare shells, so the agent never forks for them (see backend/spawner-program.ts). */
+export const GUEST_SPAWNER_PROGRAM = `${GUEST_OPT}/bin/paddock-spawner`;
 /** The compiled guest agent directory. */
 export const GUEST_AGENT_DIR = `${GUEST_OPT}/guest`;
 /** Where the tool-channel clients appear (read-only). */

@@ -1,31 +1,18 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { scopeProgram } from '../../../src/computer/backend/scope-program.js';
+import { withHostProgram } from '../../helpers/host-program.js';
 
-/** Runs `fn` with the launcher written to a temporary file (skipped where there is none). */
-async function withLauncher(
+/** Runs `fn` with the program written to a temporary file (skipped where there is none). */
+function withLauncher(
   t: { skip(reason: string): void },
   fn: (path: string) => void | Promise<void>,
 ): Promise<void> {
-  const program = scopeProgram();
-  if (!program) {
-    t.skip(`no launcher for ${process.arch}`);
-    return;
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'paddock-scope-'));
-  try {
-    const path = join(dir, 'paddock-scope');
-    writeFileSync(path, program);
-    chmodSync(dir, 0o755);
-    chmodSync(path, 0o755);
-    await fn(path);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return withHostProgram(t, 'paddock-scope', scopeProgram(), fn);
 }
 
 describe('paddock-scope, the jobs’ Landlock launcher', () => {

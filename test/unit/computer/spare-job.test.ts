@@ -36,7 +36,7 @@ describe('the spare shell: a job handed over the hold pipe runs as if it had bee
   const script = [
     'echo "0=$0 line=$LINENO pwd=$PWD"',
     'env | grep -v "^_=" | sort',
-    'echo "init=$FROM_INIT s=${s-unset} p=${p-unset}"',
+    'echo "init=$FROM_INIT s=${s-unset} p=${p-unset} n=${n-unset}"',
     'no_such_command_here',
     'exit 7',
   ].join('\n');
