@@ -140,12 +140,20 @@ if (loadError) {
 
 // 5. The browser computer's image (tests boot it in Chromium): built from Debian packages by its
 //    script, which needs root for apt-get; without root the browser tests say how to build it.
+//    Then its snapshot (a booted machine a page restores), made with the emulator from step 3.
 if (scope !== 'serve') {
   if (isRoot) run(process.execPath, [join(root, 'scripts', 'build-browser-image.mjs'), '--if-stale']);
   else if (!existsSync(join(root, 'browser-image', 'manifest.json')))
     say(
       'the browser computer image is not built; its tests will fail until `sudo node scripts/build-browser-image.mjs` runs',
     );
+  // A snapshot of the booted image lets a page restore the machine instead of booting Linux under
+  // emulation. Without one a page boots cold, so a failed snapshot is reported, not fatal.
+  if (existsSync(join(root, 'browser-image', 'manifest.json'))) {
+    const snapshot = join(root, 'scripts', 'snapshot-browser-image.mjs');
+    const r = spawnSync(process.execPath, [snapshot, '--if-stale'], { cwd: root, stdio: 'inherit' });
+    if (r.status !== 0) say('browser computers will boot cold: the image has no snapshot (see above)');
+  }
 }
 
 // 6. The build: dist/.build-stamp is touched at the end of `npm run build`.

@@ -103,6 +103,12 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
     assert.equal(job.stdout, 'out-42\n');
     assert.equal(job.stderr, 'err-line\n');
     assert.equal(job.exitCode, 3);
+    // the set-up snapshots the image, so the page restored the booted machine, and the server's
+    // hello gave it the time (its clock would otherwise stand at the moment of the snapshot)
+    assert.match(serve.stderr(), /dock\.vm_boot .*restore=true/);
+    const clock = await runToEnd('date +%s');
+    const skew = Math.abs(Number(String(clock.stdout).trim()) - Date.now() / 1000);
+    assert.ok(skew < 300, `the guest's clock is ${Math.round(skew)} s off`);
   });
 
   it('writes a file and reads it back', async () => {

@@ -10,27 +10,37 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import type { BrowserVmLink } from '../../src/computer/backend/browser-agent-line.js';
-import { BrowserImage, DEFAULT_VM_SETTINGS, IMAGE_FILES } from '../../src/computer/backend/browser-image.js';
+import {
+  BrowserImage,
+  type BrowserVmSettings,
+  IMAGE_FILES,
+  STATE_FILE,
+  vmMachine,
+} from '../../src/computer/backend/browser-image.js';
 import { CHROMIUM } from './clients.js';
 
 const v86Dir = join(dirname(createRequire(import.meta.url).resolve('v86/package.json')), 'build');
 
 const PAGE = (
-  memoryMb: number,
-  cmdline: string,
+  { memoryMb, cmdline, emulator }: BrowserVmSettings,
+  restore: boolean,
 ) => `<!doctype html><meta charset=utf-8><body><script type=module>
 import { V86 } from '/v86/libv86.mjs';
+// like the dock's page: bytes for the guest wait until the machine is loaded (a restore loses them)
+let early = [];
 const out = { 1: [], 2: [] };
 let flushing = false;
 const flush = () => { flushing = false; for (const port of [1, 2]) { if (out[port].length === 0) continue;
   const bytes = out[port].splice(0); window.__serialOut(port, btoa(String.fromCharCode(...bytes))); } };
-const emu = new V86({ wasm_path: '/v86/v86.wasm', memory_size: ${memoryMb} * 1024 * 1024, vga_memory_size: 2 * 1024 * 1024,
+const emu = new V86({ ...${JSON.stringify(emulator)}, wasm_path: '/v86/v86.wasm', memory_size: ${memoryMb} * 1024 * 1024,
   bios: { url: '/img/bios.bin' }, vga_bios: { url: '/img/vgabios.bin' }, bzimage: { url: '/img/bzImage' },
-  initrd: { url: '/img/initrd.img' }, cmdline: ${JSON.stringify(cmdline)}, autostart: true, disable_keyboard: true,
-  disable_mouse: true, uart1: true, uart2: true, acpi: false, fastboot: true, disable_speaker: true });
+  initrd: { url: '/img/initrd.img' }, cmdline: ${JSON.stringify(cmdline)}, autostart: true,
+  ${restore ? "initial_state: { url: '/img/state.bin' }," : ''} });
+emu.add_listener('emulator-loaded', () => { const e = early; early = null; for (const [p, d] of e) emu.serial_send_bytes(p, d); });
 for (const port of [1, 2]) emu.add_listener('serial' + port + '-output-byte', (b) => {
   out[port].push(b); if (!flushing) { flushing = true; setTimeout(flush, 0); } });
-window.__send = (port, b64) => emu.serial_send_bytes(port, Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
+window.__send = (port, b64) => { const d = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  if (early) early.push([port, d]); else emu.serial_send_bytes(port, d); };
 window.__stop = () => emu.destroy();
 </script>`;
 
@@ -48,8 +58,8 @@ export interface VmPage {
   close(): Promise<void>;
 }
 
-async function serve(image: BrowserImage): Promise<Server> {
-  const html = PAGE(DEFAULT_VM_SETTINGS.memoryMb, DEFAULT_VM_SETTINGS.cmdline);
+async function serve(image: BrowserImage, restore: boolean): Promise<Server> {
+  const html = PAGE(vmMachine(), restore);
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     const send = (type: string, body: Buffer | string) => {
@@ -60,7 +70,7 @@ async function serve(image: BrowserImage): Promise<Server> {
     const name = url.slice(url.lastIndexOf('/') + 1);
     let file: string | null = null;
     if (url.startsWith('/v86/') && ['libv86.mjs', 'v86.wasm'].includes(name)) file = join(v86Dir, name);
-    if (url.startsWith('/img/') && (IMAGE_FILES as readonly string[]).includes(name))
+    if (url.startsWith('/img/') && [...IMAGE_FILES, STATE_FILE].includes(name as never))
       file = join(image.dir, name);
     if (!file) {
       res.writeHead(404).end();
@@ -80,11 +90,15 @@ async function serve(image: BrowserImage): Promise<Server> {
   return server;
 }
 
-/** Boots the built image in a fresh Chromium page; throws when the image is not built. */
-export async function bootVmPage(image = new BrowserImage()): Promise<VmPage> {
+/**
+ * Boots the built image in a fresh Chromium page (or restores its snapshot with `restore`, which
+ * the backend must then expect too); throws when the image is not built.
+ */
+export async function bootVmPage(image = new BrowserImage(), restore = false): Promise<VmPage> {
   const checked = image.check();
   if (!checked.ok) throw new Error(checked.reason);
-  const server = await serve(image);
+  if (restore && !checked.state) throw new Error('the image has no snapshot to restore');
+  const server = await serve(image, restore);
   const browser = await chromium.launch(CHROMIUM);
   const page = await browser.newPage();
   const listeners = new Set<(port: 1 | 2, data: Buffer) => void>();

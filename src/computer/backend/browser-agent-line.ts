@@ -5,6 +5,7 @@
  * page, so every line is parsed strictly: a reply that does not answer the request in flight, or
  * an event the listener refuses, breaks the link, and the computer with it.
  */
+import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../../shared/disposable.js';
 
 /** The serial ports of a VM hosted by a page, as the server sees them. */
@@ -37,6 +38,8 @@ const MAX_LINE_BYTES = 256 * 1024;
  */
 export const MAX_REQUEST_BYTES = 3 * 1024;
 const TOKEN = /^[A-Za-z0-9+/=_.-]+$/;
+/** How often a restored agent is greeted until it answers. */
+const WAKE_INTERVAL_MS = 2000;
 
 /** An event line a job pushed: `@d`, `@e` or `@x` and its fields. */
 export interface AgentEvent {
@@ -71,6 +74,7 @@ export class AgentLine {
   private current: InFlight | null = null;
   private readonly queue: Array<{ line: string; resolve(f: string[]): void; reject(e: Error): void }> = [];
   private failure: Error | null = null;
+  private announced = false;
   private readyResolve!: (uptime: string) => void;
   private readyReject!: (e: Error) => void;
   /** Settles when the agent announced itself (with the guest's uptime at that moment). */
@@ -119,6 +123,31 @@ export class AgentLine {
     });
   }
 
+  /**
+   * Wakes an agent restored from a snapshot: `hello` with the time and fresh randomness (every
+   * restored machine starts with the same generator state). The page holds the bytes until its
+   * restore has finished; the greeting is repeated until the agent announces itself all the same,
+   * in case a page lost it.
+   */
+  wake(everyMs = WAKE_INTERVAL_MS): void {
+    let done = false;
+    const hello = () => {
+      if (done || this.failure) return;
+      const seed = randomBytes(32).toString('base64');
+      this.link.send(1, Buffer.from(`0 hello ${Math.floor(Date.now() / 1000)} ${seed}\n`, 'latin1'));
+      timer.refresh();
+    };
+    const timer = setTimeout(hello, everyMs);
+    this.ready.then(
+      () => {
+        done = true;
+        clearTimeout(timer);
+      },
+      () => clearTimeout(timer),
+    );
+    hello();
+  }
+
   /** Fails every request, now and later. */
   fail(e: Error): void {
     if (this.failure) return;
@@ -148,9 +177,12 @@ export class AgentLine {
     }
     const rid = Number(head?.slice(1));
     if (rid === 0 && status === 'ready') {
+      this.announced = true;
       this.readyResolve(fields[1] ?? '');
       return;
     }
+    // nothing was asked before the agent announced itself: a line then is the port's noise
+    if (!this.announced) return;
     const current = this.current;
     if (!current || rid !== current.rid) {
       this.break(`the agent answered request ${head?.slice(1)} while ${current?.rid ?? 'none'} was asked`);

@@ -42,6 +42,8 @@ export class BrowserGuest {
   constructor(
     private readonly link: BrowserVmLink,
     private readonly probe: string[],
+    /** The page restores the image's snapshot: its agent announced itself long ago, so wake it. */
+    private readonly restored = false,
   ) {
     this.agent = new AgentLine(
       link,
@@ -91,6 +93,7 @@ export class BrowserGuest {
 
   private async start(): Promise<void> {
     try {
+      if (this.restored) this.agent.wake();
       await this.agent.ready;
       await this.agent.request('mkdir', [field(GUEST_WORKSPACE)]);
       await this.writeFile(SHELL_INIT, Buffer.from(shellInitText()), true);

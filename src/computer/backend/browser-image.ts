@@ -12,6 +12,9 @@ import { fileURLToPath } from 'node:url';
 export const IMAGE_FILES = ['bzImage', 'initrd.img', 'bios.bin', 'vgabios.bin'] as const;
 export type ImageFile = (typeof IMAGE_FILES)[number];
 
+/** The snapshot of the booted machine (scripts/snapshot-browser-image.mjs), when the image has one. */
+export const STATE_FILE = 'state.bin';
+
 /** The command that builds the image (what an unavailable profile tells the person to run). */
 export const BUILD_COMMAND = 'node scripts/build-browser-image.mjs';
 
@@ -20,9 +23,9 @@ export const BUILD_COMMAND = 'node scripts/build-browser-image.mjs';
  * changes whenever the guest agent's protocol does, so an image built by an older checkout is
  * refused with the command that rebuilds it instead of misunderstanding the agent.
  */
-export const IMAGE_VERSION = 2;
+export const IMAGE_VERSION = 3;
 
-/** The machine the page emulates. */
+/** The machine the page emulates: scripts/browser-image/machine.json, which the snapshot boots too. */
 export interface BrowserVmSettings {
   memoryMb: number;
   /**
@@ -30,13 +33,27 @@ export interface BrowserVmSettings {
    * Plug and Play probe: together about half of the kernel's boot under emulation.
    */
   cmdline: string;
+  /** The emulator's devices (v86 options), the same for a cold boot and for the snapshot. */
+  emulator: Record<string, number | boolean>;
+  /** Restore the image's snapshot of the booted machine instead of booting it. */
+  restore?: boolean;
 }
 
-export const DEFAULT_VM_SETTINGS: BrowserVmSettings = {
-  memoryMb: 128,
-  cmdline:
-    'console=ttyS0 quiet loglevel=3 tsc=reliable mitigations=off random.trust_cpu=on cryptomgr.notests noisapnp no_timer_check',
-};
+/** The machine of scripts/browser-image/machine.json (this file is compiled to dist/src/computer/backend/). */
+export function vmMachine(): BrowserVmSettings {
+  const path = join(
+    dirname(fileURLToPath(import.meta.url)),
+    '..',
+    '..',
+    '..',
+    '..',
+    'scripts',
+    'browser-image',
+    'machine.json',
+  );
+  const m = JSON.parse(readFileSync(path, 'utf8')) as BrowserVmSettings;
+  return { memoryMb: m.memoryMb, cmdline: m.cmdline, emulator: m.emulator };
+}
 
 /** The repository's browser-image/ (this file is compiled to dist/src/computer/backend/). */
 export function defaultImageDir(): string {
@@ -47,10 +64,19 @@ interface Manifest {
   version: number;
   kernel: string;
   files: Record<string, { bytes: number; sha256: string }>;
+  state?: { file: string; bytes: number; sha256: string; memoryMb: number };
 }
 
 /** A checked image, or why it cannot be used. */
-export type ImageCheck = { ok: true; dir: string; kernel: string } | { ok: false; reason: string };
+export type ImageCheck =
+  | {
+      ok: true;
+      dir: string;
+      kernel: string;
+      /** The snapshot of the booted machine (its memory size), or null: pages boot cold. */
+      state: { memoryMb: number } | null;
+    }
+  | { ok: false; reason: string };
 
 /**
  * Checks every file of the image against its manifest (size and sha256). The result is kept
@@ -76,7 +102,7 @@ export class BrowserImage {
   }
 
   /** Path of one file of a checked image. */
-  path(file: ImageFile): string {
+  path(file: ImageFile | typeof STATE_FILE): string {
     return join(this.dir, file);
   }
 
@@ -93,19 +119,33 @@ export class BrowserImage {
       );
     }
     for (const file of IMAGE_FILES) {
-      const want = manifest.files?.[file];
-      let data: Buffer;
-      try {
-        data = readFileSync(join(this.dir, file));
-      } catch {
-        return this.missing(`the image lacks ${file}`);
-      }
-      const sha256 = createHash('sha256').update(data).digest('hex');
-      if (!want || want.bytes !== data.length || want.sha256 !== sha256) {
-        return this.missing(`the image file ${file} does not match its manifest (corrupt or partly built)`);
+      if (!this.matches(file, manifest.files?.[file])) {
+        return this.missing(
+          `the image file ${file} does not match its manifest (corrupt, missing or partly built)`,
+        );
       }
     }
-    return { ok: true, dir: this.dir, kernel: String(manifest.kernel) };
+    // a snapshot that does not match is not used: the machine boots cold, as without one
+    const { state } = manifest;
+    const usable = state?.file === STATE_FILE && this.matches(STATE_FILE, state);
+    return {
+      ok: true,
+      dir: this.dir,
+      kernel: String(manifest.kernel),
+      state: usable ? { memoryMb: state.memoryMb } : null,
+    };
+  }
+
+  /** Whether a file of the image has the size and sha256 its manifest gives. */
+  private matches(file: string, want: { bytes: number; sha256: string } | undefined): boolean {
+    let data: Buffer;
+    try {
+      data = readFileSync(join(this.dir, file));
+    } catch {
+      return false;
+    }
+    const sha256 = createHash('sha256').update(data).digest('hex');
+    return want !== undefined && want.bytes === data.length && want.sha256 === sha256;
   }
 
   private missing(why: string): ImageCheck {

@@ -7,7 +7,7 @@
 import { PaddockError } from '../../shared/errors.js';
 import type { BrowserVmLink } from './browser-agent-line.js';
 import { BrowserGuest } from './browser-guest.js';
-import { type BrowserImage, type BrowserVmSettings, DEFAULT_VM_SETTINGS } from './browser-image.js';
+import { type BrowserImage, type BrowserVmSettings, vmMachine } from './browser-image.js';
 import type { ComputerBackend, SandboxInstance, SandboxSpec } from './types.js';
 
 /** The pages that can host a browser computer (the dock's signed-in pages). */
@@ -29,7 +29,7 @@ export class BrowserBackend implements ComputerBackend {
   constructor(
     private readonly hosts: BrowserHosts,
     private readonly image: BrowserImage,
-    private readonly settings: BrowserVmSettings = DEFAULT_VM_SETTINGS,
+    private readonly settings: BrowserVmSettings = vmMachine(),
   ) {}
 
   /** Why browser profiles cannot launch now (no image, or no page to host), or null. */
@@ -43,8 +43,10 @@ export class BrowserBackend implements ComputerBackend {
   async launch(spec: SandboxSpec): Promise<SandboxInstance> {
     const why = this.unavailableReason();
     if (why) throw new PaddockError('NOT_RUNNING', `A browser computer cannot boot: ${why}`);
-    const link = this.hosts.claim(this.settings);
-    const guest = new BrowserGuest(link, spec.probe);
+    const image = this.image.check();
+    const restore = image.ok && image.state?.memoryMb === this.settings.memoryMb;
+    const link = this.hosts.claim({ ...this.settings, restore });
+    const guest = new BrowserGuest(link, spec.probe, restore);
     let destroyed = false;
     const exited = link.gone.then((reason) => {
       guest.close(reason);

@@ -77,9 +77,13 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     vm: vmId,
     memoryMb: z.number().int().positive(),
     cmdline: z.string(),
+    /** The emulator's devices (v86 options of scripts/browser-image/machine.json). */
+    emulator: z.record(z.string(), z.union([z.number(), z.boolean()])),
     /** URLs of the emulator's wasm and of the image's files, on this server. */
     wasm: z.string(),
     files: z.object({ bios: z.string(), vgaBios: z.string(), bzimage: z.string(), initrd: z.string() }),
+    /** The snapshot of the booted machine to restore instead of booting, when the image has one. */
+    state: z.string().optional(),
   }),
   z.object({
     type: z.literal('vm.serial'),

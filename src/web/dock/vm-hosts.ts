@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { BrowserHosts } from '../../computer/backend/browser.js';
 import { PAGE_GONE } from '../../computer/backend/browser.js';
 import type { BrowserVmLink } from '../../computer/backend/browser-agent-line.js';
-import type { BrowserVmSettings } from '../../computer/backend/browser-image.js';
+import { type BrowserVmSettings, STATE_FILE } from '../../computer/backend/browser-image.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { DockConnection } from './actions.js';
@@ -100,6 +100,7 @@ export class DockVmHosts implements BrowserHosts {
       vm: id,
       memoryMb: settings.memoryMb,
       cmdline: settings.cmdline,
+      emulator: settings.emulator,
       wasm: `${VM_ASSET_PATH}v86.wasm`,
       files: {
         bios: file('bios.bin'),
@@ -107,8 +108,9 @@ export class DockVmHosts implements BrowserHosts {
         bzimage: file('bzImage'),
         initrd: file('initrd.img'),
       },
+      ...(settings.restore ? { state: file(STATE_FILE) } : {}),
     });
-    this.logger.info('dock.vm_boot', { vm: id });
+    this.logger.info('dock.vm_boot', { vm: id, restore: settings.restore === true });
     return {
       send: (port, data) => {
         if (this.vms.get(id) === vm && data.length > 0)

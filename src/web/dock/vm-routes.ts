@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { type BrowserImage, IMAGE_FILES } from '../../computer/backend/browser-image.js';
+import { type BrowserImage, IMAGE_FILES, STATE_FILE } from '../../computer/backend/browser-image.js';
 import type { WebRoute } from '../app.js';
 import { sendText } from './html.js';
 import { VM_ASSET_PATH } from './vm-hosts.js';
@@ -15,11 +15,11 @@ function v86Wasm(): string {
   return join(dirname(createRequire(import.meta.url).resolve('v86')), 'v86.wasm');
 }
 
-/** GET /dock/vm/v86.wasm and /dock/vm/image/<file>. */
+/** GET /dock/vm/v86.wasm and /dock/vm/image/<file> (the snapshot too, when it matches its manifest). */
 export function vmRoutes(image: BrowserImage): WebRoute[] {
   const files = new Map<string, { path: () => string; type: string }>([
     [`${VM_ASSET_PATH}v86.wasm`, { path: v86Wasm, type: 'application/wasm' }],
-    ...IMAGE_FILES.map(
+    ...([...IMAGE_FILES, STATE_FILE] as const).map(
       (f) =>
         [
           `${VM_ASSET_PATH}image/${f}`,
@@ -35,6 +35,8 @@ export function vmRoutes(image: BrowserImage): WebRoute[] {
         if (url.pathname.includes('/image/')) {
           const check = image.check();
           if (!check.ok) return sendText(res, 503, check.reason);
+          if (url.pathname.endsWith(`/${STATE_FILE}`) && !check.state)
+            return sendText(res, 404, 'The image has no usable snapshot; the machine boots cold.');
         }
         let body: Buffer;
         try {

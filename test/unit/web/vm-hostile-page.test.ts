@@ -11,7 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BrowserBackend, withBrowserBackend } from '../../../src/computer/backend/browser.js';
-import { BrowserImage, IMAGE_FILES, IMAGE_VERSION } from '../../../src/computer/backend/browser-image.js';
+import {
+  BrowserImage,
+  IMAGE_FILES,
+  IMAGE_VERSION,
+  STATE_FILE,
+} from '../../../src/computer/backend/browser-image.js';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
 import { decodeJobCursor } from '../../../src/computer/cursors.js';
 import type { JobResult } from '../../../src/computer/jobs/job.js';
@@ -26,16 +31,26 @@ import { type DockServer, openSocket, startDockServer, type TestSocket } from '.
 const RETAINED = 64 * 1024;
 
 /** An image directory whose files match their manifest (never booted here). */
-function imageDir(root: string, version = IMAGE_VERSION): string {
-  const dir = join(root, `image-v${version}`);
+function imageDir(root: string, version = IMAGE_VERSION, state?: 'matching' | 'corrupt'): string {
+  const dir = join(root, `image-v${version}${state ? `-${state}` : ''}`);
   mkdirSync(dir, { recursive: true });
   const files: Record<string, { bytes: number; sha256: string }> = {};
+  const sign = (data: Buffer) => ({
+    bytes: data.length,
+    sha256: createHash('sha256').update(data).digest('hex'),
+  });
   for (const name of IMAGE_FILES) {
     const data = Buffer.from(`${name} of a test image`);
     writeFileSync(join(dir, name), data);
-    files[name] = { bytes: data.length, sha256: createHash('sha256').update(data).digest('hex') };
+    files[name] = sign(data);
   }
-  writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ version, kernel: 'test', files }));
+  const manifest: Record<string, unknown> = { version, kernel: 'test', files };
+  if (state) {
+    const data = Buffer.from('a snapshot of a test machine');
+    writeFileSync(join(dir, STATE_FILE), state === 'matching' ? data : Buffer.from('tampered'));
+    manifest.state = { file: STATE_FILE, ...sign(data), memoryMb: 128 };
+  }
+  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
   return dir;
 }
 
@@ -283,7 +298,19 @@ describe('a dock page that forges its browser computer', () => {
     assert.equal(old.ok, false);
     assert.match(
       !old.ok ? old.reason : '',
-      /version 1 but this server needs version 2.*node scripts\/build-browser-image\.mjs/,
+      new RegExp(
+        `version ${IMAGE_VERSION - 1} but this server needs version ${IMAGE_VERSION}.*node scripts/build-browser-image\\.mjs`,
+      ),
     );
+  });
+
+  it('restores only a snapshot that matches its manifest; a tampered one means a cold boot', () => {
+    const good = new BrowserImage(imageDir(root, IMAGE_VERSION, 'matching')).check();
+    assert.deepEqual(good.ok && good.state, { memoryMb: 128 });
+    const tampered = new BrowserImage(imageDir(root, IMAGE_VERSION, 'corrupt')).check();
+    assert.equal(tampered.ok, true, 'the image itself is fine');
+    assert.equal(tampered.ok && tampered.state, null);
+    const none = new BrowserImage(imageDir(root)).check();
+    assert.equal(none.ok && none.state, null);
   });
 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { DEFAULT_VM_SETTINGS, IMAGE_VERSION } from '../../../src/computer/backend/browser-image.js';
+import { IMAGE_VERSION, vmMachine } from '../../../src/computer/backend/browser-image.js';
 import { profileSchema } from '../../../src/config/computer-schema.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import type { DockConnection } from '../../../src/web/dock/actions.js';
@@ -35,22 +35,22 @@ describe('dock pages as hosts of browser computers', () => {
   it('is unavailable without a page that offered, and names what to do', () => {
     const hosts = new DockVmHosts(silentLogger());
     assert.match(String(hosts.unavailable()), /no signed-in dock page .* open the dock/);
-    assert.throws(() => hosts.claim(DEFAULT_VM_SETTINGS), /NOT_RUNNING|cannot boot/);
+    assert.throws(() => hosts.claim(vmMachine()), /NOT_RUNNING|cannot boot/);
   });
 
   it('boots in the page that asked for the launch, one computer a page', () => {
     const { hosts, a, b } = twoPages();
-    hosts.claim(DEFAULT_VM_SETTINGS);
+    hosts.claim(vmMachine());
     assert.equal(a.sent[0]?.type, 'vm.boot');
     assert.equal(b.sent.length, 0);
-    hosts.claim(DEFAULT_VM_SETTINGS);
+    hosts.claim(vmMachine());
     assert.equal(b.sent[0]?.type, 'vm.boot', 'the next computer goes to the free page');
     assert.match(String(hosts.unavailable()), /already hosts/);
   });
 
   it('refuses bytes a page sends for a computer it does not host, and relays its own', () => {
     const { hosts, a, b } = twoPages();
-    const link = hosts.claim(DEFAULT_VM_SETTINGS);
+    const link = hosts.claim(vmMachine());
     const vm = String(a.sent[0]?.vm);
     const got: string[] = [];
     link.onData((port, data) => got.push(`${port}:${data.toString()}`));
@@ -66,7 +66,7 @@ describe('dock pages as hosts of browser computers', () => {
     const hosts = new DockVmHosts(silentLogger());
     const a = page();
     hosts.offer(a);
-    const link = hosts.claim(DEFAULT_VM_SETTINGS);
+    const link = hosts.claim(vmMachine());
     hosts.drop(a);
     assert.match(await link.gone, /went away/);
     assert.notEqual(hosts.unavailable(), null);
@@ -88,5 +88,16 @@ describe('dock pages as hosts of browser computers', () => {
   it('builds images of the version the server speaks', () => {
     const script = readFileSync(join(REPO_ROOT, 'scripts', 'build-browser-image.mjs'), 'utf8');
     assert.equal(Number(/const IMAGE_VERSION = (\d+);/.exec(script)?.[1]), IMAGE_VERSION);
+  });
+
+  it('tells the page to restore the snapshot only when the launch restores one', () => {
+    const { hosts, a, b } = twoPages();
+    hosts.claim({ ...vmMachine(), restore: true });
+    assert.equal(a.sent[0]?.state, '/dock/vm/image/state.bin');
+    // the devices the snapshot was made with (machine.json), so the page restores the same machine
+    assert.deepEqual(a.sent[0]?.emulator, vmMachine().emulator);
+    hosts.claim(vmMachine());
+    assert.equal(b.sent[0]?.type, 'vm.boot');
+    assert.equal(b.sent[0]?.state, undefined, 'a cold boot names no snapshot');
   });
 });

@@ -14,12 +14,15 @@ const MAX_CHUNK_BYTES = 48 * 1024;
 
 interface Emulator {
   add_listener(event: string, listener: (byte: number) => void): void;
+  add_listener(event: 'emulator-loaded', listener: () => void): void;
   serial_send_bytes(port: number, data: Uint8Array): void;
   destroy(): Promise<void> | void;
 }
 
 interface Running {
   emulator: Emulator | null;
+  /** Bytes for the guest that came before the machine was loaded (a restore would lose them). */
+  early: Array<{ port: 1 | 2; data: Uint8Array }> | null;
   out: Record<1 | 2, number[]>;
   flushing: boolean;
   stopped: boolean;
@@ -53,35 +56,39 @@ export class BrowserVmHost {
 
   handle(msg: VmMessage): void {
     if (msg.type === 'vm.boot') void this.boot(msg);
-    else if (msg.type === 'vm.serial')
-      this.vms.get(msg.vm)?.emulator?.serial_send_bytes(msg.port, fromBase64(msg.data));
-    else this.stop(msg.vm);
+    else if (msg.type === 'vm.serial') {
+      const vm = this.vms.get(msg.vm);
+      const data = fromBase64(msg.data);
+      if (vm?.early) vm.early.push({ port: msg.port, data });
+      else vm?.emulator?.serial_send_bytes(msg.port, data);
+    } else this.stop(msg.vm);
   }
 
   private async boot(msg: Extract<VmMessage, { type: 'vm.boot' }>): Promise<void> {
-    const vm: Running = { emulator: null, out: { 1: [], 2: [] }, flushing: false, stopped: false };
+    const vm: Running = { emulator: null, early: [], out: { 1: [], 2: [] }, flushing: false, stopped: false };
     this.vms.set(msg.vm, vm);
     const { V86 } = await import('v86');
     if (vm.stopped) return;
+    // a snapshot of the booted machine restores in about a second; a cold boot takes many
+    const booted = msg.state ? { initial_state: { url: msg.state } } : {};
     const emulator = new V86({
+      ...msg.emulator,
+      ...booted,
       wasm_path: msg.wasm,
       memory_size: msg.memoryMb * 1024 * 1024,
-      vga_memory_size: 2 * 1024 * 1024,
       bios: { url: msg.files.bios },
       vga_bios: { url: msg.files.vgaBios },
       bzimage: { url: msg.files.bzimage },
       initrd: { url: msg.files.initrd },
       cmdline: msg.cmdline,
       autostart: true,
-      disable_keyboard: true,
-      disable_mouse: true,
-      uart1: true,
-      uart2: true,
-      acpi: false,
-      fastboot: true,
-      disable_speaker: true,
     }) as unknown as Emulator;
     vm.emulator = emulator;
+    emulator.add_listener('emulator-loaded', () => {
+      const early = vm.early ?? [];
+      vm.early = null;
+      for (const { port, data } of early) emulator.serial_send_bytes(port, data);
+    });
     for (const port of [1, 2] as const) {
       emulator.add_listener(`serial${port}-output-byte`, (byte) => {
         vm.out[port].push(byte);
