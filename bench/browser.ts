@@ -37,6 +37,15 @@ async function roundTrip(m: ComputerManager, calls: number): Promise<number> {
   return median(await timeCalls(calls, () => run.execute({ script: 'true', waitMs: 10_000 }, ctx), 2));
 }
 
+/** write_file of 64 KiB of text, median. */
+async function writeTrip(m: ComputerManager, calls: number): Promise<number> {
+  const write = createComputerTools(m).find((t) => t.name === 'write_file')!;
+  const ctx = toolContext();
+  const content = 'x'.repeat(65_536);
+  const args = { path: '/workspace/bench-write.txt', content, overwrite: true };
+  return median(await timeCalls(calls, () => write.execute(args, ctx), 1));
+}
+
 /** The same image with its snapshot ignored: the backend expects a cold boot. */
 class ColdImage extends BrowserImage {
   override check(): ImageCheck {
@@ -71,6 +80,7 @@ export async function benchBrowser(): Promise<Figure[]> {
   const modes = checked.state ? (['restore', 'cold'] as const) : (['cold'] as const);
   const boots: Record<string, number[]> = { restore: [], cold: [] };
   let browserTrip = 0;
+  let browserWrite = 0;
   let m: ComputerManager | null = null;
   const stop = new PaddockError('NOT_RUNNING', 'bench');
   try {
@@ -80,7 +90,10 @@ export async function benchBrowser(): Promise<Figure[]> {
         const t0 = performance.now();
         page = await bootVmPage(image, mode === 'restore');
         boots[mode]!.push(await launchTimed(m, 'tab', t0));
-        if (i === 0 && mode === modes[0]) browserTrip = await roundTrip(m, 10);
+        if (i === 0 && mode === modes[0]) {
+          browserTrip = await roundTrip(m, 10);
+          browserWrite = await writeTrip(m, 3);
+        }
         await m.stop(stop);
         await page.close();
         page = null;
@@ -92,6 +105,7 @@ export async function benchBrowser(): Promise<Figure[]> {
     const bwrapBoots: number[] = [];
     for (let i = 0; i < 5; i++) bwrapBoots.push(await launchTimed(m, 'shell'));
     const bwrapTrip = await roundTrip(m, 30);
+    const bwrapWrite = await writeTrip(m, 30);
     const bwrapBoot = { name: 'bwrap launch → running', value: median(bwrapBoots) };
     const figures: Figure[] = modes.map((mode) => ({
       name:
@@ -110,6 +124,13 @@ export async function benchBrowser(): Promise<Figure[]> {
       unit: 'ms/call',
       target: 'under a second',
       peers: [{ name: 'bwrap run_command `true`', value: bwrapTrip }],
+    });
+    figures.push({
+      name: 'browser computer: write_file 64 KiB (median of 3)',
+      value: browserWrite,
+      unit: 'ms/call',
+      target: 'seconds (three chunks through the serial port)',
+      peers: [{ name: 'bwrap write_file 64 KiB', value: bwrapWrite }],
     });
     return figures;
   } finally {

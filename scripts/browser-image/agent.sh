@@ -78,11 +78,15 @@ while read -r rid op a1 a2 a3 a4 a5; do
 		tail -c +$((a2 + 1)) "$p" 2>/dev/null | head -c "$a3" >/run/j/.r
 		echo "@$rid ok $size $(b /run/j/.r) $(e "$(realpath "$p")")"
 		;;
-	put) # token path chunk: append a chunk to the write's temporary file beside the target
+	put) # token path n, then n characters of base64 after the line: a chunk of a write, taken with one
+		# head -c (the shell's read costs a system call per byte) whatever happens next, so that no
+		# byte of it is ever read as a request; then appended to the temporary file beside the target
+		case $a3 in '' | *[!0-9]*) err INVALID_ARGUMENT "bad chunk length"; continue ;; esac
+		head -c "$a3" >/run/j/.p
 		p=$(d "$a2")
 		okid "$a1" || { err INVALID_ARGUMENT "bad token"; continue; }
 		mkdir -p "$(dirname "$p")" 2>/dev/null
-		d "$a3" >>"$(dirname "$p")/.paddock-w-$a1" || { err INVALID_ARGUMENT "cannot write beside $p"; continue; }
+		base64 -d </run/j/.p >>"$(dirname "$p")/.paddock-w-$a1" || { err INVALID_ARGUMENT "cannot write beside $p"; continue; }
 		echo "@$rid ok"
 		;;
 	commit) # token path mode(overwrite|create): rename into place (create: a hard link, which fails if the name exists)

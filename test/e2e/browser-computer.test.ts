@@ -121,6 +121,33 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
     assert.equal(r.content, 'first line\nsecond é line\n');
   });
 
+  it('writes 64 KiB of bytes in a few chunks and reads back exactly those bytes', async () => {
+    // every byte value, in a pattern that a lost, doubled or misplaced chunk would change
+    const bytes = Buffer.alloc(65_536);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7 + (i >> 8)) & 0xff;
+    await call('write_file', {
+      path: '/workspace/big.bin',
+      content: bytes.toString('base64'),
+      encoding: 'base64',
+      overwrite: true,
+    });
+    const parts: Buffer[] = [];
+    for (let offset = 0; offset < bytes.length; ) {
+      const r = await call('read_file', {
+        path: '/workspace/big.bin',
+        encoding: 'base64',
+        offset,
+        byteLimit: 65_536,
+      });
+      parts.push(Buffer.from(String(r.content), 'base64'));
+      offset = Number(r.nextOffset);
+      if (r.eof) break;
+    }
+    assert.ok(Buffer.concat(parts).equals(bytes), 'the file holds exactly the bytes written');
+    // the agent still answers: no byte of a chunk was read as a request
+    assert.equal((await runToEnd('wc -c < /workspace/big.bin')).stdout, '65536\n');
+  });
+
   it('types into a terminal and reads the answer back', async () => {
     const t = await call('create_terminal');
     const terminalId = String(t.terminalId);

@@ -72,7 +72,12 @@ export class AgentLine {
   private buffer = Buffer.alloc(0);
   private nextRid = 1;
   private current: InFlight | null = null;
-  private readonly queue: Array<{ line: string; resolve(f: string[]): void; reject(e: Error): void }> = [];
+  private readonly queue: Array<{
+    line: string;
+    payload: string | undefined;
+    resolve(f: string[]): void;
+    reject(e: Error): void;
+  }> = [];
   private failure: Error | null = null;
   private announced = false;
   private readyResolve!: (uptime: string) => void;
@@ -108,8 +113,11 @@ export class AgentLine {
       this.break(`a reply line is longer than ${MAX_LINE_BYTES} bytes`);
   }
 
-  /** Sends `op` with its fields; resolves with the reply's fields after `ok`. */
-  request(op: string, args: Array<string | number>): Promise<string[]> {
+  /**
+   * Sends `op` with its fields, and `payload` right after the line when given (the agent takes
+   * it with one counted read); resolves with the reply's fields after `ok`.
+   */
+  request(op: string, args: Array<string | number>, payload?: string): Promise<string[]> {
     if (this.failure) return Promise.reject(this.failure);
     for (const a of args) {
       if (!TOKEN.test(String(a)))
@@ -117,8 +125,10 @@ export class AgentLine {
     }
     const line = [op, ...args].join(' ');
     if (line.length > MAX_REQUEST_BYTES) throw new Error(`agent request of ${line.length} bytes is too long`);
+    if (payload !== undefined && !/^[A-Za-z0-9+/=]*$/.test(payload))
+      throw new Error('an agent payload is not base64');
     return new Promise((resolve, reject) => {
-      this.queue.push({ line, resolve, reject });
+      this.queue.push({ line, payload, resolve, reject });
       this.pump();
     });
   }
@@ -164,7 +174,7 @@ export class AgentLine {
     if (!next) return;
     const rid = this.nextRid++;
     this.current = { rid, resolve: next.resolve, reject: next.reject };
-    this.link.send(1, Buffer.from(`${rid} ${next.line}\n`, 'latin1'));
+    this.link.send(1, Buffer.from(`${rid} ${next.line}\n${next.payload ?? ''}`, 'latin1'));
   }
 
   private onLine(line: string): void {

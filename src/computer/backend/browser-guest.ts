@@ -22,8 +22,11 @@ import { SHELL_INIT, shellInitText } from '../shell-startup.js';
 import { AgentError, AgentLine, type BrowserVmLink, bytesOf, field } from './browser-agent-line.js';
 import { BrowserJobs, shellQuote } from './browser-jobs.js';
 
-/** Bytes of one `put` request (base64 of it fits a request line with a long path). */
-const PUT_CHUNK_BYTES = 1536;
+/**
+ * Bytes of one `put`: its base64 follows the request line and the agent takes it with one
+ * `head -c`. 24 KiB (32 KiB of base64) stays well inside what the guest's tty buffers (64 KiB).
+ */
+const PUT_CHUNK_BYTES = 24 * 1024;
 /** Bytes of one `read` reply. */
 const PULL_BYTES = 48 * 1024;
 
@@ -236,7 +239,8 @@ export class BrowserGuest {
     const token = randomBytes(6).toString('hex');
     const p = field(path);
     for (let at = 0; at === 0 || at < data.length; at += PUT_CHUNK_BYTES) {
-      await this.agent.request('put', [token, p, field(data.subarray(at, at + PUT_CHUNK_BYTES))]);
+      const chunk = data.subarray(at, at + PUT_CHUNK_BYTES).toString('base64');
+      await this.agent.request('put', [token, p, chunk.length], chunk);
     }
     const [bytes, created] = await this.agent.request('commit', [
       token,

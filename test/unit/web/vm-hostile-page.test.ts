@@ -76,11 +76,15 @@ class PlayedPage {
       if (m.type === 'vm.boot' && m.vm) this.vm = m.vm;
       if (m.type !== 'vm.serial' || m.port !== 1 || m.vm !== this.vm) return;
       this.pending += Buffer.from(m.data ?? '', 'base64').toString('latin1');
-      for (let nl = this.pending.indexOf('\n'); nl >= 0; nl = this.pending.indexOf('\n')) {
-        const line = this.pending.slice(0, nl);
-        this.pending = this.pending.slice(nl + 1);
-        this.requests.push(line);
-        const [rid = '', op = '', ...args] = line.split(' ');
+      for (;;) {
+        const nl = this.pending.indexOf('\n');
+        if (nl < 0) break;
+        const [rid = '', op = '', ...args] = this.pending.slice(0, nl).split(' ');
+        // a `put` carries its chunk after the line: answer once the whole chunk is here
+        const payload = op === 'put' ? Number(args[2]) : 0;
+        if (this.pending.length < nl + 1 + payload) break;
+        this.requests.push(this.pending.slice(0, nl));
+        this.pending = this.pending.slice(nl + 1 + payload);
         const reply = this.answer(rid, op, args);
         if (reply !== null) this.agent(`${reply}\n`);
       }
