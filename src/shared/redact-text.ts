@@ -106,12 +106,16 @@ export function redactText(text: string, redactJson: (value: unknown) => unknown
   }
   let out = text;
   for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, REDACTED);
-  out = out.replace(URL_USERINFO, `$1${REDACTED}@`);
+  // The two costliest scans (0.15-0.5 ms on 64 KiB) are skipped where they cannot match: a
+  // userinfo needs "://", a named value "=" or ":" (a plain substring search is ~100 times faster).
+  if (out.includes('://')) out = out.replace(URL_USERINFO, `$1${REDACTED}@`);
   out = out.replace(AUTH_SCHEME, `$1$2${REDACTED}`);
-  out = out.replace(NAMED_VALUE, (whole, name: string, sep: string, value: string) =>
-    isSecretName(name) && value !== REDACTED && !AUTH_SCHEME_WORD.test(value)
-      ? `${name}${sep}${REDACTED}`
-      : whole,
-  );
+  if (out.includes('=') || out.includes(':')) {
+    out = out.replace(NAMED_VALUE, (whole, name: string, sep: string, value: string) =>
+      isSecretName(name) && value !== REDACTED && !AUTH_SCHEME_WORD.test(value)
+        ? `${name}${sep}${REDACTED}`
+        : whole,
+    );
+  }
   return out;
 }

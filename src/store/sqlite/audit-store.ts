@@ -71,6 +71,11 @@ export class SqliteAuditStore implements AuditStore {
   private readonly feed: EndedFeed;
   private readonly insert: BetterSqlite3.Statement;
   private readonly insertInput: BetterSqlite3.Statement;
+  private readonly insertWithInput: (
+    sha256: string,
+    input: string,
+    values: unknown[],
+  ) => BetterSqlite3.RunResult;
   private readonly inputBySha: BetterSqlite3.Statement;
   private readonly completeRow: BetterSqlite3.Statement;
   private readonly completeBySeq: BetterSqlite3.Statement;
@@ -92,6 +97,10 @@ export class SqliteAuditStore implements AuditStore {
     this.insert = db.prepare(INSERT_SQL);
     this.insertInput = db.prepare('INSERT OR IGNORE INTO audit_inputs (sha256, input) VALUES (?, ?)');
     this.inputBySha = db.prepare('SELECT input FROM audit_inputs WHERE sha256 = ?');
+    this.insertWithInput = db.transaction((sha256: string, input: string, values: unknown[]) => {
+      this.insertInput.run(sha256, input);
+      return this.insert.run(...values);
+    });
     this.completeRow = db.prepare(COMPLETE_SQL);
     this.completeBySeq = db.prepare(COMPLETE_BY_SEQ_SQL);
     this.completeLineageBySeq = db.prepare(COMPLETE_LINEAGE_BY_SEQ_SQL);
@@ -209,8 +218,7 @@ export class SqliteAuditStore implements AuditStore {
     let seq: number;
     let endSeq: number | null = null;
     try {
-      if (stored.inputSha256 && fullInput !== null) this.insertInput.run(stored.inputSha256, fullInput);
-      const info = this.insert.run(
+      const values = [
         stored.id,
         stored.startedAt,
         stored.durationMs,
@@ -234,7 +242,12 @@ export class SqliteAuditStore implements AuditStore {
         stored.approvalId,
         stored.approver,
         state,
-      );
+      ];
+      // a long input and its row commit together: one commit, and never a row without its input
+      const info =
+        stored.inputSha256 !== null && fullInput !== null
+          ? this.insertWithInput(stored.inputSha256, fullInput, values)
+          : this.insert.run(...values);
       seq = Number(info.lastInsertRowid);
       if (state !== 'running') endSeq = this.endSeqOf.get(seq) as number;
     } catch (e) {
