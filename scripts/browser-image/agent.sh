@@ -8,7 +8,7 @@
 # Every reply and event is one echo, so one write(2): the tty never interleaves two lines.
 # A job writes into pipes: a job that writes faster than the port carries waits on its pipe.
 umask 022
-mkdir -p /run/j
+mkdir -p /run/j /run/c
 b() { if [ -s "$1" ]; then base64 -w0 "$1"; else printf -; fi; }
 d() { [ "$1" = - ] || printf %s "$1" | base64 -d; }
 e() { printf %s "$1" | base64 -w0; }
@@ -26,6 +26,24 @@ family() { # signal every process whose session is the job's (setsid'd children 
 fwd() { # job fd: pushes what the job writes on one fd, a line a read of its pipe, then its end
 	while c=$(dd bs=49152 count=1 2>/dev/null | base64 -w0) && [ -n "$c" ]; do echo "@d $1 $2 $c"; done
 	echo "@e $1 $2"
+}
+conn() { # conn port: a preview connection to 127.0.0.1:port. The host's bytes reach nc through
+	# the FIFO c/in, which a sleeping holder keeps open so that nc sees no end between two writes;
+	# what nc reads from the server is pushed like a job's stdout (@d, @e), its end as @x.
+	c=/run/c/$1
+	fwd "$1" 1 <"$c/out" &
+	sleep 2147483647 >"$c/in" &
+	echo $! >"$c/hold"
+	nc 127.0.0.1 "$2" <"$c/in" >"$c/out" 2>/dev/null &
+	echo $! >"$c/nc"
+	wait $!
+	r=$?
+	read -r h <"$c/hold" && kill "$h" 2>/dev/null
+	echo "@x $1 $r"
+}
+listening() { # port: whether a socket listens on it (any local address, IPv4 or IPv6)
+	h=$(printf ':%04X' "$1")
+	awk -v h="$h" '$4 == "0A" && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
 job() { # job script: runs the script in its own session with its stdout and stderr on pipes
 	j=/run/j/$1
@@ -70,6 +88,33 @@ while read -r rid op a1 a2 a3 a4 a5; do
 		echo "@$rid ok"
 		;;
 	forget) okid "$a1" && rm -rf "/run/j/$a1" & echo "@$rid ok" ;;
+	tcp) # conn port: connect a preview connection; refused when nothing listens there
+		okid "$a1" || { err INVALID_ARGUMENT "bad connection id"; continue; }
+		case $a2 in '' | *[!0-9]*) err INVALID_ARGUMENT "bad port"; continue ;; esac
+		listening "$a2" || { err NOT_FOUND "Nothing listens on port $a2 inside the computer; start a server on that port first."; continue; }
+		mkdir "/run/c/$a1" 2>/dev/null || { err FILE_EXISTS "connection $a1 exists"; continue; }
+		mkfifo "/run/c/$a1/in" "/run/c/$a1/out"
+		conn "$a1" "$a2" &
+		echo "@$rid ok"
+		;;
+	tcpw) # conn n, then n characters of base64 after the line: bytes for the server
+		case $a2 in '' | *[!0-9]*) err INVALID_ARGUMENT "bad chunk length"; continue ;; esac
+		head -c "$a2" >/run/j/.p
+		okid "$a1" && [ -p "/run/c/$a1/in" ] || { err NOT_FOUND "no connection $a1"; continue; }
+		# read-write: opening a FIFO so never blocks, even when nc has gone
+		base64 -d </run/j/.p 1<>"/run/c/$a1/in" && echo "@$rid ok" || err INVALID_ARGUMENT "cannot write to connection $a1"
+		;;
+	tcpe) # conn: the host sent everything (nc then shuts its sending side down)
+		okid "$a1" && [ -d "/run/c/$a1" ] && { read -r p <"/run/c/$a1/hold"; kill "$p"; } 2>/dev/null
+		echo "@$rid ok"
+		;;
+	tcpx) # conn: drop the connection
+		if okid "$a1" && [ -d "/run/c/$a1" ]; then
+			for f in nc hold; do read -r p <"/run/c/$a1/$f" && kill "$p"; done 2>/dev/null
+			rm -rf "/run/c/$a1"
+		fi
+		echo "@$rid ok"
+		;;
 	read) # path offset maxBytes -> size bytes
 		p=$(d "$a1")
 		[ -e "$p" ] || { err NOT_FOUND "$p does not exist"; continue; }

@@ -148,6 +148,39 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
     assert.equal((await runToEnd('wc -c < /workspace/big.bin')).stdout, '65536\n');
   });
 
+  it('previews a web server running in the guest, through the page, and says when nothing listens', async () => {
+    const before = (await call('navigate_preview', { path: '/index.html' })).observed as Record<
+      string,
+      unknown
+    >;
+    assert.equal(before.listening, false);
+    assert.match(String(before.message), /Nothing is listening on port 8000/);
+    await call('write_file', {
+      path: '/workspace/site/index.html',
+      content: '<h1>served from the tab</h1>\n',
+      overwrite: true,
+    });
+    // busybox httpd puts itself in the background; the job ends at once
+    await runToEnd('httpd -p 127.0.0.1:8000 -h /workspace/site');
+    const page = (await call('navigate_preview', { path: '/index.html' })).observed as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual([page.listening, page.httpStatus, page.status], [true, 200, 'ready']);
+    const missing = (await call('navigate_preview', { path: '/no-such-page.html' })).observed as Record<
+      string,
+      unknown
+    >;
+    assert.equal(missing.httpStatus, 404, 'a real answer of the server, relayed');
+    // the relay's processes in the guest go when their connections end
+    await pollUntil(
+      async () => !String((await runToEnd('ps -o args')).stdout).includes('nc 127.0.0.1'),
+      'the preview connections to close in the guest',
+      60_000,
+      500,
+    );
+  });
+
   it('types into a terminal and reads the answer back', async () => {
     const t = await call('create_terminal');
     const terminalId = String(t.terminalId);

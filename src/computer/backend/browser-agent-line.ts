@@ -67,6 +67,17 @@ export function bytesOf(f: string | undefined): Buffer {
   return Buffer.from(f, 'base64');
 }
 
+/** The bytes of an `@d` event's one base64 field, or why the event is malformed. */
+export function eventBytes(data: string | undefined, rest: string[]): Buffer | string {
+  let bytes: Buffer;
+  try {
+    bytes = bytesOf(data);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return rest.length > 0 || bytes.length === 0 ? 'output is one non-empty base64 field' : bytes;
+}
+
 /** Requests to the agent, answered in order. */
 export class AgentLine {
   private buffer = Buffer.alloc(0);

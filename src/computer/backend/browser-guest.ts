@@ -9,7 +9,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { PassThrough, Writable } from 'node:stream';
-import { encodeFrame, type Frame, FrameDecoder, FrameKind, PROTOCOL_VERSION } from '../../guest/frames.js';
+import { GuestFailure, toGuestError } from '../../guest/failure.js';
+import {
+  encodeFrame,
+  type Frame,
+  FrameDecoder,
+  FrameKind,
+  type FrameKindValue,
+  PROTOCOL_VERSION,
+} from '../../guest/frames.js';
 import {
   type CallArgs,
   type GuestError,
@@ -20,6 +28,7 @@ import type { Disposable } from '../../shared/disposable.js';
 import { GUEST_WORKSPACE } from '../link/guest-layout.js';
 import { SHELL_INIT, shellInitText } from '../shell-startup.js';
 import { AgentError, AgentLine, type BrowserVmLink, bytesOf, field } from './browser-agent-line.js';
+import { BrowserConnections } from './browser-connections.js';
 import { BrowserJobs, shellQuote } from './browser-jobs.js';
 
 /**
@@ -37,6 +46,7 @@ export class BrowserGuest {
   readonly diagnostics = new PassThrough();
   private readonly agent: AgentLine;
   private readonly jobs: BrowserJobs;
+  private readonly connections: BrowserConnections;
   private readonly attachments = new Map<number, Buffer>();
   private terminal: number | null = null;
   private closed = false;
@@ -52,14 +62,21 @@ export class BrowserGuest {
       link,
       (reason) =>
         link.close(`the page broke the browser computer's protocol (${reason}); the computer ended`),
-      (event) => this.jobs.onEvent(event),
+      // `c…` names a preview connection, anything else a job
+      (event) =>
+        /^c\d{1,10}$/.test(event.fields[0] ?? '')
+          ? this.connections.onEvent(event)
+          : this.jobs.onEvent(event),
     );
-    this.jobs = new BrowserJobs({
+    const io = {
       agent: this.agent,
-      send: (kind, stream, fd, payload) => this.send(kind, stream, fd, payload),
-      message: (m) => this.message(m),
-      writeFile: (path, data, overwrite) => this.writeFile(path, data, overwrite),
-    });
+      send: (kind: FrameKindValue, stream: number, fd: number, payload: Buffer) =>
+        this.send(kind, stream, fd, payload),
+      message: (m: GuestMessage) => this.message(m),
+      writeFile: (path: string, data: Buffer, overwrite: boolean) => this.writeFile(path, data, overwrite),
+    };
+    this.jobs = new BrowserJobs(io);
+    this.connections = new BrowserConnections(io);
     this.subscription = link.onData((port, data) => {
       if (port === 1) this.agent.push(data);
       else if (this.terminal !== null) this.send(FrameKind.Data, this.terminal, 1, data);
@@ -84,6 +101,7 @@ export class BrowserGuest {
     this.note(reason);
     this.closed = true;
     this.jobs.clear();
+    this.connections.clear();
     this.subscription.dispose();
     this.agent.fail(new Error(reason));
     this.fromGuest.end();
@@ -136,7 +154,10 @@ export class BrowserGuest {
       this.attachments.set(f.stream, f.payload);
       return;
     }
-    if (f.kind !== FrameKind.Control) return; // no relayed connections in a browser computer
+    if (f.kind !== FrameKind.Control) {
+      this.connections.onHostFrame(f.kind, f.stream, f.payload); // a preview connection's bytes
+      return;
+    }
     let call: { id: number; op: string; args: never };
     try {
       call = JSON.parse(f.payload.toString('utf8'));
@@ -208,6 +229,11 @@ export class BrowserGuest {
         if (this.terminal === a.stream) await this.agent.request('winsize', [a.rows, a.cols]);
         return { value: {} };
       }
+      case 'tcp.open':
+        return { value: await this.connections.open(args as CallArgs<'tcp.open'>) };
+      case 'tcp.close':
+        await this.connections.close((args as CallArgs<'tcp.close'>).stream);
+        return { value: {} };
       case 'pty.close':
         this.closeTerminal((args as CallArgs<'pty.close'>).stream);
         return { value: {} };
@@ -297,6 +323,7 @@ export class BrowserGuest {
 }
 
 function guestError(e: unknown): GuestError {
+  if (e instanceof GuestFailure) return toGuestError(e);
   if (e instanceof AgentError) {
     const code = guestErrorCodeSchema.safeParse(e.code);
     return { code: code.success ? code.data : 'INTERNAL', message: e.message };

@@ -7,7 +7,7 @@
 import { FrameKind } from '../../guest/frames.js';
 import type { CallArgs, GuestMessage } from '../../guest/protocol.js';
 import type { AgentEvent, AgentLine } from './browser-agent-line.js';
-import { bytesOf, field } from './browser-agent-line.js';
+import { eventBytes, field } from './browser-agent-line.js';
 
 /**
  * How long a job's exit waits for the ends of its stdout and stderr. A child that keeps them open
@@ -117,13 +117,8 @@ export class BrowserJobs {
       }
       return null;
     }
-    let bytes: Buffer;
-    try {
-      bytes = bytesOf(data);
-    } catch (e) {
-      return (e as Error).message;
-    }
-    if (rest.length > 0 || bytes.length === 0) return 'output is one non-empty base64 field';
+    const bytes = eventBytes(data, rest);
+    if (typeof bytes === 'string') return bytes;
     // output of a job already reported (or never started here) is dropped, as after any exit
     if (job && !job.ended.has(fd)) this.io.send(FrameKind.Data, stream, fd, bytes);
     return null;

@@ -240,6 +240,9 @@ describe('a dock page that forges its browser computer', () => {
     ['output on fd 3', (t) => `@d ${t} 3 aGk=\n`],
     ['output that is not base64', (t) => `@d ${t} 1 h!i\n`],
     ['an event for a job of another form', () => '@x ../s1 0\n'],
+    ['preview connection bytes on fd 2', () => '@d c7 2 aGk=\n'],
+    ['a preview connection status that is not a number', () => '@x c7 -1\n'],
+    ['a preview connection end with data', () => '@e c7 1 aGk=\n'],
     ['a reply line over the bound', () => 'A'.repeat(300 * 1024)],
   ];
   for (const [what, line] of breaks) {
