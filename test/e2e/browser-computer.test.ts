@@ -309,4 +309,21 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
     assert.match(text, /page that hosted this browser computer went away/);
     assert.equal((await profile()).available, false);
   });
+
+  it('boots from a launch link with no dock page open: the page the confirmation leads to hosts it and runs the script', async () => {
+    assert.equal((await profile()).available, false, 'no page can host it now');
+    const created = await call('create_launch_link', {
+      profileId: 'tab',
+      startupScript: 'echo from-link-$((2+3))',
+    });
+    const linkPage = await page.context().newPage();
+    await linkPage.goto(`${serve.url}${new URL(String(created.url)).pathname}`);
+    await linkPage.locator('#confirm').click();
+    await linkPage.waitForURL(`${serve.url}/`, { timeout: 30_000 });
+    await linkPage
+      .locator('.job-row pre.stdout')
+      .filter({ hasText: 'from-link-5' })
+      .waitFor({ timeout: 300_000 });
+    await linkPage.close();
+  });
 });

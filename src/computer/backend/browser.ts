@@ -22,6 +22,9 @@ export interface BrowserHosts {
 export const PAGE_GONE =
   'the dock page that hosted this browser computer went away (closed or reloaded); a browser computer lives only as long as its page';
 
+/** How long the preview's probe waits for a server in the emulated machine to answer. */
+const PREVIEW_ANSWER_MS = 20_000;
+
 /** Launches browser computers through the dock pages. */
 export class BrowserBackend implements ComputerBackend {
   readonly name = 'browser';
@@ -65,6 +68,8 @@ export class BrowserBackend implements ComputerBackend {
         disk: 'tmpfs in the guest memory',
         network: 'none: the emulated machine has no network device',
       },
+      // an emulated machine relays a probe through a few busybox processes: give it time
+      previewAnswerMs: PREVIEW_ANSWER_MS,
       hostPid: 0,
       hostWorkspace: null,
       adoptJob: async () => null,

@@ -98,6 +98,8 @@ export interface SandboxInstance {
   readonly jobRlimits: JobRlimits;
   /** Which limits are enforced and how, for status and logs. */
   readonly enforcement: Record<string, string>;
+  /** How long the preview's probe waits for a server in this guest to answer (default 3 s). */
+  readonly previewAnswerMs?: number;
   /** Host pid of the outermost sandbox process (for tests and diagnostics). */
   readonly hostPid: number;
   /** Host directory shown as /workspace (null for a remote backend). */

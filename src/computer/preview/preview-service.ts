@@ -157,6 +157,7 @@ export class PreviewService {
 
   /** Connects to the port and GETs `path` (without its fragment); never throws. */
   async probe(c: Computer, port: number, path: string): Promise<PreviewObservation> {
+    const answerMs = c.instance?.previewAnswerMs ?? PROBE_TIMEOUT_MS;
     let socket: GuestSocket;
     try {
       socket = await this.connector.open(c, port);
@@ -182,7 +183,7 @@ export class PreviewService {
         resolve(null);
         return;
       }
-      const timer = setTimeout(() => req.destroy(), PROBE_TIMEOUT_MS);
+      const timer = setTimeout(() => req.destroy(), answerMs);
       req.on('response', (res) => {
         clearTimeout(timer);
         resolve(res.statusCode ?? null);
@@ -197,7 +198,7 @@ export class PreviewService {
     socket.destroy();
     const message =
       httpStatus === null
-        ? `A server accepted the connection on port ${port} but sent no answer within ${PROBE_TIMEOUT_MS} ms; it may still be starting.`
+        ? `A server accepted the connection on port ${port} but sent no answer within ${answerMs} ms; it may still be starting.`
         : `The server on port ${port} answered HTTP ${httpStatus}.`;
     return { port, listening: true, httpStatus, status: 'ready', message };
   }

@@ -124,6 +124,10 @@ class ServiceAdapter implements DockComputer {
     }));
   }
 
+  hostedByPage(profileId: string): boolean {
+    return this.service.profiles.all().some((p) => p.id === profileId && p.backend === 'browser');
+  }
+
   async launch(profileId: string): Promise<void> {
     this.acting().launch(profileId);
   }

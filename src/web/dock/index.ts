@@ -191,6 +191,27 @@ function resultOf(outcome: Awaited<ReturnType<Gateway['call']>>, tool: string): 
   return outcome.result.structured ?? {};
 }
 
+/** How long a launch link of a browser profile waits for a dock page to host its computer. */
+const PAGE_WAIT_MS = 30_000;
+
+/**
+ * Resolves once `profileId` can launch; rejects with its reason after `timeoutMs`. A page that
+ * offers to host changes no computer state anyone is told of, so this looks every 250 ms.
+ */
+async function untilAvailable(computer: DockComputer, profileId: string, timeoutMs: number): Promise<void> {
+  const profile = () => computer.profiles().find((p) => p.id === profileId);
+  const deadline = Date.now() + timeoutMs;
+  while (!profile()?.available) {
+    if (Date.now() >= deadline) {
+      throw new PaddockError(
+        'NOT_RUNNING',
+        `No dock page could host the computer within ${timeoutMs / 1000} s: ${profile()?.unavailableReason ?? 'the profile is unavailable'}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 /** Resolves with the watched computer's status once it is no longer booting. */
 function bootEnded(computer: DockComputer): Promise<DockStatus> {
   return new Promise((resolve) => {
@@ -226,11 +247,24 @@ function linkBooter(
     const caller = target ? { ...base, computer: target } : base;
     if (!gateway.listTools(caller).some((t) => t.name === 'launch_computer'))
       return { boot: computer.bootLaunchLink(linkId) };
-    resultOf(
-      await gateway.call('launch_computer', { profileId: link.profile.id }, caller),
-      'launch_computer',
-    );
+    const launch = async () =>
+      resultOf(
+        await gateway.call('launch_computer', { profileId: link.profile.id }, caller),
+        'launch_computer',
+      );
+    // A browser profile boots in a dock page, and the page this confirmation leads to is still
+    // loading: the launch waits for a page to offer itself instead of being refused at once.
+    const waitForPage = computer.hostedByPage?.(link.profile.id) === true && !link.profile.available;
+    if (!waitForPage) await launch();
     const boot = (async (): Promise<LaunchLinkBoot> => {
+      if (waitForPage) {
+        try {
+          await untilAvailable(computer, link.profile.id, PAGE_WAIT_MS);
+          await launch();
+        } catch (e) {
+          return { lifecycle: 'failed', bootError: (e as Error).message, jobId: null };
+        }
+      }
       const status = await bootEnded(computer);
       if (status.lifecycle !== 'running' || !link.startupScript)
         return { lifecycle: status.lifecycle, bootError: status.bootError, jobId: null };

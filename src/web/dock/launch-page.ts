@@ -83,8 +83,11 @@ export function renderLaunchPage(
   current: ReturnType<DockComputer['status']>,
   nonce: string,
   error: string | null,
+  /** The profile's computer runs in a dock page: the page confirming leads to can host it. */
+  hostedByPage = false,
 ): string {
   const p = link.profile;
+  const canBoot = p.available || hostedByPage;
   const replaces =
     current.generation !== null && current.lifecycle !== 'stopped'
       ? `<p class="warn">Confirming replaces the current computer (generation ${current.generation}, ${escapeHtml(current.lifecycle)}): every process in it is stopped.</p>`
@@ -101,7 +104,9 @@ ${error ? `<p class="err" role="alert">${escapeHtml(error)}</p>` : ''}
 <dt>Profile</dt><dd>${escapeHtml(p.name)} <code>${escapeHtml(p.id)}</code> ${
     p.available
       ? '<span class="badge ok">available</span>'
-      : `<span class="badge no">unavailable</span> <span class="err">${escapeHtml(p.unavailableReason ?? '')}</span>`
+      : hostedByPage
+        ? '<span class="badge ok">boots in the dock page that confirming opens</span>'
+        : `<span class="badge no">unavailable</span> <span class="err">${escapeHtml(p.unavailableReason ?? '')}</span>`
   }</dd>
 ${p.description ? `<dt>About</dt><dd>${escapeHtml(p.description)}</dd>` : ''}
 <dt>Link</dt><dd><code>${escapeHtml(link.id)}</code>, created ${escapeHtml(new Date(link.createdAt).toISOString())}</dd>
@@ -111,7 +116,7 @@ ${script}
 ${replaces}
 <form method="post" action="/launch/${escapeHtml(link.id)}" class="row">
 <input type="hidden" name="nonce" value="${escapeHtml(nonce)}">
-<button type="submit" id="confirm"${p.available ? '' : ' disabled'}>Confirm and boot</button>
+<button type="submit" id="confirm"${canBoot ? '' : ' disabled'}>Confirm and boot</button>
 <a href="/">Cancel and open the dock</a>
 </form>`;
 }

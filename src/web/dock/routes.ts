@@ -199,5 +199,6 @@ async function showLaunch(
     return;
   }
   const nonce = deps.nonces.issue(id, sessionHandle(req, deps.login));
-  sendPage(res, status, 'Launch link', renderLaunchPage(link, computer.status(), nonce, error));
+  const hosted = computer.hostedByPage?.(link.profile.id) === true;
+  sendPage(res, status, 'Launch link', renderLaunchPage(link, computer.status(), nonce, error, hosted));
 }

@@ -101,6 +101,8 @@ export interface LaunchLinkBoot {
 export interface DockComputer {
   status(): DockStatus;
   profiles(): DockProfile[];
+  /** Whether a profile's computer runs in a dock page (a `browser` profile). */
+  hostedByPage?(profileId: string): boolean;
   /** Replaces the current computer with a new generation of the profile; returns once started. */
   launch(profileId: string): Promise<void>;
   /** Jobs of the current generation, oldest first (bounded by the implementation). */
