@@ -80,9 +80,11 @@ export class BwrapBackend implements ComputerBackend {
   private readonly runAs: IdMap | null;
   private sandboxRoot: string | null = null;
   private readonly guestPackages = guestPackages();
-  /** The jobs' Landlock launcher for this architecture (null: none, jobs share a domain). */
-  private readonly scope = scopeProgram();
-  private readonly spawner = spawnerProgram();
+  /** Bound into every sandbox where they exist: the jobs' Landlock launcher, the spares' spawner. */
+  private readonly programs = Object.entries({
+    [GUEST_SCOPE_PROGRAM]: scopeProgram(),
+    [GUEST_SPAWNER_PROGRAM]: spawnerProgram(),
+  }).filter((p): p is [string, Buffer] => p[1] !== null);
   private readonly stage = new RuntimeStage(() => this.ensureSandboxRoot());
 
   constructor(options: BwrapBackendOptions) {
@@ -129,18 +131,11 @@ export class BwrapBackend implements ComputerBackend {
     // the network namespace keeps only lo either way; "proxy" adds the relay port (guest agent)
     const files = Object.entries({ ...generatedEtc(spec.generation, shell, name), ...spec.files });
     // Generated files reach bwrap through pipes (fd 4, 5, …): no host path to expose or traverse.
-    const generated: Record<string, number> = {};
-    files.forEach(([target], i) => {
-      generated[target] = FIRST_DATA_FD + i;
-    });
-    // the jobs' Landlock launcher and the spares' spawner follow them (scope-program.ts, spawner-program.ts)
-    const programs: [string, Buffer][] = [];
-    if (this.scope) programs.push([GUEST_SCOPE_PROGRAM, this.scope]);
-    if (this.spawner) programs.push([GUEST_SPAWNER_PROGRAM, this.spawner]);
-    const programFds: Record<string, number> = {};
-    programs.forEach(([target], i) => {
-      programFds[target] = FIRST_DATA_FD + files.length + i;
-    });
+    const generated = Object.fromEntries(files.map(([target], i) => [target, FIRST_DATA_FD + i]));
+    // the programs follow them
+    const programFds = Object.fromEntries(
+      this.programs.map(([target], i) => [target, FIRST_DATA_FD + files.length + i]),
+    );
     // as the dedicated uid, bind only what that uid can reach (staged copies otherwise)
     const reach = (path: string, name: string) => (this.runAs ? this.stage.path(path, name) : path);
     const clients = existsSync(defaultClientsDir()) ? reach(defaultClientsDir(), 'clients') : null;
@@ -162,7 +157,7 @@ export class BwrapBackend implements ComputerBackend {
         ? { ...m, source: this.stage.snapshot(m.source, `${name}/mounts/${i}`) }
         : m,
     );
-    const seccompFd = FIRST_DATA_FD + files.length + programs.length;
+    const seccompFd = FIRST_DATA_FD + files.length + this.programs.length;
     const infoFd = seccompFd + (filter ? 1 : 0);
     if (this.runAs) layout.accounts = { infoFd, blockFd: infoFd + 1 };
     if (process.allowedNodeEnvironmentFlags.has('--disable-sigusr1'))
@@ -178,7 +173,7 @@ export class BwrapBackend implements ComputerBackend {
       node?.procsFiles() ?? [],
       [
         ...files.map(([, content]) => Buffer.from(content)),
-        ...programs.map(([, content]) => content),
+        ...this.programs.map(([, content]) => content),
         ...(filter ? [filter] : []),
       ],
       this.runAs ? 2 : 0,
