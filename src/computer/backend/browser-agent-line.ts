@@ -151,19 +151,15 @@ export class AgentLine {
    * in case a page lost it.
    */
   wake(everyMs = WAKE_INTERVAL_MS): void {
-    let done = false;
     const hello = () => {
-      if (done || this.failure) return;
+      if (this.announced || this.failure) return;
       const seed = randomBytes(32).toString('base64');
       this.link.send(1, Buffer.from(`0 hello ${Math.floor(Date.now() / 1000)} ${seed}\n`, 'latin1'));
       timer.refresh();
     };
     const timer = setTimeout(hello, everyMs);
     this.ready.then(
-      () => {
-        done = true;
-        clearTimeout(timer);
-      },
+      () => clearTimeout(timer),
       () => clearTimeout(timer),
     );
     hello();
