@@ -28,6 +28,42 @@ export interface PreparedInvocation extends Omit<StoredInvocation, 'seq' | 'endS
   fullInput: string | null;
 }
 
+/**
+ * The values both stores insert first, in column order: id … policy_rule, state, owner_pid,
+ * input_sha256, approval_id, approver. `success` as the store's driver wants it (SQLite has
+ * no booleans).
+ */
+export function insertValues(
+  stored: Omit<PreparedInvocation, 'fullInput'>,
+  state: InvocationState,
+  success: boolean | number,
+): unknown[] {
+  return [
+    stored.id,
+    stored.startedAt,
+    stored.durationMs,
+    stored.tool,
+    stored.source,
+    stored.caller,
+    stored.via,
+    stored.parentId,
+    stored.generation,
+    stored.jobId,
+    stored.input,
+    stored.outputBytes,
+    stored.sentBytes,
+    success,
+    stored.errorCode,
+    stored.errorMessage,
+    stored.policyRule,
+    state,
+    process.pid,
+    stored.inputSha256,
+    stored.approvalId,
+    stored.approver,
+  ];
+}
+
 /** Redacts and cuts `row` for storage in `state`. */
 export function prepareInvocation(
   row: InvocationRecord,

@@ -19,12 +19,14 @@ import {
   fromInvocationRow,
   INVOCATION_COLUMNS,
   type InvocationRow,
+  insertValues,
   interruptedMessage,
   notRunning,
   prepareInvocation,
   storedMessage,
 } from '../audit-rows.js';
 import { EndedFeed } from '../feed.js';
+import { GroupCommit } from './group-commit.js';
 import { applyMigrations } from './migrations.js';
 
 export interface SqliteAuditStoreOptions extends AuditRowLimits {
@@ -60,10 +62,12 @@ const INTERRUPT_SQL = `UPDATE tool_invocations SET state = 'interrupted', succes
   WHERE id = ? AND state = 'running'`;
 
 /**
- * The audit log in SQLite (`tool_invocations`). Each write is one synchronous autocommit
- * statement through a prepared statement: when its promise resolves the row is committed (it
- * survives a crash of the process; see `openDatabase` for OS crashes). Inputs are redacted and
- * truncated first. The connection belongs to the caller; pass one from `openDatabase`.
+ * The audit log in SQLite (`tool_invocations`). Writes go through prepared statements and
+ * are group-committed (see `GroupCommit`): the rows of calls that begin or end in the same
+ * turn of the event loop share one commit. When a write's promise resolves its row is
+ * committed (it survives a crash of the process; see `openDatabase` for OS crashes). Inputs
+ * are redacted and truncated first. The connection belongs to the caller; pass one from
+ * `openDatabase`.
  */
 export class SqliteAuditStore implements AuditStore {
   private readonly db: BetterSqlite3.Database;
@@ -89,6 +93,7 @@ export class SqliteAuditStore implements AuditStore {
   private readonly queries = new Map<string, BetterSqlite3.Statement>();
   /** Rows this store began and has not completed: `complete` builds the ended row from them. */
   private readonly running = new Map<string, StoredInvocation>();
+  private readonly commits: GroupCommit;
 
   constructor(db: BetterSqlite3.Database, options: SqliteAuditStoreOptions = {}) {
     applyMigrations(db);
@@ -115,6 +120,7 @@ export class SqliteAuditStore implements AuditStore {
     this.maxEndSeq = db.prepare('SELECT coalesce(max(end_seq), 0) AS n FROM tool_invocations');
     // RETURNING costs more than reading the one column back by rowid (measured: ~12 µs a row)
     this.endSeqOf = db.prepare('SELECT end_seq FROM tool_invocations WHERE seq = ?').pluck();
+    this.commits = new GroupCommit(db);
     this.feed = new EndedFeed({
       read: (after, limit) => this.ended(after, limit),
       last: () => this.lastEndSeq(),
@@ -124,14 +130,14 @@ export class SqliteAuditStore implements AuditStore {
   }
 
   async record(row: InvocationRecord): Promise<StoredInvocation> {
-    const stored = this.write(row, 'ended');
+    const stored = await this.write(row, 'ended');
     this.feed.push(stored);
     return stored;
   }
 
   /** Listeners see the row once, when it ends. */
   async begin(row: InvocationStart): Promise<StoredInvocation> {
-    const stored = this.write(
+    const stored = await this.write(
       { ...row, durationMs: 0, outputBytes: 0, success: false, errorCode: null, errorMessage: null },
       'running',
     );
@@ -162,14 +168,17 @@ export class SqliteAuditStore implements AuditStore {
       if (begun) {
         const generation = end.generation ?? begun.generation;
         const jobId = end.jobId ?? begun.jobId;
-        const changes =
-          generation === begun.generation && jobId === begun.jobId
-            ? this.completeBySeq.run(...values, begun.seq, id).changes
-            : this.completeLineageBySeq.run(...values, generation, jobId, begun.seq, id).changes;
-        if (changes === 1) {
+        const endSeq = await this.commits.run(() => {
+          const changes =
+            generation === begun.generation && jobId === begun.jobId
+              ? this.completeBySeq.run(...values, begun.seq, id).changes
+              : this.completeLineageBySeq.run(...values, generation, jobId, begun.seq, id).changes;
+          return changes === 1 ? (this.endSeqOf.get(begun.seq) as number) : null;
+        });
+        if (endSeq !== null) {
           stored = {
             ...begun,
-            endSeq: this.endSeqOf.get(begun.seq) as number,
+            endSeq,
             state: 'ended',
             durationMs: end.durationMs,
             outputBytes: end.outputBytes,
@@ -182,10 +191,12 @@ export class SqliteAuditStore implements AuditStore {
             jobId,
           };
         }
-      } else if (
-        this.completeRow.run(...values, end.generation ?? null, end.jobId ?? null, id).changes === 1
-      ) {
-        stored = this.row(id);
+      } else {
+        stored = await this.commits.run(() =>
+          this.completeRow.run(...values, end.generation ?? null, end.jobId ?? null, id).changes === 1
+            ? this.row(id)
+            : undefined,
+        );
       }
     } catch (e) {
       throw writeError(id, e);
@@ -213,47 +224,23 @@ export class SqliteAuditStore implements AuditStore {
     return (this.inputBySha.get(sha256) as { input: string } | undefined)?.input;
   }
 
-  private write(row: InvocationRecord, state: InvocationState): StoredInvocation {
+  private async write(row: InvocationRecord, state: InvocationState): Promise<StoredInvocation> {
     const { fullInput, ...stored } = prepareInvocation(row, state, this.limits);
-    let seq: number;
-    let endSeq: number | null = null;
+    const values = [...insertValues(stored, state, stored.success ? 1 : 0), state];
     try {
-      const values = [
-        stored.id,
-        stored.startedAt,
-        stored.durationMs,
-        stored.tool,
-        stored.source,
-        stored.caller,
-        stored.via,
-        stored.parentId,
-        stored.generation,
-        stored.jobId,
-        stored.input,
-        stored.outputBytes,
-        stored.sentBytes,
-        stored.success ? 1 : 0,
-        stored.errorCode,
-        stored.errorMessage,
-        stored.policyRule,
-        state,
-        process.pid,
-        stored.inputSha256,
-        stored.approvalId,
-        stored.approver,
-        state,
-      ];
-      // a long input and its row commit together: one commit, and never a row without its input
-      const info =
-        stored.inputSha256 !== null && fullInput !== null
-          ? this.insertWithInput(stored.inputSha256, fullInput, values)
-          : this.insert.run(...values);
-      seq = Number(info.lastInsertRowid);
-      if (state !== 'running') endSeq = this.endSeqOf.get(seq) as number;
+      // a long input and its row commit together, so there is never a row without its input
+      return await this.commits.run(() => {
+        const info =
+          stored.inputSha256 !== null && fullInput !== null
+            ? this.insertWithInput(stored.inputSha256, fullInput, values)
+            : this.insert.run(...values);
+        const seq = Number(info.lastInsertRowid);
+        const endSeq = state === 'running' ? null : (this.endSeqOf.get(seq) as number);
+        return { seq, endSeq, ...stored };
+      });
     } catch (e) {
       throw writeError(row.id, e);
     }
-    return { seq, endSeq, ...stored };
   }
 
   /** Rows matching every given filter, newest first unless `ascending`. */
