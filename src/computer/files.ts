@@ -120,3 +120,18 @@ export async function writeGuestFile(c: Computer, path: string, bytes: Buffer, o
   const r = await c.call('fs.write', { path, overwrite }, { attachment: bytes });
   return { path, bytesWritten: r.bytesWritten, created: r.created };
 }
+
+/**
+ * Writes at the path as written only if no symlink is on it (then it is its own canonical
+ * path, so a policy decision on it holds); null, with nothing written, when a link is met.
+ */
+export async function writeGuestFileWithoutLinks(
+  c: Computer,
+  path: string,
+  bytes: Buffer,
+  overwrite: boolean,
+) {
+  checkGuestPath(path);
+  const r = await c.call('fs.write', { path, overwrite, noLinks: true }, { attachment: bytes });
+  return r.linked ? null : { path, bytesWritten: r.bytesWritten, created: r.created };
+}

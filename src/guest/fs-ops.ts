@@ -2,21 +2,28 @@
  * File operations inside the guest, so every path — symlinks included — resolves in the
  * computer's own view of the filesystem and can never reach a host file.
  */
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   closeSync,
   constants,
+  fchmodSync,
+  fchownSync,
   fstatSync,
+  linkSync,
   lstatSync,
   openSync,
   readlinkSync,
   readSync,
   realpathSync,
+  renameSync,
+  type Stats,
+  unlinkSync,
+  writeSync,
 } from 'node:fs';
-import { access, link, lstat, open, readdir, readlink, rename, stat, unlink } from 'node:fs/promises';
+import { access, lstat, readdir, readlink, stat } from 'node:fs/promises';
 import type { JobAccount } from './account.js';
 import { errnoOf, GuestFailure } from './failure.js';
-import { inDir, openDirNoFollow, withParent } from './fs-walk.js';
+import { inDir, LinkOnPath, openDirNoFollow, withParent } from './fs-walk.js';
 import type { CallArgs, CallResult } from './protocol.js';
 
 type EntryType = 'file' | 'dir' | 'symlink' | 'other';
@@ -198,59 +205,85 @@ function handsOver(dirFd: number): boolean {
 /**
  * Writes a whole file atomically, relative to its parent's descriptor (opened without following
  * links): the bytes go to a new temporary file there (O_EXCL, O_NOFOLLOW), then `link` (create
- * only: fails if the name exists) or `rename` (replace) makes them visible at once. The path is
- * canonical (the policy's): an existing symlink at it is refused, never written through.
+ * only: fails if the name exists) or `rename` (replace) makes them visible at once. No symlink
+ * is ever written through: the host passes either the canonical path the policy resolved (a
+ * link on it is refused with an error) or, with `noLinks`, the path as written, checked by the
+ * policy as if it had no link on it — a link met there then writes nothing and answers
+ * `linked`, and the host resolves the path and tries again. Synchronous calls, as in readFile:
+ * a write of this size is quicker inline than through the thread pool.
  */
 export async function writeFile(
   args: CallArgs<'fs.write'>,
   data: Buffer,
   account: JobAccount | null = null,
 ): Promise<CallResult<'fs.write'>> {
+  const linked = { bytesWritten: 0, created: false, linked: true as const };
+  try {
+    return await writeAt(args, data, account);
+  } catch (e) {
+    if (args.noLinks && e instanceof LinkOnPath) return linked;
+    throw e;
+  }
+}
+
+async function writeAt(
+  args: CallArgs<'fs.write'>,
+  data: Buffer,
+  account: JobAccount | null,
+): Promise<CallResult<'fs.write'>> {
   const exists = () =>
     new GuestFailure(
       'FILE_EXISTS',
       `${args.path} already exists; pass overwrite=true to replace it or choose another path.`,
     );
-  return parentOf(args.path, async (dirFd, name) => {
+  return parentOf(args.path, (dirFd, name) => {
     const target = inDir(dirFd, name);
-    const existing = await lstat(target).catch((e) => {
-      if (errnoOf(e) === 'ENOENT') return null;
-      throw fsFailure(e, args.path);
-    });
-    if (existing && !args.overwrite) throw exists();
-    if (existing?.isSymbolicLink()) {
-      throw new GuestFailure(
-        'INVALID_ARGUMENT',
-        `${args.path} became a symbolic link while it was written; write it again.`,
-      );
+    let existing: Stats | null;
+    try {
+      existing = lstatSync(target);
+    } catch (e) {
+      if (errnoOf(e) !== 'ENOENT') throw fsFailure(e, args.path);
+      existing = null;
     }
+    if (existing?.isSymbolicLink()) throw new LinkOnPath(args.path, args.path);
+    if (existing && !args.overwrite) throw exists();
     if (existing && !existing.isFile()) throw notRegular(args.path, typeOf(existing));
     const mode = existing ? existing.mode & 0o7777 : 0o644;
-    const temp = inDir(dirFd, `.${name.slice(0, 100)}.${randomBytes(6).toString('hex')}.paddock-tmp`);
+    const temp = inDir(dirFd, `.${name.slice(0, 100)}.${randomUUID().slice(24)}.paddock-tmp`);
+    let placed = false;
     try {
-      const fh = await open(
+      const fd = openSync(
         temp,
         constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
         mode,
       );
       try {
-        await fh.writeFile(data);
-        if (account && handsOver(dirFd)) await fh.chown(account.uid, account.gid);
-        await fh.chmod(mode);
+        for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
+        if (account && handsOver(dirFd)) fchownSync(fd, account.uid, account.gid);
+        fchmodSync(fd, mode);
       } finally {
-        await fh.close();
+        closeSync(fd);
       }
-      if (args.overwrite) await rename(temp, target);
-      else await link(temp, target);
+      if (args.overwrite) renameSync(temp, target);
+      else linkSync(temp, target);
+      placed = args.overwrite;
     } catch (e) {
       if (errnoOf(e) === 'EEXIST' && !args.overwrite) throw exists();
       throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
     } finally {
-      // After a rename the temporary name is gone already; after a link it must go.
-      await unlink(temp).catch(() => undefined);
+      // a rename took the temporary name away; after a link, or a failure, it must go
+      if (!placed) unlinkQuietly(temp);
     }
     return { bytesWritten: data.length, created: !existing };
   });
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // never created, or gone already
+  }
 }
 
 /** The canonical path inside the guest, or null when the path does not exist. */

@@ -10,7 +10,7 @@
  * The host passes canonical paths (the policy's resolved ones), so a legitimate path never has
  * a symlink in it.
  */
-import { closeSync, constants, openSync, readlinkSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readlinkSync } from 'node:fs';
 import { GuestFailure } from './failure.js';
 
 /** Linux O_PATH (not exported by Node). */
@@ -38,15 +38,33 @@ export function components(path: string): string[] {
   return parts;
 }
 
+/** A symlink met where a directory of the path was expected: nothing was opened through it. */
+export class LinkOnPath extends GuestFailure {
+  constructor(path: string, link: string) {
+    super(
+      'INVALID_ARGUMENT',
+      `${path} has a symbolic link on it (${link}) that was not there when the path was checked; try again.`,
+    );
+  }
+}
+
 /**
  * Opens the directory `path` without following any symlink and checks that the descriptor names
- * exactly that path. The caller closes it. Errors are thrown as they come (ENOTDIR, ELOOP, ENOENT…).
+ * exactly that path. The caller closes it. A component that is a symlink throws `LinkOnPath`;
+ * other errors are thrown as they come (ENOTDIR, ENOENT…).
  */
 export function openDirNoFollow(path: string): number {
   let fd = openSync('/', DIR_FLAGS | O_CLOEXEC);
   try {
-    for (const name of components(path)) {
-      const next = openSync(inDir(fd, name), DIR_FLAGS | O_CLOEXEC);
+    const names = components(path);
+    for (let i = 0; i < names.length; i++) {
+      let next: number;
+      try {
+        next = openSync(inDir(fd, names[i]!), DIR_FLAGS | O_CLOEXEC);
+      } catch (e) {
+        if (isLink(inDir(fd, names[i]!))) throw new LinkOnPath(path, `/${names.slice(0, i + 1).join('/')}`);
+        throw e;
+      }
       closeSync(fd);
       fd = next;
     }
@@ -61,6 +79,14 @@ export function openDirNoFollow(path: string): number {
   } catch (e) {
     closeSync(fd);
     throw e;
+  }
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 

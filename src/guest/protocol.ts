@@ -177,9 +177,19 @@ export const callSchemas = {
       .strict(),
   },
   /** Create or replace a regular file with the call's attachment (none: an empty file). */
+  /**
+   * `noLinks`: the policy checked the path as written; if a symlink is on it, nothing is
+   * written and the answer is `linked` (the host then resolves the path and writes again).
+   */
   'fs.write': {
-    args: z.object({ path: guestPath, overwrite: z.boolean() }).strict(),
-    result: z.object({ bytesWritten: z.number().int().min(0), created: z.boolean() }).strict(),
+    args: z.object({ path: guestPath, overwrite: z.boolean(), noLinks: z.boolean().optional() }).strict(),
+    result: z
+      .object({
+        bytesWritten: z.number().int().min(0),
+        created: z.boolean(),
+        linked: z.literal(true).optional(),
+      })
+      .strict(),
   },
   /** Canonical path with every symlink resolved inside the guest, or null when it does not exist. */
   'fs.realpath': {

@@ -88,6 +88,35 @@ describe('computer files (bwrap)', { concurrency: false }, () => {
     });
   });
 
+  it('never writes through a link on the path as written: a linked directory or a link out of the write roots is denied and nothing changes there', async () => {
+    await withComputer(
+      { policy: { files: { read: ['/workspace', '/tmp'], write: ['/workspace'] } } },
+      async ({ manager, ctx }) => {
+        const call = toolCaller(manager, ctx);
+        await launchRunning(manager);
+        await sh(
+          call,
+          'mkdir -p /tmp/out && echo old > /tmp/out/existing.txt && ln -s /tmp/out /workspace/dir-link && ln -s /tmp/out/dangling.txt /workspace/dangling && ln -s /tmp/out/existing.txt /workspace/existing',
+        );
+        const attempts: [string, boolean][] = [
+          ['/workspace/dir-link/new.txt', false],
+          ['/workspace/dir-link/existing.txt', true],
+          ['/workspace/dangling', false],
+          ['/workspace/existing', true],
+        ];
+        for (const [path, overwrite] of attempts) {
+          assert.equal(
+            await codeOf(call('write_file', { path, content: 'x', overwrite })),
+            'POLICY_DENIED',
+            path,
+          );
+        }
+        const left = await sh(call, 'ls -A /tmp/out; cat /tmp/out/existing.txt');
+        assert.equal(String(left.stdout), 'existing.txt\nold\n');
+      },
+    );
+  });
+
   it('creates a file exactly once when 20 writes with overwrite=false race on one path', async () => {
     await withComputer({}, async ({ manager, ctx }) => {
       const call = toolCaller(manager, ctx);

@@ -203,6 +203,8 @@ export class BrowserGuest {
         return this.read(args);
       case 'fs.write': {
         const a = args as CallArgs<'fs.write'>;
+        // this agent cannot promise a walk without links: the host resolves the path first
+        if (a.noLinks) return { value: { bytesWritten: 0, created: false, linked: true } };
         return { value: await this.writeFile(a.path, attachment ?? Buffer.alloc(0), a.overwrite) };
       }
       case 'fs.list':

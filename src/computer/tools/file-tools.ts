@@ -6,7 +6,14 @@ import type { PathResolver, PolicyDecision } from '../../policy/types.js';
 import { PaddockError } from '../../shared/errors.js';
 import { s } from '../../tools/schema.js';
 import type { Tool, ToolContext } from '../../tools/tool.js';
-import { decodeContent, fetchGuestFile, listDirectory, renderRead, writeGuestFile } from '../files.js';
+import {
+  decodeContent,
+  fetchGuestFile,
+  listDirectory,
+  renderRead,
+  writeGuestFile,
+  writeGuestFileWithoutLinks,
+} from '../files.js';
 import type { ComputerManager, ComputerSource } from '../manager.js';
 import { checkGuestPath } from '../paths.js';
 import { computerTool, guestPathProperty, inputObject, structured } from './common.js';
@@ -49,6 +56,9 @@ export async function allowPath(
   ctx.noteComputer({ generation: c.generation });
   return decision.resolved ?? path;
 }
+
+/** A resolver for a path that has no symlink on it: every path is its own canonical path. */
+const WITHOUT_LINKS: PathResolver = { realpath: (p) => Promise.resolve(p) };
 
 /**
  * A resolver that answers for `path` with where it led when it was opened (`real`), and asks
@@ -197,9 +207,24 @@ export function fileTools(computers: ComputerSource): Tool[] {
         const requested = input.path;
         const encoding = input.encoding ?? 'utf8';
         const bytes = decodeContent(input.content, encoding);
-        const path = await allowPath(manager, ctx, 'file.write', requested);
+        const overwrite = input.overwrite === true;
+        await refuseWithoutComputer(ctx, 'file.write', checkGuestPath(requested));
         const c = await manager.requireRunning(ctx.signal);
-        const r = await writeGuestFile(c, path, bytes, input.overwrite === true);
+        // One round trip when no symlink is on the path: the policy decides on the path as
+        // written, and the guest writes only if it walks it without meeting a link (then it is
+        // the canonical path). A link met: the policy decides on where it leads, then the write.
+        const asWritten = await ctx.policy.enforce(
+          { type: 'file.write', path: requested },
+          { paths: WITHOUT_LINKS },
+        );
+        const direct = await writeGuestFileWithoutLinks(c, requested, bytes, overwrite);
+        if (direct) {
+          ctx.notePolicyRule(asWritten.rule);
+          ctx.noteComputer({ generation: c.generation });
+          return structured({ ...direct, path: requested });
+        }
+        const path = await allowPath(manager, ctx, 'file.write', requested);
+        const r = await writeGuestFile(c, path, bytes, overwrite);
         return structured({ ...r, path: requested });
       },
     }),

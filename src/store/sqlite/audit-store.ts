@@ -81,6 +81,7 @@ export class SqliteAuditStore implements AuditStore {
     values: unknown[],
   ) => BetterSqlite3.RunResult;
   private readonly inputBySha: BetterSqlite3.Statement;
+  private readonly hasInput: BetterSqlite3.Statement;
   private readonly completeRow: BetterSqlite3.Statement;
   private readonly completeBySeq: BetterSqlite3.Statement;
   private readonly completeLineageBySeq: BetterSqlite3.Statement;
@@ -102,8 +103,10 @@ export class SqliteAuditStore implements AuditStore {
     this.insert = db.prepare(INSERT_SQL);
     this.insertInput = db.prepare('INSERT OR IGNORE INTO audit_inputs (sha256, input) VALUES (?, ?)');
     this.inputBySha = db.prepare('SELECT input FROM audit_inputs WHERE sha256 = ?');
+    this.hasInput = db.prepare('SELECT 1 FROM audit_inputs WHERE sha256 = ?').pluck();
     this.insertWithInput = db.transaction((sha256: string, input: string, values: unknown[]) => {
-      this.insertInput.run(sha256, input);
+      // an input seen before is not bound again (64 KiB converted and compared for nothing)
+      if (this.hasInput.get(sha256) === undefined) this.insertInput.run(sha256, input);
       return this.insert.run(...values);
     });
     this.completeRow = db.prepare(COMPLETE_SQL);
