@@ -212,12 +212,17 @@ async function overMcp(figures: Figure[]): Promise<void> {
       () => p.callTool({ name: 'read_text_file', arguments: { path: hostFile } }),
       30,
     );
-    const content = 'x'.repeat(FILE_BYTES);
+    // every write new content, as a real agent's would be (the audit keeps each new input once)
+    let writes = 0;
+    const content = () => `${String(writes++).padStart(8, '0')}${'x'.repeat(FILE_BYTES - 8)}`;
     const [writeTimes, peerWrite] = await timeAlternately(
       200,
-      () => call('write_file', { path: '/workspace/bench-write.txt', content, overwrite: true }),
+      () => call('write_file', { path: '/workspace/bench-write.txt', content: content(), overwrite: true }),
       () =>
-        p.callTool({ name: 'write_file', arguments: { path: join(workspace, 'peer-write.txt'), content } }),
+        p.callTool({
+          name: 'write_file',
+          arguments: { path: join(workspace, 'peer-write.txt'), content: content() },
+        }),
       20,
     );
     figures.push({
