@@ -19,7 +19,7 @@ import {
   type CallResult,
   callSchemas,
   type GuestEvent,
-  guestMessageSchema,
+  parseGuestMessage,
   type TellOp,
 } from '../../guest/protocol.js';
 import { PaddockError } from '../../shared/errors.js';
@@ -221,7 +221,7 @@ export class GuestClient {
       this.broken('control frame is not JSON');
       return;
     }
-    const parsed = guestMessageSchema.safeParse(json);
+    const parsed = parseGuestMessage(json);
     if (!parsed.success) {
       this.broken(`unexpected message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
       return;
