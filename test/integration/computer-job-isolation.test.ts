@@ -84,6 +84,13 @@ describe('isolation between the jobs of one computer', { concurrency: false }, (
       const jobMarker = `sleep 62.${process.pid}`;
       const job = await f.manager.runCommand({ script: jobMarker, waitMs: 0, timeoutMs: 120_000 });
       try {
+        // the job's shell starts its sleep a moment after the job starts: wait for it, or the
+        // terminal's pgrep finds nothing and the probe never names a pid
+        await pollUntil(
+          async () => (await runUntilExit(f.manager, `pgrep -xf '${jobMarker}'`)).exitCode === 0,
+          20_000,
+          "the job's sleep to start",
+        );
         await call('send_terminal_input', { terminalId, key: 'ctrl_c' });
         await call('send_terminal_input', {
           terminalId,
