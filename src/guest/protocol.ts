@@ -176,11 +176,7 @@ export const callSchemas = {
       })
       .strict(),
   },
-  /** Create or replace a regular file with the call's attachment (none: an empty file). */
-  /**
-   * `noLinks`: the policy checked the path as written; if a symlink is on it, nothing is
-   * written and the answer is `linked` (the host then resolves the path and writes again).
-   */
+  /** Create or replace a regular file with the attachment (none: empty); `noLinks`: fs-ops.ts. */
   'fs.write': {
     args: z.object({ path: guestPath, overwrite: z.boolean(), noLinks: z.boolean().optional() }).strict(),
     result: z
@@ -299,20 +295,20 @@ export const guestErrorSchema = z
   .strict();
 export type GuestError = z.infer<typeof guestErrorSchema>;
 
-const replyOkSchema = z
-  .object({ t: z.literal('reply'), id: z.number().int().min(1), ok: z.literal(true), value: z.unknown() })
-  .strict();
-const replyErrorSchema = z
-  .object({
-    t: z.literal('reply'),
-    id: z.number().int().min(1),
-    ok: z.literal(false),
-    error: guestErrorSchema,
-  })
-  .strict();
-
 /** Guest → host: the answer to one call. */
-export const guestReplySchema = z.union([replyOkSchema, replyErrorSchema]);
+export const guestReplySchema = z.union([
+  z
+    .object({ t: z.literal('reply'), id: z.number().int().min(1), ok: z.literal(true), value: z.unknown() })
+    .strict(),
+  z
+    .object({
+      t: z.literal('reply'),
+      id: z.number().int().min(1),
+      ok: z.literal(false),
+      error: guestErrorSchema,
+    })
+    .strict(),
+]);
 export type GuestReply = z.infer<typeof guestReplySchema>;
 
 /** What the guest finds at start-up. */
@@ -402,16 +398,3 @@ export type ChannelFrame = Extract<GuestEvent, { t: 'channel.request' }>['frame'
 /** Everything the guest may send in a control frame. */
 export const guestMessageSchema = z.union([guestReplySchema, guestEventSchema]);
 export type GuestMessage = z.infer<typeof guestMessageSchema>;
-
-/**
- * Checks a control message against guestMessageSchema, choosing the member by its `t` (and a
- * reply's `ok`) first: a plain union tries the members in turn and builds the issues of each
- * one that fails, a tenth of a millisecond for every event the guest sends.
- */
-export function parseGuestMessage(json: unknown) {
-  const t = (json as { t?: unknown } | null)?.t;
-  if (t !== 'reply') return guestEventSchema.safeParse(json);
-  return (json as { ok?: unknown }).ok === true
-    ? replyOkSchema.safeParse(json)
-    : replyErrorSchema.safeParse(json);
-}

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { guestMessageSchema, parseGuestMessage } from '../../../src/guest/protocol.js';
+import { parseGuestMessage } from '../../../src/computer/link/guest-client.js';
+import { guestMessageSchema } from '../../../src/guest/protocol.js';
 
 const valid: unknown[] = [
   { t: 'reply', id: 1, ok: true, value: { pid: 4 } },
