@@ -144,7 +144,8 @@ describe('warm pool (bwrap)', { concurrency: false }, () => {
       };
       // a job reads the environment of its own processes only (computer-job-isolation.test.ts), so
       // in A the environment probe is shown to work on a child of its own that holds the secret
-      const environInA = `A_SECRET=a-secret-4711 sleep 30 & ${probes.environ}; kill $!`;
+      // (once the child has exec'd sleep: until then /proc shows the environment it was forked with)
+      const environInA = `A_SECRET=a-secret-4711 sleep 30 & until [ "$(tr '\\0' ' ' < /proc/$!/cmdline 2>/dev/null)" = "sleep 30 " ]; do :; done; ${probes.environ}; kill $!`;
       assert.equal(await sh(a, probes.files), '3\n');
       assert.equal(await sh(a, probes.secret), '1\n');
       assert.equal(await sh(a, probes.process), '1\n');
