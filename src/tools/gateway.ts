@@ -1,7 +1,7 @@
 import type { AuditStore } from '../audit/types.js';
 import type { Sandbox } from '../policy/types.js';
 import { PaddockError, toPaddockError } from '../shared/errors.js';
-import { randomId } from '../shared/ids.js';
+import { timeOrderedId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
 import type { ApprovalGate } from './approval-gate.js';
 import type { PermissionPolicy } from './permissions.js';
@@ -112,7 +112,7 @@ export class Gateway {
 
   /** Runs one call through the pipeline. Never throws; every outcome has an audit row. */
   async call(name: string, input: unknown, caller: CallerContext): Promise<CallOutcome> {
-    const invocationId = randomId('inv');
+    const invocationId = timeOrderedId('inv');
     const startedAt = Date.now();
     const started = performance.now();
     let tool = this.deps.registry.get(name);

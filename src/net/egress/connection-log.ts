@@ -5,7 +5,7 @@
  * source `computer`, the table every other action of a computer lands in, so `paddock audit
  * --tool egress` and the dock's audit view list them beside the job that made them.
  */
-import { randomId } from '../../shared/ids.js';
+import { timeOrderedId } from '../../shared/ids.js';
 import type { EgressPrincipal, EgressSession } from './types.js';
 
 /** The audit tool name of egress rows. */
@@ -33,7 +33,7 @@ export const UNAUDITED = (host: string, port: number): string =>
  * opens is one finished row.
  */
 export class ConnectionRecord {
-  readonly id = randomId('inv');
+  readonly id = timeOrderedId('inv');
   private readonly startedAt = Date.now();
   private readonly t0 = performance.now();
   /** Bytes from the program to the upstream. */
