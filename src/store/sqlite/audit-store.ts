@@ -114,7 +114,8 @@ export class SqliteAuditStore implements AuditStore {
     this.completeLineageBySeq = db.prepare(COMPLETE_LINEAGE_BY_SEQ_SQL);
     this.interruptRow = db.prepare(INTERRUPT_SQL);
     this.runningRows = db.prepare(
-      "SELECT id, owner_pid FROM tool_invocations WHERE state = 'running' ORDER BY seq",
+      // running rows are the NULLs of the end_seq index (see migration 11)
+      "SELECT id, owner_pid FROM tool_invocations WHERE end_seq IS NULL AND state = 'running' ORDER BY seq",
     );
     this.byId = db.prepare(`SELECT ${INVOCATION_COLUMNS} FROM tool_invocations WHERE id = ?`);
     this.endedRows = db.prepare(

@@ -99,6 +99,12 @@ describe('openDatabase', () => {
           /tool_invocations_parent_id/,
         );
         assert.match(plan("SELECT * FROM tool_invocations WHERE job_id = 'j'"), /tool_invocations_job_id/);
+        // the start-up search for calls a dead process left running reads no other row
+        const running = plan(
+          "SELECT id, owner_pid FROM tool_invocations WHERE end_seq IS NULL AND state = 'running' ORDER BY seq",
+        );
+        assert.match(running, /USING INDEX tool_invocations_end_seq/);
+        assert.doesNotMatch(running, /TEMP B-TREE/);
       } finally {
         db.close();
       }
