@@ -48,10 +48,19 @@ describe('start-up sweep of what a killed server left', () => {
   }, async () => {
     const group = join(ownPidsGroup!, `paddock-${deadPid()}-5eed01`);
     const job = join(group, 'g1');
-    mkdirSync(job, { recursive: true });
     const pid = sleeper();
     try {
-      writeFileSync(join(job, 'cgroup.procs'), String(pid));
+      // The group is stale to every server: one that another test starts meanwhile may sweep it
+      // between the mkdir and the write. Set it up again until the pid is in.
+      for (let attempt = 1; ; attempt++) {
+        mkdirSync(job, { recursive: true });
+        try {
+          writeFileSync(join(job, 'cgroup.procs'), String(pid));
+          break;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 20) throw e;
+        }
+      }
       const root = CgroupRoot.create(silentLogger());
       try {
         await pollUntil(() => !alive(pid), 'the left-over process to be killed');
