@@ -36,31 +36,33 @@ export async function runAct(
   const io = options.io ?? PROCESS_IO;
   const location = locateConfig(typeof values.config === 'string' ? { configPath: values.config } : {});
   const paths = instancePaths(location.dataDir);
-  const attempt = await knock(paths, {
-    op: 'cli',
-    config: { file: location.file ?? null, projectDir: location.projectDir },
-    cli: act,
-  });
-  if (attempt.kind === 'absent') {
-    if (act.command === 'tools.list') {
-      const { listToolsLocally } = await import('./tools-catalog.js');
-      return listToolsLocally(values, act.json, io);
+  // Ctrl-C is taken from the start: the server may begin the act (and a model call) before its
+  // answer to the opening line arrives here, and a cancel made meanwhile is sent once it does.
+  return withCancel(options.cancellable, async (signal) => {
+    const attempt = await knock(paths, {
+      op: 'cli',
+      config: { file: location.file ?? null, projectDir: location.projectDir },
+      cli: act,
+    });
+    if (attempt.kind === 'absent') {
+      if (act.command === 'tools.list') {
+        const { listToolsLocally } = await import('./tools-catalog.js');
+        return listToolsLocally(values, act.json, io);
+      }
+      const [{ performAct }, { withPaddock }] = await Promise.all([
+        import('./acts.js'),
+        import('./context.js'),
+      ]);
+      return withPaddock(values, (p) => performAct(p, act, io, signal));
     }
-    const [{ performAct }, { withPaddock }] = await Promise.all([
-      import('./acts.js'),
-      import('./context.js'),
-    ]);
-    return withPaddock(values, (p) =>
-      withCancel(options.cancellable, (signal) => performAct(p, act, io, signal)),
-    );
-  }
-  const { reply, socket, rest } = attempt;
-  if (!reply.ok) {
-    socket.destroy();
-    io.write('stderr', `paddock: ${reply.code}: ${reply.message}\n`);
-    return 1;
-  }
-  return withCancel(options.cancellable, (signal) => follow(socket, rest, io, signal));
+    const { reply, socket, rest } = attempt;
+    if (!reply.ok) {
+      socket.destroy();
+      io.write('stderr', `paddock: ${reply.code}: ${reply.message}\n`);
+      return 1;
+    }
+    return follow(socket, rest, io, signal);
+  });
 }
 
 /** Runs `fn` with an AbortSignal that SIGINT aborts when `cancellable`. */
@@ -119,7 +121,9 @@ function follow(socket: Socket, rest: Buffer, io: ActIo, signal: AbortSignal): P
         if (text) onLine(text);
       }
     };
-    signal.addEventListener('abort', () => socket.write('{"cancel":true}\n'), { once: true });
+    const cancel = () => socket.write('{"cancel":true}\n');
+    if (signal.aborted) cancel();
+    else signal.addEventListener('abort', cancel, { once: true });
     socket.on('data', onData);
     socket.once('error', () => {});
     socket.once('close', () =>
