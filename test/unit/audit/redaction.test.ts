@@ -7,6 +7,7 @@ import {
   redactSecrets,
   serializeInput,
 } from '../../../src/shared/redact.js';
+import { isSecretName, NAMED_VALUE } from '../../../src/shared/redact-text.js';
 import { truncateUtf8 } from '../../../src/shared/text.js';
 
 describe('redactSecrets', () => {
@@ -222,5 +223,135 @@ describe('redaction by the shape of a value', () => {
     });
     const plain = '{ "user": "ada" }';
     assert.equal((redactSecrets({ body: plain }) as { body: string }).body, plain);
+  });
+});
+
+/** A seeded pseudo-random source: a failure names an input that the same seed replays. */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) & 0x7fffffff;
+    return state;
+  };
+}
+
+/** `count` pieces picked by `next`, joined. */
+function joinPieces(pieces: string[], count: number, next: () => number): string {
+  let out = '';
+  for (let j = 0; j < count; j++) out += pieces[next() % pieces.length];
+  return out;
+}
+
+describe('the name=value scan', () => {
+  // the scan as it was before its name became atomic: the reference the faster form must equal
+  const BACKTRACKING =
+    /(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_.-]{0,127})(["']?\s*(?:=|:(?!\/\/))\s*["']?)([^\s"'&;,)}\]]+)/g;
+  const matches = (re: RegExp, text: string) => [...text.matchAll(re)].map((m) => [m.index, ...m]);
+
+  it('finds exactly the matches of the backtracking form, on 20,000 random texts built to confuse it', () => {
+    const pieces = [
+      'a',
+      'Z',
+      '_',
+      '9',
+      '.',
+      '-',
+      '=',
+      ':',
+      '://',
+      '/',
+      '"',
+      "'",
+      ' ',
+      '\t',
+      '\n',
+      '&',
+      ';',
+      ',',
+      ')',
+      '}',
+      ']',
+      'password',
+      'token',
+      'key',
+      'auth',
+      'path',
+      'x'.repeat(130),
+      'A1b2_',
+      '==',
+      ': ',
+    ];
+    const next = seeded(0x5eed);
+    for (let i = 0; i < 20_000; i++) {
+      const text = joinPieces(pieces, 1 + (next() % 24), next);
+      assert.deepEqual(matches(NAMED_VALUE, text), matches(BACKTRACKING, text), JSON.stringify(text));
+    }
+  });
+
+  it('still takes a name of 128 characters and no longer one', () => {
+    const at128 = `${'n'.repeat(128)}=v`;
+    const at129 = `${'n'.repeat(129)}=v`;
+    assert.deepEqual(matches(NAMED_VALUE, at128), matches(BACKTRACKING, at128));
+    assert.equal(matches(NAMED_VALUE, at128).length, 1);
+    assert.deepEqual(matches(NAMED_VALUE, at129), matches(BACKTRACKING, at129));
+  });
+});
+
+describe('isSecretName', () => {
+  // the judgement as it was before its quick rejection: the reference the faster one must equal
+  const SECRET_WORD =
+    /token|secret|passw(?:or)?d|passphrase|authori[sz]ation|authentication|api[_-]?key|access[_-]?key|private[_-]?key|cookie|credential|signature/i;
+  const SEGMENTS = new Set(['auth', 'pass', 'pwd', 'pat', 'sig', 'dsn']);
+  const reference = (name: string) => {
+    if (SECRET_WORD.test(name)) return true;
+    const parts = name
+      .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter((p) => p.length > 0);
+    if (parts.some((p) => SEGMENTS.has(p))) return true;
+    return parts.length > 1 && parts.includes('key');
+  };
+
+  it('judges 20,000 random names exactly as the full split does', () => {
+    const pieces = [
+      'auth',
+      'Auth',
+      'AUTH',
+      'pass',
+      'Pwd',
+      'pat',
+      'Path',
+      'PAT',
+      'sig',
+      'Sig',
+      'dsn',
+      'key',
+      'Key',
+      'KEY',
+      'token',
+      'Author',
+      'x',
+      'A',
+      'b',
+      '9',
+      '_',
+      '-',
+      '.',
+      'OPENAI',
+      'GH',
+      'subscription',
+      'api',
+    ];
+    const next = seeded(0xca11);
+    let secret = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const name = joinPieces(pieces, 1 + (next() % 5), next);
+      const expected = reference(name);
+      if (expected) secret++;
+      assert.equal(isSecretName(name), expected, name);
+    }
+    // both answers were exercised
+    assert.ok(secret > 1000 && secret < 19_000, `${secret} secret names`);
   });
 });
