@@ -83,8 +83,11 @@ describe('the dock in a browser', () => {
     await page.goto(link);
     await page.waitForURL(`${serve.url}/`);
     await page.getByTestId('connection').filter({ hasText: 'Live' }).waitFor();
-    const lifecycle = await page.getByTestId('lifecycle').textContent();
-    assert.match(lifecycle ?? '', /^(No computer|Booting|Running|Error|Stopped|Unavailable)$/);
+    // the status renders once the first snapshot arrives, which may follow the live socket
+    await page
+      .getByTestId('lifecycle')
+      .filter({ hasText: /^(No computer|Booting|Running|Error|Stopped|Unavailable)$/ })
+      .waitFor();
     const cookie = (await context.cookies()).find((c) => c.name === 'paddock_session');
     assert.ok(cookie, 'the session cookie is set');
     assert.equal(cookie.httpOnly, true);
