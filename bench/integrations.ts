@@ -75,6 +75,7 @@ export async function benchIntegrations(
         enforce: async () => {
           throw new PaddockError('POLICY_DENIED', 'unused');
         },
+        fileScope: (kind) => ({ kind, sets: [{ allow: [], deny: [] }] }),
         sanitizeEnv: (env) => env,
       },
       logger: silentLogger(),

@@ -33,7 +33,7 @@ const guestDir = join(root, 'scripts', 'browser-image');
  * Bumped when the guest files or the layout change, so an older image is rebuilt; the server
  * accepts only the version it speaks (IMAGE_VERSION in src/computer/backend/browser-image.ts).
  */
-const IMAGE_VERSION = 5;
+const IMAGE_VERSION = 6;
 
 function say(line) {
   process.stderr.write(`build-browser-image: ${line}\n`);

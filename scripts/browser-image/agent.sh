@@ -123,31 +123,44 @@ while read -r rid op a1 a2 a3 a4 a5; do
 		tail -c +$((a2 + 1)) "$p" 2>/dev/null | head -c "$a3" >/run/j/.r
 		echo "@$rid ok $size $(b /run/j/.r) $(e "$(realpath "$p")")"
 		;;
-	put) # token path n, then n characters of base64 after the line: a chunk of a write, taken with one
+	put) # token n, then n characters of base64 after the line: a chunk of a write, taken with one
 		# head -c (the shell's read costs a system call per byte) whatever happens next, so that no
-		# byte of it is ever read as a request; then appended to the temporary file beside the target
-		case $a3 in '' | *[!0-9]*) err INVALID_ARGUMENT "bad chunk length"; continue ;; esac
-		head -c "$a3" >/run/j/.p
-		p=$(d "$a2")
+		# byte of it is ever read as a request; then appended to the write's staging file in /run/j
+		case $a2 in '' | *[!0-9]*) err INVALID_ARGUMENT "bad chunk length"; continue ;; esac
+		head -c "$a2" >/run/j/.p
 		okid "$a1" || { err INVALID_ARGUMENT "bad token"; continue; }
-		mkdir -p "$(dirname "$p")" 2>/dev/null
-		base64 -d </run/j/.p >>"$(dirname "$p")/.paddock-w-$a1" || { err INVALID_ARGUMENT "cannot write beside $p"; continue; }
+		base64 -d </run/j/.p >>"/run/j/w-$a1" || { err INVALID_ARGUMENT "cannot stage a write"; continue; }
 		echo "@$rid ok"
 		;;
-	commit) # token path mode(overwrite|create): rename into place (create: a hard link, which fails if the name exists)
-		p=$(d "$a2")
+	commit) # token dir name mode(overwrite|create): the staged bytes become dir/name, placed from
+		# inside dir (entered with cd -P and checked to be dir, so a link swapped onto the path in
+		# between is never followed): rename into place, or (create) a hard link, which fails if
+		# the name exists. Nothing is created anywhere else, and no directory is made.
 		okid "$a1" || { err INVALID_ARGUMENT "bad token"; continue; }
-		t="$(dirname "$p")/.paddock-w-$a1"
-		[ -e "$t" ] || : >"$t" 2>/dev/null || { err INVALID_ARGUMENT "cannot write $p"; continue; }
-		[ -d "$p" ] && { rm -f "$t"; err INVALID_ARGUMENT "$p is a directory"; continue; }
-		created=true && [ -e "$p" ] && created=false
-		if [ "$a3" = create ]; then
-			ln "$t" "$p" 2>/dev/null || { rm -f "$t"; err FILE_EXISTS "$p exists"; continue; }
-			rm -f "$t"
-		else
-			mv -f "$t" "$p" || { rm -f "$t"; err INVALID_ARGUMENT "cannot replace $p"; continue; }
-		fi
-		echo "@$rid ok $(stat -c %s "$p") $created"
+		w="/run/j/w-$a1"
+		[ -e "$w" ] || : >"$w"
+		dir=$(d "$a2")
+		name=$(d "$a3")
+		r=$(
+			cd -P -- "$dir" 2>/dev/null || { echo "NOT_FOUND the directory $dir does not exist"; exit; }
+			[ "$(pwd -P)" = "$dir" ] || { echo "INVALID_ARGUMENT $dir changed while it was written to; try again"; exit; }
+			[ -d "$name" ] && [ ! -L "$name" ] && { echo "INVALID_ARGUMENT $dir/$name is a directory"; exit; }
+			t=".paddock-w-$a1"
+			cat "$w" >"$t" 2>/dev/null || { rm -f "$t"; echo "INVALID_ARGUMENT cannot write in $dir"; exit; }
+			created=true && { [ -e "$name" ] || [ -L "$name" ]; } && created=false
+			if [ "$a4" = create ]; then
+				ln "$t" "$name" 2>/dev/null || { rm -f "$t"; echo "FILE_EXISTS $dir/$name exists"; exit; }
+				rm -f "$t"
+			else
+				mv -f "$t" "$name" || { rm -f "$t"; echo "INVALID_ARGUMENT cannot replace $dir/$name"; exit; }
+			fi
+			echo "ok $(stat -c %s "$name") $created"
+		)
+		rm -f "$w"
+		case $r in
+		ok*) echo "@$rid $r" ;;
+		*) err "${r%% *}" "${r#* }" ;;
+		esac
 		;;
 	list) # path -> one base64 line of "type size mtime mode name" rows
 		p=$(d "$a1")
@@ -160,8 +173,15 @@ while read -r rid op a1 a2 a3 a4 a5; do
 		done) >/run/j/.l 2>/dev/null
 		echo "@$rid ok $(b /run/j/.l)"
 		;;
-	realpath) p=$(d "$a1"); r=$(realpath "$p" 2>/dev/null) && echo "@$rid ok $(e "$r")" || echo "@$rid ok -" ;;
-	readlink) p=$(d "$a1"); r=$(readlink "$p" 2>/dev/null) && echo "@$rid ok $(e "$r")" || echo "@$rid ok -" ;;
+	kind) # path -> what it is, not following a link at its end: dir, file, other, missing, or link and its text
+		p=$(d "$a1")
+		if [ -L "$p" ]; then
+			r=$(readlink "$p") && echo "@$rid ok link $(e "$r")" || echo "@$rid ok missing"
+		elif [ -d "$p" ]; then echo "@$rid ok dir"
+		elif [ -f "$p" ]; then echo "@$rid ok file"
+		elif [ -e "$p" ]; then echo "@$rid ok other"
+		else echo "@$rid ok missing"; fi
+		;;
 	which) n=$(d "$a1"); r=$(command -v "$n" 2>/dev/null) && echo "@$rid ok $(e "$r")" || echo "@$rid ok -" ;;
 	'') ;;
 	*) err INVALID_ARGUMENT "unknown op $op" ;;

@@ -1,13 +1,6 @@
 import type { PolicyConfig } from '../config/schema.js';
 import { createWhitelistSandbox } from '../policy/index.js';
-import type {
-  EnforceOptions,
-  HostResolver,
-  PathResolver,
-  PolicyAction,
-  PolicyDecision,
-  Sandbox,
-} from '../policy/types.js';
+import type { EnforceOptions, HostResolver, PolicyAction, PolicyDecision, Sandbox } from '../policy/types.js';
 import { isPaddockError, PaddockError } from '../shared/errors.js';
 import type { AgentPolicy } from './agent-schema.js';
 
@@ -66,6 +59,14 @@ export function intersectSandboxes(first: Sandbox, second: Sandbox, options: Int
         ...(addresses ? { addresses } : {}),
       };
     },
+    fileScope(kind) {
+      const relabel = (r: { label: string; root: string }) => ({ ...r, label: `${label}${r.label}` });
+      const narrowing = second.fileScope(kind).sets.map((set) => ({
+        allow: set.allow.map(relabel),
+        deny: set.deny.map(relabel),
+      }));
+      return { kind, sets: [...first.fileScope(kind).sets, ...narrowing] };
+    },
     sanitizeEnv(env: Record<string, string>): Record<string, string> {
       return second.sanitizeEnv(first.sanitizeEnv(env));
     },
@@ -79,17 +80,6 @@ function memoizeResolvers(given: EnforceOptions): EnforceOptions {
     const dns: HostResolver = given.dns;
     const cache = new Map<string, Promise<string[]>>();
     out.dns = { lookup: (host) => once(cache, host, () => dns.lookup(host)) };
-  }
-  if (given.paths) {
-    const paths: PathResolver = given.paths;
-    const real = new Map<string, Promise<string | null>>();
-    const links = new Map<string, Promise<string | null>>();
-    const memo: PathResolver = { realpath: (p) => once(real, p, () => paths.realpath(p)) };
-    if (paths.readlink) {
-      const readlink = paths.readlink.bind(paths);
-      memo.readlink = (p) => once(links, p, () => readlink(p));
-    }
-    out.paths = memo;
   }
   return out;
 }

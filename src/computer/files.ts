@@ -1,10 +1,14 @@
 /**
  * File operations of the computer tools, executed by the guest agent: encoding rules, limits,
- * UTF-8 boundaries. Policy checks happen before these are called (in the tools).
+ * UTF-8 boundaries. Each operation carries the policy's file scope: the guest walks the path
+ * within it and refuses (POLICY_DENIED, nothing touched) when a link or the object reached lies
+ * outside, so the decision is made on what is touched when it is touched.
  */
 
+import type { FileScope } from '../guest/path-scope.js';
 import type { CallResult } from '../guest/protocol.js';
-import { PaddockError } from '../shared/errors.js';
+import { policyDeniedError } from '../policy/decision.js';
+import { isPaddockError, PaddockError } from '../shared/errors.js';
 import { utf8SafeLength } from '../shared/text.js';
 import type { Computer } from './computer.js';
 import type { WithAttachment } from './link/guest-client.js';
@@ -29,10 +33,39 @@ export interface FileEntry {
   mode: string;
 }
 
-/** A page of a directory listing. */
-export async function listDirectory(c: Computer, path: string, offset: number, limit: number) {
+/**
+ * Runs a file operation of the guest; its refusal becomes the policy's POLICY_DENIED error for
+ * the action (the rule, and which links led where, in the message and the audit row).
+ */
+export async function scopedCall<T>(scope: FileScope, path: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    if (isPaddockError(e) && e.code === 'POLICY_DENIED') {
+      const type = scope.kind === 'read' ? 'file.read' : 'file.write';
+      const denial = policyDeniedError(
+        { type, path },
+        { allow: false, rule: String(e.details.rule ?? 'default-deny'), reason: e.message },
+      );
+      throw new PaddockError('POLICY_DENIED', denial.message, {
+        ...denial.details,
+        links: e.details.links ?? [],
+      });
+    }
+    throw e;
+  }
+}
+
+/** A page of a directory listing (`path` reached within `scope`). */
+export async function listDirectory(
+  c: Computer,
+  scope: FileScope,
+  path: string,
+  offset: number,
+  limit: number,
+) {
   checkGuestPath(path);
-  const r = await c.call('fs.list', { path, offset, limit });
+  const r = await scopedCall(scope, path, () => c.call('fs.list', { path, scope, offset, limit }));
   const entries: FileEntry[] = r.entries.map((e) => ({
     name: e.name,
     path: path === '/' ? `/${e.name}` : `${path}/${e.name}`,
@@ -42,7 +75,14 @@ export async function listDirectory(c: Computer, path: string, offset: number, l
     mode: e.mode.toString(8).padStart(3, '0'),
   }));
   const nextOffset = offset + entries.length;
-  return { path, entries, total: r.total, offset, nextOffset: nextOffset < r.total ? nextOffset : null };
+  const page = {
+    path,
+    entries,
+    total: r.total,
+    offset,
+    nextOffset: nextOffset < r.total ? nextOffset : null,
+  };
+  return { page, rule: r.rule };
 }
 
 // ignoreBOM: a leading BOM stays in the text, as the file has it
@@ -51,15 +91,16 @@ const fatalUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** What the guest answered to one fs.read, with the bytes. */
 export type RawRead = WithAttachment<CallResult<'fs.read'>>;
 
-/** Reads raw bytes of a file inside the guest. */
+/** Reads raw bytes of a file inside the guest (`path` reached within `scope`). */
 export function fetchGuestFile(
   c: Computer,
+  scope: FileScope,
   path: string,
   offset: number,
   byteLimit: number,
 ): Promise<RawRead> {
   checkGuestPath(path);
-  return c.call('fs.read', { path, offset, byteLimit });
+  return scopedCall(scope, path, () => c.call('fs.read', { path, scope, offset, byteLimit }));
 }
 
 /**
@@ -114,24 +155,23 @@ export function decodeContent(content: string, encoding: FileEncoding): Buffer {
   return bytes;
 }
 
-/** Creates or replaces a file atomically inside the guest. */
-export async function writeGuestFile(c: Computer, path: string, bytes: Buffer, overwrite: boolean) {
-  checkGuestPath(path);
-  const r = await c.call('fs.write', { path, overwrite }, { attachment: bytes });
-  return { path, bytesWritten: r.bytesWritten, created: r.created };
-}
-
-/**
- * Writes at the path as written only if no symlink is on it (then it is its own canonical
- * path, so a policy decision on it holds); null, with nothing written, when a link is met.
- */
-export async function writeGuestFileWithoutLinks(
+/** Creates or replaces a file atomically inside the guest (where `path` leads within `scope`). */
+export async function writeGuestFile(
   c: Computer,
+  scope: FileScope,
   path: string,
   bytes: Buffer,
   overwrite: boolean,
 ) {
   checkGuestPath(path);
-  const r = await c.call('fs.write', { path, overwrite, noLinks: true }, { attachment: bytes });
-  return r.linked ? null : { path, bytesWritten: r.bytesWritten, created: r.created };
+  const r = await scopedCall(scope, path, () =>
+    c.call('fs.write', { path, scope, overwrite }, { attachment: bytes }),
+  );
+  return { path, bytesWritten: r.bytesWritten, created: r.created, rule: r.rule };
+}
+
+/** The canonical path of a directory reached within `scope`. */
+export async function resolveGuestDir(c: Computer, scope: FileScope, path: string, signal?: AbortSignal) {
+  checkGuestPath(path);
+  return scopedCall(scope, path, () => c.call('fs.resolve', { path, scope }, { signal }));
 }

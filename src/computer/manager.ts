@@ -3,13 +3,13 @@
  * terminals, preview, log and request idempotency. A launch replaces the generation as a whole.
  * The ComputerService holds one manager per named computer and per private owner.
  */
-import type { ExecResolver, PathResolver } from '../policy/types.js';
+import type { ExecResolver } from '../policy/types.js';
 import { raceAbort } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import type { CallerContext } from '../tools/tool.js';
 import type { Computer } from './computer.js';
 import { afterBootScripts, startGeneration } from './generation.js';
-import { guestExecResolver, guestPathResolver } from './guest-resolvers.js';
+import { guestExecResolver } from './guest-resolvers.js';
 import { IdempotencyCache } from './idempotency.js';
 import type { Job, JobResult } from './jobs/job.js';
 import type { CancelResult, RunRequest } from './jobs/requests.js';
@@ -219,11 +219,6 @@ export class ComputerManager implements ComputerSource {
   async cancelJob(jobId: string): Promise<CancelResult> {
     const { computer, job } = this.resolveJob(jobId);
     return computer.jobs.cancel(job);
-  }
-
-  /** A PathResolver that resolves inside this computer (for policy checks). */
-  guestPathResolver(signal?: AbortSignal): PathResolver {
-    return guestPathResolver(() => this.requireRunning(signal), signal);
   }
 
   /** An ExecResolver that looks executables up inside this computer (for policy checks). */

@@ -18,7 +18,7 @@ import { EgressRelay } from './egress-relay.js';
 import { JobRunner } from './exec.js';
 import { GuestFailure, toGuestError } from './failure.js';
 import { type Frame, FrameKind, PROTOCOL_VERSION, TELL_OPS } from './frames.js';
-import { listFiles, readFile, readlinkOf, realpathOf, WithAttachment, whichOf, writeFile } from './fs-ops.js';
+import { listFiles, readFile, resolveDir, WithAttachment, whichOf, writeFile } from './fs-ops.js';
 import { GuestLink } from './link.js';
 import type { CallArgs, HostCall, HostTell } from './protocol.js';
 import { PtyHost } from './pty.js';
@@ -112,10 +112,8 @@ function main(): void {
         return readFile(call.args as CallArgs<'fs.read'>);
       case 'fs.write':
         return writeFile(call.args as CallArgs<'fs.write'>, attachment ?? Buffer.alloc(0), account);
-      case 'fs.realpath':
-        return realpathOf(call.args as CallArgs<'fs.realpath'>);
-      case 'fs.readlink':
-        return readlinkOf(call.args as CallArgs<'fs.readlink'>);
+      case 'fs.resolve':
+        return resolveDir(call.args as CallArgs<'fs.resolve'>);
       case 'which':
         return whichOf(call.args as CallArgs<'which'>);
       case 'pty.open':

@@ -12,19 +12,19 @@ import {
   linkSync,
   lstatSync,
   openSync,
-  readlinkSync,
   readSync,
-  realpathSync,
   renameSync,
   type Stats,
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { access, lstat, readdir, readlink, stat } from 'node:fs/promises';
+import { access, lstat, readdir, stat } from 'node:fs/promises';
 import type { JobAccount } from './account.js';
 import { errnoOf, GuestFailure } from './failure.js';
-import { inDir, LinkOnPath, openDirNoFollow, withParent } from './fs-walk.js';
+import { descriptorIO, inDir, reopenPath } from './fs-walk.js';
+import type { FileScope } from './path-scope.js';
 import type { CallArgs, CallResult } from './protocol.js';
+import { type Destination, ScopedWalk } from './scoped-walk.js';
 
 type EntryType = 'file' | 'dir' | 'symlink' | 'other';
 
@@ -90,36 +90,50 @@ function notRegular(path: string, type: EntryType): GuestFailure {
   );
 }
 
-/** Lists a directory, sorted by name, one page at a time (no symlink on the way is followed). */
-export async function listFiles(args: CallArgs<'fs.list'>): Promise<CallResult<'fs.list'>> {
-  let fd: number;
+/** Walks `path` within the call's scope with descriptors (scoped-walk.ts). */
+function walker(scope: FileScope): ScopedWalk<number> {
+  return new ScopedWalk(descriptorIO, scope);
+}
+
+/** Runs `fn` on a walk's answer; system errors become guest failures about `path`. */
+async function fsStep<T>(path: string, fn: () => T | Promise<T>): Promise<T> {
   try {
-    fd = openDirNoFollow(args.path);
+    return await fn();
   } catch (e) {
-    if (errnoOf(e) === 'ENOTDIR' && lstatSync(args.path, { throwIfNoEntry: false })?.isFile()) {
+    throw e instanceof GuestFailure ? e : fsFailure(e, path);
+  }
+}
+
+/**
+ * Lists a directory, sorted by name, one page at a time. The directory is reached within the
+ * scope (scoped-walk.ts); its entries are described without following them.
+ */
+export async function listFiles(args: CallArgs<'fs.list'>): Promise<CallResult<'fs.list'>> {
+  const dir = await fsStep(args.path, () => walker(args.scope).reach(args.path));
+  try {
+    if (dir.type !== 'dir') {
       throw new GuestFailure(
         'INVALID_ARGUMENT',
-        `${args.path} is not a directory; use read_file to read a file.`,
+        dir.type === 'file'
+          ? `${args.path} is not a directory; use read_file to read a file.`
+          : `${args.path} is not a directory.`,
       );
     }
-    throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
-  }
-  try {
-    const names = await readdir(`/proc/self/fd/${fd}`).catch((e) => {
+    const names = await readdir(reopenPath(dir.handle)).catch((e) => {
       throw fsFailure(e, args.path);
     });
     names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const page = names.slice(args.offset, args.offset + args.limit);
     const entries = await Promise.all(
       page.map(async (name) => {
-        const s = await lstat(inDir(fd, name)).catch(() => null);
+        const s = await lstat(inDir(dir.handle, name)).catch(() => null);
         if (!s) return { name, type: 'other' as const, size: 0, mtimeMs: 0, mode: 0 };
         return { name, type: typeOf(s), size: s.size, mtimeMs: Math.round(s.mtimeMs), mode: s.mode & 0o7777 };
       }),
     );
-    return { path: args.path, total: names.length, entries };
+    return { path: args.path, total: names.length, entries, rule: dir.rule };
   } finally {
-    closeSync(fd);
+    descriptorIO.close(dir.handle);
   }
 }
 
@@ -131,65 +145,38 @@ export class WithAttachment<T> {
   ) {}
 }
 
-/** Opens the parent of `path` without following links; a missing parent gets the mkdir advice. */
-function parentOf<T>(path: string, fn: (dirFd: number, name: string) => T): T {
-  try {
-    return withParent(path, fn);
-  } catch (e) {
-    if (e instanceof GuestFailure) throw e;
-    if (errnoOf(e) === 'ENOENT') {
-      const parent = path.slice(0, Math.max(1, path.lastIndexOf('/')));
-      throw new GuestFailure(
-        'NOT_FOUND',
-        `The parent directory ${parent} does not exist; create it first (e.g. run_command "mkdir -p ${parent}").`,
-      );
-    }
-    throw fsFailure(e, path);
-  }
-}
-
 /**
- * Reads bytes of a regular file. The file is opened relative to its parent's descriptor with
- * O_NOFOLLOW, so no link swapped in on the way is followed; FIFOs and devices are refused
- * before they are opened. Synchronous calls: a regular file read of at most 64 KiB is faster
- * inline than through the thread pool.
+ * Reads bytes of a regular file reached within the scope. The walk's descriptor of the file is
+ * reopened for reading (FIFOs and devices are refused before, so nothing blocks), so the bytes
+ * come from exactly the file that was judged. Synchronous reads: a regular file read of at most
+ * 64 KiB is faster inline than through the thread pool.
  */
 export async function readFile(args: CallArgs<'fs.read'>): Promise<WithAttachment<CallResult<'fs.read'>>> {
-  return parentOf(args.path, (dirFd, name) => {
-    let fd: number;
-    try {
-      const s = lstatSync(inDir(dirFd, name));
-      if (!s.isFile()) throw notRegular(args.path, typeOf(s));
-      fd = openSync(
-        inDir(dirFd, name),
-        constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY | constants.O_NOFOLLOW,
-      );
-    } catch (e) {
-      throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
+  const file = await fsStep(args.path, () => walker(args.scope).reach(args.path));
+  let fd: number | null = null;
+  try {
+    if (file.type !== 'file') throw notRegular(args.path, file.type);
+    // the magic link names the very file judged (O_NOFOLLOW would refuse the magic link itself)
+    fd = openSync(reopenPath(file.handle), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    const size = fstatSync(fd).size;
+    const want = Math.max(0, Math.min(args.byteLimit, size - args.offset));
+    const buffer = Buffer.allocUnsafe(want);
+    let got = 0;
+    while (got < want) {
+      const n = readSync(fd, buffer, got, want - got, args.offset + got);
+      if (n === 0) break;
+      got += n;
     }
-    try {
-      const opened = fstatSync(fd);
-      if (!opened.isFile()) throw notRegular(args.path, typeOf(opened));
-      const size = opened.size;
-      const want = Math.max(0, Math.min(args.byteLimit, size - args.offset));
-      const buffer = Buffer.allocUnsafe(want);
-      let got = 0;
-      while (got < want) {
-        const n = readSync(fd, buffer, got, want - got, args.offset + got);
-        if (n === 0) break;
-        got += n;
-      }
-      const openedPath = readlinkSync(`/proc/self/fd/${fd}`);
-      return new WithAttachment(
-        { bytesRead: got, size, eof: args.offset + got >= size, realpath: openedPath },
-        buffer.subarray(0, got),
-      );
-    } catch (e) {
-      throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
-    } finally {
-      closeSync(fd);
-    }
-  });
+    return new WithAttachment(
+      { bytesRead: got, size, eof: args.offset + got >= size, rule: file.rule },
+      buffer.subarray(0, got),
+    );
+  } catch (e) {
+    throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
+  } finally {
+    if (fd !== null) closeSync(fd);
+    descriptorIO.close(file.handle);
+  }
 }
 
 /**
@@ -203,79 +190,86 @@ function handsOver(dirFd: number): boolean {
 }
 
 /**
- * Writes a whole file atomically, relative to its parent's descriptor (opened without following
- * links): the bytes go to a new temporary file there (O_EXCL, O_NOFOLLOW), then `link` (create
- * only: fails if the name exists) or `rename` (replace) makes them visible at once. No symlink
- * is ever written through: the host passes either the canonical path the policy resolved (a
- * link on it is refused with an error) or, with `noLinks`, the path as written, checked by the
- * policy as if it had no link on it — a link met there then writes nothing and answers
- * `linked`, and the host resolves the path and tries again. Synchronous calls, as in readFile:
- * a write of this size is quicker inline than through the thread pool.
+ * Writes a whole file atomically where the path leads within the scope (scoped-walk.ts): the
+ * bytes go to a new temporary file in the destination's directory, opened by descriptor
+ * (O_EXCL, O_NOFOLLOW), then `link` (create only: fails if the name exists) or `rename`
+ * (replace) makes them visible at once. A link at the name is followed to find the destination,
+ * and a create-only write refuses it as an existing name (as `O_CREAT | O_EXCL` does), so nothing
+ * is created through a dangling link. The directory is judged again, by its descriptor, just
+ * before the file is placed. Synchronous calls, as in readFile.
  */
 export async function writeFile(
   args: CallArgs<'fs.write'>,
   data: Buffer,
   account: JobAccount | null = null,
 ): Promise<CallResult<'fs.write'>> {
-  const linked = { bytesWritten: 0, created: false, linked: true as const };
+  const walk = walker(args.scope);
+  const to = await fsStep(args.path, () => walk.destination(args.path));
   try {
-    return await writeAt(args, data, account);
-  } catch (e) {
-    if (args.noLinks && e instanceof LinkOnPath) return linked;
-    throw e;
+    return writeAt(args, to, data, account, () => {
+      const dir = descriptorIO.where(to.dir);
+      walk.judge(args.path, dir === '/' ? `/${to.name}` : `${dir}/${to.name}`, to.links);
+    });
+  } finally {
+    descriptorIO.close(to.dir);
   }
 }
 
-async function writeAt(
+function writeAt(
   args: CallArgs<'fs.write'>,
+  to: Destination<number>,
   data: Buffer,
   account: JobAccount | null,
-): Promise<CallResult<'fs.write'>> {
+  recheck: () => void,
+): CallResult<'fs.write'> {
   const exists = () =>
     new GuestFailure(
       'FILE_EXISTS',
       `${args.path} already exists; pass overwrite=true to replace it or choose another path.`,
     );
-  return parentOf(args.path, (dirFd, name) => {
-    const target = inDir(dirFd, name);
-    let existing: Stats | null;
+  if (!args.overwrite && (to.namedLink || to.existing !== 'missing')) throw exists();
+  if (to.existing === 'dir' || to.existing === 'other') throw notRegular(args.path, to.existing);
+  const target = inDir(to.dir, to.name);
+  let existing: Stats | null;
+  try {
+    existing = lstatSync(target);
+  } catch (e) {
+    if (errnoOf(e) !== 'ENOENT') throw fsFailure(e, args.path);
+    existing = null;
+  }
+  if (existing && !args.overwrite) throw exists();
+  if (existing && !existing.isFile()) {
+    throw new GuestFailure('INVALID_ARGUMENT', `${args.path} changed while it was being written; try again.`);
+  }
+  const mode = existing ? existing.mode & 0o7777 : 0o644;
+  const temp = inDir(to.dir, `.${to.name.slice(0, 100)}.${randomUUID().slice(24)}.paddock-tmp`);
+  let placed = false;
+  try {
+    const fd = openSync(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      mode,
+    );
     try {
-      existing = lstatSync(target);
-    } catch (e) {
-      if (errnoOf(e) !== 'ENOENT') throw fsFailure(e, args.path);
-      existing = null;
-    }
-    if (existing?.isSymbolicLink()) throw new LinkOnPath(args.path, args.path);
-    if (existing && !args.overwrite) throw exists();
-    if (existing && !existing.isFile()) throw notRegular(args.path, typeOf(existing));
-    const mode = existing ? existing.mode & 0o7777 : 0o644;
-    const temp = inDir(dirFd, `.${name.slice(0, 100)}.${randomUUID().slice(24)}.paddock-tmp`);
-    let placed = false;
-    try {
-      const fd = openSync(
-        temp,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-        mode,
-      );
-      try {
-        for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
-        if (account && handsOver(dirFd)) fchownSync(fd, account.uid, account.gid);
-        fchmodSync(fd, mode);
-      } finally {
-        closeSync(fd);
-      }
-      if (args.overwrite) renameSync(temp, target);
-      else linkSync(temp, target);
-      placed = args.overwrite;
-    } catch (e) {
-      if (errnoOf(e) === 'EEXIST' && !args.overwrite) throw exists();
-      throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
+      for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
+      if (account && handsOver(to.dir)) fchownSync(fd, account.uid, account.gid);
+      fchmodSync(fd, mode);
     } finally {
-      // a rename took the temporary name away; after a link, or a failure, it must go
-      if (!placed) unlinkQuietly(temp);
+      closeSync(fd);
     }
-    return { bytesWritten: data.length, created: !existing };
-  });
+    // the directory may have moved since it was judged: judge where it is now
+    recheck();
+    if (args.overwrite) renameSync(temp, target);
+    else linkSync(temp, target);
+    placed = args.overwrite;
+  } catch (e) {
+    if (errnoOf(e) === 'EEXIST' && !args.overwrite) throw exists();
+    throw e instanceof GuestFailure ? e : fsFailure(e, args.path);
+  } finally {
+    // a rename took the temporary name away; after a link, or a failure, it must go
+    if (!placed) unlinkQuietly(temp);
+  }
+  return { bytesWritten: data.length, created: !existing, rule: to.rule };
 }
 
 function unlinkQuietly(path: string): void {
@@ -286,26 +280,14 @@ function unlinkQuietly(path: string): void {
   }
 }
 
-/** The canonical path inside the guest, or null when the path does not exist. */
-export async function realpathOf(args: CallArgs<'fs.realpath'>): Promise<CallResult<'fs.realpath'>> {
-  try {
-    return { path: realpathSync.native(args.path) };
-  } catch (e) {
-    const code = errnoOf(e);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { path: null };
-    throw fsFailure(e, args.path);
+/** The canonical path of a directory reached within the scope (a job's working directory). */
+export async function resolveDir(args: CallArgs<'fs.resolve'>): Promise<CallResult<'fs.resolve'>> {
+  const dir = await fsStep(args.path, () => walker(args.scope).reach(args.path));
+  descriptorIO.close(dir.handle);
+  if (dir.type !== 'dir') {
+    throw new GuestFailure('NOT_FOUND', `${args.path} is not a directory in the computer; pass a directory.`);
   }
-}
-
-/** The target text of a symlink, or null when the path is not a symlink (or does not exist). */
-export async function readlinkOf(args: CallArgs<'fs.readlink'>): Promise<CallResult<'fs.readlink'>> {
-  try {
-    return { target: await readlink(args.path) };
-  } catch (e) {
-    const code = errnoOf(e);
-    if (code === 'EINVAL' || code === 'ENOENT' || code === 'ENOTDIR') return { target: null };
-    throw fsFailure(e, args.path);
-  }
+  return { path: dir.path, rule: dir.rule };
 }
 
 /** The first executable regular file `<dir>/<name>` in the given search path. */

@@ -7,11 +7,13 @@
  * descriptor the same way. A component that is a symlink (or stops being a directory) fails the
  * walk; nothing is re-resolved by name in between.
  *
- * The host passes canonical paths (the policy's resolved ones), so a legitimate path never has
- * a symlink in it.
+ * The file tools resolve paths with {@link descriptorIO} (scoped-walk.ts), which follows links
+ * by reading them; `openDirNoFollow` opens a canonical path that must have no link on it (a job's
+ * working directory).
  */
-import { closeSync, constants, lstatSync, openSync, readlinkSync } from 'node:fs';
-import { GuestFailure } from './failure.js';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, type Stats } from 'node:fs';
+import { errnoOf, GuestFailure } from './failure.js';
+import type { WalkIO, WalkStep } from './scoped-walk.js';
 
 /** Linux O_PATH (not exported by Node). */
 const O_PATH = 0o10000000;
@@ -90,20 +92,62 @@ function isLink(path: string): boolean {
   }
 }
 
-/** Runs `fn` with the parent directory of `path` open (no link followed) and the last name. */
-export function withParent<T>(path: string, fn: (dirFd: number, name: string) => T): T {
-  const parts = components(path);
-  const name = parts.pop();
-  if (name === undefined) throw new GuestFailure('INVALID_ARGUMENT', 'The root directory has no parent.');
-  const fd = openDirNoFollow(`/${parts.join('/')}`);
-  let result: T;
+/** An object opened by {@link descriptorIO} (an `O_PATH` descriptor) is read through this path. */
+export function reopenPath(fd: number): string {
+  return `/proc/self/fd/${fd}`;
+}
+
+/** Looks `name` up in `dir` once; null when it changed between the lookup and the read of its link. */
+function stepOnce(dir: number, name: string): WalkStep<number> | null {
+  let fd: number;
   try {
-    result = fn(fd, name);
+    fd = openSync(inDir(dir, name), O_PATH | constants.O_NOFOLLOW | O_CLOEXEC);
+  } catch (e) {
+    const code = errnoOf(e);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { type: 'missing' };
+    throw e;
+  }
+  let st: Stats;
+  try {
+    st = fstatSync(fd);
   } catch (e) {
     closeSync(fd);
     throw e;
   }
-  if (result instanceof Promise) return result.finally(() => closeSync(fd)) as T;
+  if (st.isDirectory()) return { type: 'dir', handle: fd };
+  if (!st.isSymbolicLink()) return { type: st.isFile() ? 'file' : 'other', handle: fd };
   closeSync(fd);
-  return result;
+  try {
+    return { type: 'link', target: readlinkSync(inDir(dir, name)) };
+  } catch (e) {
+    const code = errnoOf(e);
+    if (code === 'EINVAL' || code === 'ENOENT') return null;
+    throw e;
+  }
 }
+
+/**
+ * The walk of scoped-walk.ts over descriptors: every object is an `O_PATH` descriptor opened
+ * relative to its directory's descriptor without following a link, and named by the kernel
+ * (`/proc/self/fd/<n>`) when judged. Synchronous: each step is a system call or two.
+ */
+export const descriptorIO = {
+  root: () => openSync('/', DIR_FLAGS | O_CLOEXEC),
+  step(dir: number, name: string): WalkStep<number> {
+    // a name that stops being a link between the lookup and the read of its text is looked up again
+    for (let tries = 0; tries < 8; tries++) {
+      const found = stepOnce(dir, name);
+      if (found) return found;
+    }
+    throw new GuestFailure('INVALID_ARGUMENT', `${name} keeps changing while it is looked up; try again.`);
+  },
+  parent: (dir: number) => openSync(inDir(dir, '..'), DIR_FLAGS | O_CLOEXEC),
+  where: (fd: number) => readlinkSync(reopenPath(fd)),
+  close(fd: number) {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+  },
+} satisfies WalkIO<number>;

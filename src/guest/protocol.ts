@@ -22,6 +22,7 @@ import type { TELL_OPS } from './frames.js';
 /** Error codes the guest may answer with (a subset of the host's ErrorCode). */
 export const guestErrorCodeSchema = z.enum([
   'INVALID_ARGUMENT',
+  'POLICY_DENIED',
   'NOT_FOUND',
   'FILE_EXISTS',
   'LIMIT_EXCEEDED',
@@ -38,6 +39,20 @@ const windowBytes = z
   .min(1024)
   .max(16 * 1024 * 1024);
 const guestPath = z.string().min(1).max(4096);
+
+const scopeRoot = z.object({ label: z.string().max(4200), root: guestPath }).strict();
+/** The file roots a file operation may touch (guest/path-scope.ts), judged in the guest. */
+export const fileScopeSchema = z
+  .object({
+    kind: z.enum(['read', 'write']),
+    sets: z
+      .array(z.object({ allow: z.array(scopeRoot).max(256), deny: z.array(scopeRoot).max(256) }).strict())
+      .min(1)
+      .max(8),
+  })
+  .strict();
+/** The rule that allowed a file operation (the guest's judgement, for the audit row). */
+const allowedBy = z.string().max(20_000);
 
 /** Resource limits applied to a job's processes with setrlimit (inherited by descendants). */
 export const rlimitsSchema = z
@@ -131,6 +146,7 @@ export const callSchemas = {
     args: z
       .object({
         path: guestPath,
+        scope: fileScopeSchema,
         offset: z.number().int().min(0),
         limit: z.number().int().min(1).max(10_000),
       })
@@ -138,6 +154,7 @@ export const callSchemas = {
     result: z
       .object({
         path: z.string(),
+        rule: allowedBy,
         total: z.number().int().min(0),
         entries: z.array(
           z
@@ -153,11 +170,16 @@ export const callSchemas = {
       })
       .strict(),
   },
-  /** Bytes of a regular file from `offset`; the bytes come as the reply's attachment. */
+  /**
+   * Bytes of a regular file from `offset`; the bytes come as the reply's attachment. Every file
+   * operation walks its path within `scope` and answers POLICY_DENIED (nothing touched) when a
+   * link or the object reached lies outside it.
+   */
   'fs.read': {
     args: z
       .object({
         path: guestPath,
+        scope: fileScopeSchema,
         offset: z.number().int().min(0),
         byteLimit: z
           .number()
@@ -171,31 +193,21 @@ export const callSchemas = {
         bytesRead: z.number().int().min(0),
         size: z.number().int().min(0),
         eof: z.boolean(),
-        /** Canonical path of the file that was actually opened (from its descriptor). */
-        realpath: z.string(),
+        rule: allowedBy,
       })
       .strict(),
   },
-  /** Create or replace a regular file with the attachment (none: empty); `noLinks`: fs-ops.ts. */
+  /** Create or replace a regular file with the attachment (none: empty), atomically. */
   'fs.write': {
-    args: z.object({ path: guestPath, overwrite: z.boolean(), noLinks: z.boolean().optional() }).strict(),
+    args: z.object({ path: guestPath, scope: fileScopeSchema, overwrite: z.boolean() }).strict(),
     result: z
-      .object({
-        bytesWritten: z.number().int().min(0),
-        created: z.boolean(),
-        linked: z.literal(true).optional(),
-      })
+      .object({ bytesWritten: z.number().int().min(0), created: z.boolean(), rule: allowedBy })
       .strict(),
   },
-  /** Canonical path with every symlink resolved inside the guest, or null when it does not exist. */
-  'fs.realpath': {
-    args: z.object({ path: guestPath }).strict(),
-    result: z.object({ path: z.string().nullable() }).strict(),
-  },
-  /** The target text of a symlink (not followed), or null when the path is not a symlink. */
-  'fs.readlink': {
-    args: z.object({ path: guestPath }).strict(),
-    result: z.object({ target: z.string().nullable() }).strict(),
+  /** The canonical path of a directory reached within `scope` (a job's working directory). */
+  'fs.resolve': {
+    args: z.object({ path: guestPath, scope: fileScopeSchema }).strict(),
+    result: z.object({ path: guestPath, rule: allowedBy }).strict(),
   },
   /** The first executable `<dir>/<name>` in `searchPath`, or null (never the caller's PATH). */
   which: {

@@ -13,7 +13,6 @@ export {
 } from './env.js';
 export { explainDecision, parsePolicyTarget } from './explain.js';
 export { type IpInfo, inspectAddress } from './ip.js';
-export { MAX_SYMLINK_HOPS, type ResolvedPath, resolveGuestPath } from './path-resolve.js';
 export { type GuestPath, MAX_PATH_CHARS, parseGuestPath } from './path-rules.js';
 export { compileStaticHosts, type StaticHosts } from './static-hosts.js';
 export type * from './types.js';

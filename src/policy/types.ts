@@ -1,3 +1,5 @@
+import type { FileScope } from '../guest/path-scope.js';
+
 /** The four kinds of action a tool asks the policy about. */
 export type PolicyAction =
   | { type: 'file.read'; path: string }
@@ -12,9 +14,8 @@ export interface PolicyDecision {
   rule: string;
   reason: string;
   /**
-   * The target the decision was finally made on: for paths checked with a PathResolver, the
-   * canonical path after symlink resolution (operate on this one); for exec, the absolute
-   * executable when known (given absolute, or found by an ExecResolver).
+   * For exec, the absolute executable the decision was made on, when known (given absolute, or
+   * found by an ExecResolver).
    */
   resolved?: string;
   /**
@@ -27,21 +28,6 @@ export interface PolicyDecision {
    * one of these (pin them) so that a second DNS answer cannot point somewhere else.
    */
   addresses?: string[];
-}
-
-/**
- * Resolves guest paths with the guest's view of the filesystem (implemented inside the
- * computer by the guest agent, never on the host).
- */
-export interface PathResolver {
-  /** The canonical path with every symlink resolved, or `null` when it does not exist. */
-  realpath(path: string): Promise<string | null>;
-  /**
-   * The target text of the symlink at `path`, without following it, or `null` when `path`
-   * is not a symlink or does not exist. Needed to tell a dangling symlink from a missing
-   * file: without it, checks of paths that do not exist yet fail closed (denied).
-   */
-  readlink?(path: string): Promise<string | null>;
 }
 
 /** Resolves host names to IP addresses (the egress side's DNS). */
@@ -60,7 +46,6 @@ export interface ExecResolver {
 
 /** Extra resolvers for checks that need the world's state. */
 export interface EnforceOptions {
-  paths?: PathResolver;
   dns?: HostResolver;
   which?: ExecResolver;
 }
@@ -73,11 +58,16 @@ export interface Sandbox {
   /** Lexical check only (no I/O): pure and fast. */
   check(action: PolicyAction): PolicyDecision;
   /**
-   * Full check: lexical, then symlink resolution (paths) or DNS (http) through the given
+   * Full check: lexical, then executable lookup (exec) or DNS (http) through the given
    * resolvers. Returns the allowing decision or throws PaddockError `POLICY_DENIED`
    * naming the rule and the reason.
    */
   enforce(action: PolicyAction, options?: EnforceOptions): Promise<PolicyDecision>;
+  /**
+   * The file roots of `kind` as data, for the guest to judge every symlink it follows and the
+   * object it opens (guest/path-scope.ts). Symlinks can only narrow the lexical answer.
+   */
+  fileScope(kind: 'read' | 'write'): FileScope;
   /** Removes environment variables that must never be inherited from a caller. */
   sanitizeEnv(env: Record<string, string>): Record<string, string>;
 }

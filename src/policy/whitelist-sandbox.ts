@@ -1,4 +1,5 @@
 import type { PolicyConfig } from '../config/schema.js';
+import type { FileScope } from '../guest/path-scope.js';
 import { BUILTIN_RULES, deny, policyDeniedError } from './decision.js';
 import {
   compileHostRules,
@@ -10,14 +11,12 @@ import {
 import { sanitizeEnv } from './env.js';
 import { checkExec, checkResolvedExec, compileExecRules, type ExecRules } from './exec-rules.js';
 import { decideHttp, resolveAndVet } from './http-decide.js';
-import { resolveGuestPath } from './path-resolve.js';
-import { compileRoots, decidePath, type FileRules, parseGuestPath } from './path-rules.js';
+import { compileRoots, decidePath, type FileRules, type PathRoot, parseGuestPath } from './path-rules.js';
 import { compileStaticHosts, type StaticHosts } from './static-hosts.js';
 import type {
   EnforceOptions,
   ExecResolver,
   HostResolver,
-  PathResolver,
   PolicyAction,
   PolicyDecision,
   Sandbox,
@@ -25,7 +24,6 @@ import type {
 
 /** Defaults for {@link createWhitelistSandbox}: resolvers `enforce` uses when a call passes none. */
 export interface WhitelistSandboxOptions {
-  paths?: PathResolver;
   dns?: HostResolver;
   which?: ExecResolver;
 }
@@ -68,10 +66,10 @@ function decideCwd(files: FileRules, cwd: unknown): PolicyDecision | null {
  * or a built-in one (see BUILTIN_RULES: `default-deny`, `path-syntax`, `ip-literal` …).
  *
  * - `file.read` / `file.write`: lexical checks of the path against `files.deny`, then
- *   `files.read` or `files.write` (separate lists). With a PathResolver, `enforce` re-checks
- *   the path the guest really reaches (symlinks, dangling links, new files' ancestors).
+ *   `files.read` or `files.write` (separate lists). Where symlinks lead is judged in the guest,
+ *   on what it opens, against `fileScope(kind)`.
  * - `exec`: argv[0] exactly as allowed, arguments against `denyArgs`, `exec.deny` first; a
- *   `cwd`, if given, must be a readable path. With an ExecResolver, a bare name is resolved
+ *   `cwd`, if given, must lexically be a readable path (the guest resolves it within the read scope). With an ExecResolver, a bare name is resolved
  *   against `exec.path` and re-checked.
  * - `http`: scheme, userinfo, IP literals, host and port rules. With a HostResolver, the
  *   resolved addresses are vetted and returned in `addresses` for the caller to pin. A name in
@@ -124,35 +122,14 @@ export function createWhitelistSandbox(
     }
   };
 
-  const resolvePath = async (
-    kind: 'read' | 'write',
-    path: string,
-    resolver: PathResolver,
-    lexical: PolicyDecision,
-  ): Promise<PolicyDecision> => {
-    const resolved = await resolveGuestPath(resolver, path);
-    if (!resolved.ok) return deny(BUILTIN_RULES.pathResolution, resolved.reason);
-    if (resolved.path === path) return { ...lexical, resolved: path };
-    return decidePath(rules.files, kind, resolved.path, { requested: path });
-  };
-
   const enforceDecided = async (action: PolicyAction, given: EnforceOptions): Promise<PolicyDecision> => {
     const { decision, http, hostRule } = decide(action);
     if (!decision.allow) return decision;
-    const paths = given.paths ?? defaults.paths;
     switch (action.type) {
       case 'file.read':
-      case 'file.write': {
-        if (!paths) return decision;
-        const path = (parseGuestPath(action.path) as { path: string }).path;
-        return resolvePath(action.type === 'file.read' ? 'read' : 'write', path, paths, decision);
-      }
+      case 'file.write':
+        return decision;
       case 'exec': {
-        if (action.cwd !== undefined && paths) {
-          const cwd = (parseGuestPath(action.cwd) as { path: string }).path;
-          const checked = await resolvePath('read', cwd, paths, decision);
-          if (!checked.allow) return { ...checked, reason: `working directory: ${checked.reason}` };
-        }
         const which = given.which ?? defaults.which;
         const name = action.argv[0]!;
         if (!which || name.includes('/')) return decision;
@@ -168,9 +145,16 @@ export function createWhitelistSandbox(
     }
   };
 
+  const scopeOf = (roots: PathRoot[]) => roots.map(({ label, root }) => ({ label, root }));
+  const scopes: Record<'read' | 'write', FileScope> = {
+    read: { kind: 'read', sets: [{ allow: scopeOf(files.read), deny: scopeOf(files.deny) }] },
+    write: { kind: 'write', sets: [{ allow: scopeOf(files.write), deny: scopeOf(files.deny) }] },
+  };
+
   return {
     execPath: rules.exec.path,
     check: (action) => decide(action).decision,
+    fileScope: (kind) => scopes[kind],
     async enforce(action, enforceOptions = {}) {
       const decision = await enforceDecided(action, enforceOptions);
       if (!decision.allow) throw policyDeniedError(action, decision);

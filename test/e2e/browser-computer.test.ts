@@ -111,7 +111,14 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
     assert.ok(skew < 300, `the guest's clock is ${Math.round(skew)} s off`);
   });
 
-  it('writes a file and reads it back', async () => {
+  it('writes a file and reads it back, into a directory that exists (a write makes no directory)', async () => {
+    const early = await call('write_file', {
+      path: '/workspace/notes/a.txt',
+      content: 'x',
+      overwrite: false,
+    }).catch((e: unknown) => e);
+    assert.match(String(early), /NOT_FOUND/, 'the parent directory must exist first');
+    await runToEnd('mkdir /workspace/notes');
     await call('write_file', {
       path: '/workspace/notes/a.txt',
       content: 'first line\nsecond é line\n',
@@ -155,6 +162,7 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
     >;
     assert.equal(before.listening, false);
     assert.match(String(before.message), /Nothing is listening on port 8000/);
+    await runToEnd('mkdir -p /workspace/site');
     await call('write_file', {
       path: '/workspace/site/index.html',
       content: '<h1>served from the tab</h1>\n',

@@ -11,6 +11,12 @@ import { bootVmPage, type VmPage } from '../helpers/browser-vm-page.js';
 import { pollUntil } from '../helpers/paddock-process.js';
 
 const BOOT_TIMEOUT_MS = 240_000;
+const roots = (kind: 'read' | 'write') => ({
+  kind,
+  sets: [{ allow: [{ label: `files.${kind}[0]=/workspace`, root: '/workspace' }], deny: [] }],
+});
+const READ = roots('read');
+const WRITE = roots('write');
 
 describe('browser computer guest (v86 in Chromium)', { timeout: 600_000 }, () => {
   let vm: VmPage;
@@ -82,43 +88,110 @@ describe('browser computer guest (v86 in Chromium)', { timeout: 600_000 }, () =>
     assert.equal(text(1, 2), 'err-line\n');
   });
 
+  const sh = async (stream: number, script: string) => {
+    await client.call('exec', {
+      stream,
+      argv: ['/bin/sh', '-c', script],
+      cwd: '/',
+      env: {},
+      rlimits: {},
+      hold: false,
+      newSession: true,
+    });
+    assert.equal((await exitOf(stream)).exitCode, 0, text(stream, 2));
+  };
+
   it('writes and reads back binary files, and an exclusive create refuses an existing name', async () => {
+    await assert.rejects(
+      client.call(
+        'fs.write',
+        { path: '/workspace/d/blob.bin', scope: WRITE, overwrite: false },
+        { attachment: Buffer.from('x') },
+      ),
+      /does not exist/,
+      'a write never makes its parent directory',
+    );
+    await sh(40, 'mkdir /workspace/d');
     const bytes = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7) % 256));
     const w = await client.call(
       'fs.write',
-      { path: '/workspace/d/blob.bin', overwrite: false },
+      { path: '/workspace/d/blob.bin', scope: WRITE, overwrite: false },
       { attachment: bytes },
     );
-    assert.deepEqual(w, { bytesWritten: 5000, created: true });
+    assert.deepEqual(w, { bytesWritten: 5000, created: true, rule: 'files.write[0]=/workspace' });
     const whole = await client.call('fs.read', {
       path: '/workspace/d/blob.bin',
+      scope: READ,
       offset: 0,
       byteLimit: 5000,
     });
     assert.equal(whole.eof, true);
     assert.ok(whole.attachment?.equals(bytes), 'the whole file reads back byte for byte');
-    const r = await client.call('fs.read', { path: '/workspace/d/blob.bin', offset: 1000, byteLimit: 100 });
+    const r = await client.call('fs.read', {
+      path: '/workspace/d/blob.bin',
+      scope: READ,
+      offset: 1000,
+      byteLimit: 100,
+    });
     assert.equal(r.size, 5000);
     assert.equal(r.eof, false);
-    assert.equal(r.realpath, '/workspace/d/blob.bin');
+    assert.equal(r.rule, 'files.read[0]=/workspace');
     assert.deepEqual(r.attachment, bytes.subarray(1000, 1100));
     await assert.rejects(
       client.call(
         'fs.write',
-        { path: '/workspace/d/blob.bin', overwrite: false },
+        { path: '/workspace/d/blob.bin', scope: WRITE, overwrite: false },
         { attachment: Buffer.from('x') },
       ),
       /exists/,
     );
-    const list = await client.call('fs.list', { path: '/workspace/d', offset: 0, limit: 10 });
+    const list = await client.call('fs.list', { path: '/workspace/d', scope: READ, offset: 0, limit: 10 });
     assert.deepEqual(
       list.entries.map((e) => [e.name, e.type, e.size]),
       [['blob.bin', 'file', 5000]],
     );
     await assert.rejects(
-      client.call('fs.read', { path: '/workspace/none', offset: 0, byteLimit: 10 }),
+      client.call('fs.read', { path: '/workspace/none', scope: READ, offset: 0, byteLimit: 10 }),
       /does not exist/,
     );
+  });
+
+  it('follows no link out of the roots: reads, lists and writes through one are refused and change nothing', async () => {
+    await sh(
+      41,
+      'mkdir -p /tmp/out && echo secret >/tmp/out/s.txt && ln -s /tmp/out /workspace/od && ln -s /tmp/out/s.txt /workspace/pw && ln -s /tmp/out/new.txt /workspace/dangling && echo in >/workspace/b.txt && ln -s b.txt /workspace/ok-link',
+    );
+    for (const path of ['/workspace/pw', '/workspace/od/s.txt']) {
+      await assert.rejects(
+        client.call('fs.read', { path, scope: READ, offset: 0, byteLimit: 100 }),
+        (e: unknown) => {
+          assert.equal((e as { code?: string }).code, 'POLICY_DENIED', path);
+          return true;
+        },
+      );
+    }
+    await assert.rejects(
+      client.call('fs.list', { path: '/workspace/od', scope: READ, offset: 0, limit: 10 }),
+      /leads/,
+    );
+    for (const [path, overwrite] of [
+      ['/workspace/od/new.txt', true],
+      ['/workspace/dangling', true],
+      ['/workspace/dangling', false],
+    ] as const) {
+      await assert.rejects(
+        client.call('fs.write', { path, scope: WRITE, overwrite }, { attachment: Buffer.from('x') }),
+        (e: unknown) => ['POLICY_DENIED', 'FILE_EXISTS'].includes((e as { code?: string }).code ?? ''),
+      );
+    }
+    await sh(42, 'test "$(ls /tmp/out)" = s.txt');
+    const ok = await client.call('fs.read', {
+      path: '/workspace/ok-link',
+      scope: READ,
+      offset: 0,
+      byteLimit: 100,
+    });
+    assert.equal(ok.attachment?.toString(), 'in\n', 'a link that stays inside the roots still works');
   });
 
   it('kills the whole family of a job, children included, and nothing else', async () => {

@@ -7,7 +7,6 @@
  * job's exit as events on the agent's port, and they become data, end and exit frames here.
  * Terminals are the guest's second serial port (one at a time).
  */
-import { randomBytes } from 'node:crypto';
 import { PassThrough, Writable } from 'node:stream';
 import { GuestFailure, toGuestError } from '../../guest/failure.js';
 import {
@@ -29,15 +28,8 @@ import { GUEST_WORKSPACE } from '../link/guest-layout.js';
 import { SHELL_INIT, shellInitText } from '../shell-startup.js';
 import { AgentError, AgentLine, type BrowserVmLink, bytesOf, field } from './browser-agent-line.js';
 import { BrowserConnections } from './browser-connections.js';
+import { BrowserFiles } from './browser-files.js';
 import { BrowserJobs, shellQuote } from './browser-jobs.js';
-
-/**
- * Bytes of one `put`: its base64 follows the request line and the agent takes it with one
- * `head -c`. 24 KiB (32 KiB of base64) stays well inside what the guest's tty buffers (64 KiB).
- */
-const PUT_CHUNK_BYTES = 24 * 1024;
-/** Bytes of one `read` reply. */
-const PULL_BYTES = 48 * 1024;
 
 /** The guest end of a browser computer's link: `toGuest` takes the host's frames, `fromGuest` gives ours. */
 export class BrowserGuest {
@@ -46,6 +38,7 @@ export class BrowserGuest {
   readonly diagnostics = new PassThrough();
   private readonly agent: AgentLine;
   private readonly jobs: BrowserJobs;
+  private readonly files: BrowserFiles;
   private readonly connections: BrowserConnections;
   private readonly attachments = new Map<number, Buffer>();
   private terminal: number | null = null;
@@ -75,6 +68,7 @@ export class BrowserGuest {
       message: (m: GuestMessage) => this.message(m),
       writeFile: (path: string, data: Buffer, overwrite: boolean) => this.writeFile(path, data, overwrite),
     };
+    this.files = new BrowserFiles(this.agent);
     this.jobs = new BrowserJobs(io);
     this.connections = new BrowserConnections(io);
     this.subscription = link.onData((port, data) => {
@@ -200,22 +194,17 @@ export class BrowserGuest {
         return { value: {} };
       }
       case 'fs.read':
-        return this.read(args);
-      case 'fs.write': {
-        const a = args as CallArgs<'fs.write'>;
-        // this agent cannot promise a walk without links: the host resolves the path first
-        if (a.noLinks) return { value: { bytesWritten: 0, created: false, linked: true } };
-        return { value: await this.writeFile(a.path, attachment ?? Buffer.alloc(0), a.overwrite) };
-      }
+        return this.files.read(args);
+      case 'fs.write':
+        return { value: await this.files.write(args, attachment ?? Buffer.alloc(0)) };
       case 'fs.list':
-        return { value: await this.list(args) };
-      case 'fs.realpath':
-      case 'fs.readlink':
+        return { value: await this.files.list(args) };
+      case 'fs.resolve':
+        return { value: await this.files.resolve(args) };
       case 'which': {
-        const a = args as { path?: string; name?: string };
-        const [r] = await this.agent.request(op.replace(/^fs\./, ''), [field(a.path ?? a.name ?? '')]);
-        const text = r === '-' ? null : bytesOf(r).toString('utf8');
-        return { value: op === 'fs.readlink' ? { target: text } : { path: text } };
+        const a = args as CallArgs<'which'>;
+        const [r] = await this.agent.request('which', [field(a.name)]);
+        return { value: { path: r === '-' ? null : bytesOf(r).toString('utf8') } };
       }
       case 'pty.open': {
         const a = args as CallArgs<'pty.open'>;
@@ -244,62 +233,10 @@ export class BrowserGuest {
     }
   }
 
-  private async read(a: CallArgs<'fs.read'>): Promise<{ value: unknown; attachment: Buffer }> {
-    const parts: Buffer[] = [];
-    let got = 0;
-    let size = 0;
-    let realpath = a.path;
-    for (;;) {
-      const want = Math.min(PULL_BYTES, a.byteLimit - got);
-      const [s, data, real] = await this.agent.request('read', [field(a.path), a.offset + got, want]);
-      size = Number(s);
-      realpath = bytesOf(real).toString('utf8') || a.path;
-      const bytes = bytesOf(data);
-      parts.push(bytes);
-      got += bytes.length;
-      if (bytes.length < want || got >= a.byteLimit) break;
-    }
-    const eof = a.offset + got >= size;
-    return { value: { bytesRead: got, size, eof, realpath }, attachment: Buffer.concat(parts) };
-  }
-
-  private async writeFile(path: string, data: Buffer, overwrite: boolean) {
-    const token = randomBytes(6).toString('hex');
-    const p = field(path);
-    for (let at = 0; at === 0 || at < data.length; at += PUT_CHUNK_BYTES) {
-      const chunk = data.subarray(at, at + PUT_CHUNK_BYTES).toString('base64');
-      await this.agent.request('put', [token, p, chunk.length], chunk);
-    }
-    const [bytes, created] = await this.agent.request('commit', [
-      token,
-      p,
-      overwrite ? 'overwrite' : 'create',
-    ]);
-    return { bytesWritten: Number(bytes), created: created === 'true' };
-  }
-
-  private async list(a: CallArgs<'fs.list'>) {
-    const [rows] = await this.agent.request('list', [field(a.path)]);
-    const entries = bytesOf(rows)
-      .toString('utf8')
-      .split('\n')
-      .filter((l) => l.length > 0)
-      .map((l) => {
-        const [type, size, mtime, mode, ...name] = l.split(' ');
-        return {
-          name: name.join(' '),
-          type: (['file', 'dir', 'symlink'].includes(type ?? '') ? type : 'other') as
-            | 'file'
-            | 'dir'
-            | 'symlink'
-            | 'other',
-          size: Number(size) || 0,
-          mtimeMs: (Number(mtime) || 0) * 1000,
-          mode: Number.parseInt(mode ?? '0', 8) || 0,
-        };
-      })
-      .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
-    return { path: a.path, total: entries.length, entries: entries.slice(a.offset, a.offset + a.limit) };
+  /** Writes a file of the agent's own (a job's script, the shell's start-up file) at a canonical path. */
+  private writeFile(path: string, data: Buffer, overwrite: boolean) {
+    const cut = path.lastIndexOf('/');
+    return this.files.place(path.slice(0, cut) || '/', path.slice(cut + 1), data, overwrite);
   }
 
   private openTerminal(a: CallArgs<'pty.open'>): { pid: number } {

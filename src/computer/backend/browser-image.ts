@@ -23,7 +23,7 @@ export const BUILD_COMMAND = 'node scripts/build-browser-image.mjs';
  * changes whenever the guest agent's protocol does, so an image built by an older checkout is
  * refused with the command that rebuilds it instead of misunderstanding the agent.
  */
-export const IMAGE_VERSION = 5;
+export const IMAGE_VERSION = 6;
 
 /** The machine the page emulates: scripts/browser-image/machine.json, which the snapshot boots too. */
 export interface BrowserVmSettings {

@@ -6,6 +6,7 @@
 import { CHANNEL_ENV } from '../../channel/wire.js';
 import { TOOL_CHANNEL_ROOT } from '../../guest/account.js';
 import { Fd } from '../../guest/frames.js';
+import type { FileScope } from '../../guest/path-scope.js';
 import type { ChannelFrame, Hello } from '../../guest/protocol.js';
 import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
@@ -34,6 +35,11 @@ const INLINE_SCRIPT_MAX_BYTES = 100_000;
 export const MAX_FINISHED_JOBS = 200;
 /** How long cancel waits for a family to be gone before answering `cancelling`. */
 const CANCEL_WAIT_MS = 1000;
+/** Where the host writes long job scripts: the agent's own directory, and nowhere else. */
+const JOB_SCRIPT_SCOPE: FileScope = {
+  kind: 'write',
+  sets: [{ allow: [{ label: 'job-scripts', root: TOOL_CHANNEL_ROOT }], deny: [] }],
+};
 
 /** The running guest, as the table needs it. */
 export interface JobGuest {
@@ -254,7 +260,7 @@ export class JobTable {
       const file = `${TOOL_CHANNEL_ROOT}/job-${n}.sh`;
       await client.call(
         'fs.write',
-        { path: file, overwrite: false },
+        { path: file, scope: JOB_SCRIPT_SCOPE, overwrite: false },
         { attachment: Buffer.from(req.script) },
       );
       started = jobShell(shell, { file });

@@ -6,6 +6,7 @@
 
 import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
+import { resolveGuestDir } from '../files.js';
 import { GUEST_WORKSPACE } from '../link/guest-layout.js';
 import type { ComputerSource } from '../manager.js';
 import { checkGuestPath } from '../paths.js';
@@ -57,23 +58,21 @@ export function createComputerBuiltins(computers: ComputerSource): Tool[] {
       const { argv } = input;
       const cwd = checkGuestPath(input.cwd ?? GUEST_WORKSPACE, 'cwd');
       const timeoutMs = Math.min(input.timeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS, SHELL_MAX_TIMEOUT_MS);
-      await manager.requireRunning(ctx.signal);
+      const c = await manager.requireRunning(ctx.signal);
       const decision = await ctx.policy.enforce(
         { type: 'exec', argv, cwd },
-        { paths: manager.guestPathResolver(ctx.signal), which: manager.guestExecResolver(ctx.signal) },
+        { which: manager.guestExecResolver(ctx.signal) },
       );
       ctx.notePolicyRule(decision.rule);
-      // the job starts in the canonical cwd the policy resolved, opened without following links
-      const where = await ctx.policy.enforce(
-        { type: 'file.read', path: cwd },
-        { paths: manager.guestPathResolver(ctx.signal) },
-      );
+      // the job starts in the canonical cwd the guest reached within the read roots, which it
+      // opens again without following links
+      const where = await resolveGuestDir(c, ctx.policy.fileScope('read'), cwd, ctx.signal);
       const program = decision.resolved ?? argv[0]!;
       const result = await manager.runCommand(
         {
           script: '',
           argv: [program, ...(decision.launch?.args ?? []), ...argv.slice(1)],
-          cwd: where.resolved ?? cwd,
+          cwd: where.path,
           env: decision.launch?.env ?? {},
           waitMs: timeoutMs + 5_000,
           timeoutMs,

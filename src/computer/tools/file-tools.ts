@@ -1,20 +1,14 @@
 /**
- * list_files, read_file, write_file: executed by the guest agent after the policy allowed the
- * path as the guest resolves it. read_file and write_file also serve the `builtin` tool set.
+ * list_files, read_file, write_file: a lexical policy check on the host (a refused path boots
+ * no computer), then one guest call that walks the path within the policy's file scope and acts
+ * only on what it reached inside the roots (see guest/scoped-walk.ts). read_file and write_file
+ * also serve the `builtin` tool set.
  */
-import type { PathResolver, PolicyDecision } from '../../policy/types.js';
-import { PaddockError } from '../../shared/errors.js';
 import { s } from '../../tools/schema.js';
 import type { Tool, ToolContext } from '../../tools/tool.js';
-import {
-  decodeContent,
-  fetchGuestFile,
-  listDirectory,
-  renderRead,
-  writeGuestFile,
-  writeGuestFileWithoutLinks,
-} from '../files.js';
-import type { ComputerManager, ComputerSource } from '../manager.js';
+import type { Computer } from '../computer.js';
+import { decodeContent, fetchGuestFile, listDirectory, renderRead, writeGuestFile } from '../files.js';
+import type { ComputerSource } from '../manager.js';
 import { checkGuestPath } from '../paths.js';
 import { computerTool, guestPathProperty, inputObject, structured } from './common.js';
 
@@ -26,49 +20,21 @@ const encodingProperty = s.enum(['utf8', 'base64'], {
 });
 
 /**
- * Throws POLICY_DENIED when the path alone decides the refusal (no rule allows it, or a deny rule
- * matches), so a refused call never boots a computer. Symlinks can only narrow that answer.
+ * The lexical policy check of a file action (POLICY_DENIED when the path alone decides the
+ * refusal, so a refused call never boots a computer), then the running computer to act on.
+ * Symlinks can only narrow that answer: the guest judges them.
  */
-async function refuseWithoutComputer(
+async function admitFile(
+  computers: ComputerSource,
   ctx: ToolContext,
   type: 'file.read' | 'file.write',
   path: string,
-): Promise<void> {
-  // enforce without resolvers answers a lexical denial at once, with the policy's own error
-  if (!ctx.policy.check({ type, path }).allow) await ctx.policy.enforce({ type, path });
-}
-
-/**
- * Enforces the policy for a file action with the guest's resolver (or `paths`, which answers
- * through it); returns the path to use.
- */
-export async function allowPath(
-  manager: ComputerManager,
-  ctx: ToolContext,
-  type: 'file.read' | 'file.write',
-  path: string,
-  paths: PathResolver = manager.guestPathResolver(ctx.signal),
-): Promise<string> {
-  await refuseWithoutComputer(ctx, type, checkGuestPath(path));
-  const c = await manager.requireRunning(ctx.signal);
-  const decision: PolicyDecision = await ctx.policy.enforce({ type, path }, { paths });
-  ctx.notePolicyRule(decision.rule);
+): Promise<Computer> {
+  const checked = checkGuestPath(path);
+  if (!ctx.policy.check({ type, path: checked }).allow) await ctx.policy.enforce({ type, path: checked });
+  const c = await computers.for(ctx.caller).requireRunning(ctx.signal);
   ctx.noteComputer({ generation: c.generation });
-  return decision.resolved ?? path;
-}
-
-/** A resolver for a path that has no symlink on it: every path is its own canonical path. */
-const WITHOUT_LINKS: PathResolver = { realpath: (p) => Promise.resolve(p) };
-
-/**
- * A resolver that answers for `path` with where it led when it was opened (`real`), and asks
- * `guest` about any other path.
- */
-function openedAt(guest: PathResolver, path: string, real: string): PathResolver {
-  return {
-    realpath: (p) => (p === path ? Promise.resolve(real) : guest.realpath(p)),
-    ...(guest.readlink ? { readlink: guest.readlink } : {}),
-  };
+  return c;
 }
 
 /** list_files (and, with another name, the `list_dir` built-in). */
@@ -104,11 +70,11 @@ export function listFilesTool(
       ['path'],
     ),
     async execute(input, ctx) {
-      const manager = computers.for(ctx.caller);
-      const path = await allowPath(manager, ctx, 'file.read', input.path);
-      const c = await manager.requireRunning(ctx.signal);
-      const page = await listDirectory(c, path, input.offset ?? 0, input.limit ?? 100);
-      return structured({ ...page, path: input.path });
+      const c = await admitFile(computers, ctx, 'file.read', input.path);
+      const scope = ctx.policy.fileScope('read');
+      const listed = await listDirectory(c, scope, input.path, input.offset ?? 0, input.limit ?? 100);
+      ctx.notePolicyRule(listed.rule);
+      return structured(listed.page);
     },
   });
 }
@@ -143,39 +109,13 @@ export function fileTools(computers: ComputerSource): Tool[] {
         ['path'],
       ),
       async execute(input, ctx) {
-        const manager = computers.for(ctx.caller);
-        const requested = checkGuestPath(input.path);
         const encoding = input.encoding ?? 'utf8';
         const offset = input.offset ?? 0;
-        const byteLimit = input.byteLimit ?? 4096;
-        await refuseWithoutComputer(ctx, 'file.read', requested);
-        const c = await manager.requireRunning(ctx.signal);
-        // The read comes first, and the policy decides on the file it actually opened (named by
-        // its descriptor): its bytes are released only if that file is allowed. A read that
-        // failed is retried after the policy resolved the path through the guest, for its error.
-        const early = await fetchGuestFile(c, requested, offset, byteLimit).then(
-          (raw) => raw,
-          () => null,
-        );
-        const guest = manager.guestPathResolver(ctx.signal);
-        const allowed = await allowPath(
-          manager,
-          ctx,
-          'file.read',
-          requested,
-          early ? openedAt(guest, requested, early.realpath) : guest,
-        );
-        let raw = early;
-        if (!raw || raw.realpath !== allowed) {
-          raw = await fetchGuestFile(c, allowed, offset, byteLimit);
-          if (raw.realpath !== allowed) {
-            throw new PaddockError(
-              'INVALID_ARGUMENT',
-              `${requested} changed while it was being read; read it again.`,
-            );
-          }
-        }
-        return structured(renderRead(requested, encoding, offset, raw));
+        const c = await admitFile(computers, ctx, 'file.read', input.path);
+        const scope = ctx.policy.fileScope('read');
+        const raw = await fetchGuestFile(c, scope, input.path, offset, input.byteLimit ?? 4096);
+        ctx.notePolicyRule(raw.rule);
+        return structured(renderRead(input.path, encoding, offset, raw));
       },
     }),
     computerTool(computers, {
@@ -203,29 +143,12 @@ export function fileTools(computers: ComputerSource): Tool[] {
         ['path', 'content', 'overwrite'],
       ),
       async execute(input, ctx) {
-        const manager = computers.for(ctx.caller);
-        const requested = input.path;
-        const encoding = input.encoding ?? 'utf8';
-        const bytes = decodeContent(input.content, encoding);
-        const overwrite = input.overwrite === true;
-        await refuseWithoutComputer(ctx, 'file.write', checkGuestPath(requested));
-        const c = await manager.requireRunning(ctx.signal);
-        // One round trip when no symlink is on the path: the policy decides on the path as
-        // written, and the guest writes only if it walks it without meeting a link (then it is
-        // the canonical path). A link met: the policy decides on where it leads, then the write.
-        const asWritten = await ctx.policy.enforce(
-          { type: 'file.write', path: requested },
-          { paths: WITHOUT_LINKS },
-        );
-        const direct = await writeGuestFileWithoutLinks(c, requested, bytes, overwrite);
-        if (direct) {
-          ctx.notePolicyRule(asWritten.rule);
-          ctx.noteComputer({ generation: c.generation });
-          return structured({ ...direct, path: requested });
-        }
-        const path = await allowPath(manager, ctx, 'file.write', requested);
-        const r = await writeGuestFile(c, path, bytes, overwrite);
-        return structured({ ...r, path: requested });
+        const bytes = decodeContent(input.content, input.encoding ?? 'utf8');
+        const c = await admitFile(computers, ctx, 'file.write', input.path);
+        const scope = ctx.policy.fileScope('write');
+        const r = await writeGuestFile(c, scope, input.path, bytes, input.overwrite === true);
+        ctx.notePolicyRule(r.rule);
+        return structured({ path: input.path, bytesWritten: r.bytesWritten, created: r.created });
       },
     }),
   ];

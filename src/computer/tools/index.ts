@@ -25,5 +25,3 @@ export function createComputerTools(computers: ComputerSource): Tool[] {
     ...logTools(computers),
   ];
 }
-
-export { allowPath } from './file-tools.js';

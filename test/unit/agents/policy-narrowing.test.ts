@@ -6,8 +6,9 @@ import {
   narrowPolicyConfig,
 } from '../../../src/agents/policy-narrowing.js';
 import { policySchema } from '../../../src/config/schema.js';
+import { judgePath } from '../../../src/guest/path-scope.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
-import type { HostResolver, PathResolver } from '../../../src/policy/types.js';
+import type { HostResolver } from '../../../src/policy/types.js';
 import { PaddockError } from '../../../src/shared/errors.js';
 
 const globalConfig = policySchema.parse({
@@ -100,34 +101,24 @@ describe('agent policy narrowing', () => {
       },
     );
     assert.deepEqual(dns.asked, []);
-    const asked: string[] = [];
-    const paths: PathResolver = {
-      async realpath(p) {
-        asked.push(p);
-        return p;
-      },
-    };
-    await assert.rejects(sandbox.enforce({ type: 'file.read', path: '/workspace/secret.txt' }, { paths }), {
-      code: 'POLICY_DENIED',
-    });
-    assert.deepEqual(asked, []);
   });
 
-  it('judges both policies on the same resolved path (a symlink out of the agent root is refused)', async () => {
-    const { sandbox } = buildAgentSandbox(global, globalConfig, { files: { read: ['/workspace/docs'] } });
-    let calls = 0;
-    const paths: PathResolver = {
-      async realpath(p) {
-        calls++;
-        return p === '/workspace/docs/link' ? '/workspace/private/key' : p;
-      },
-    };
-    await assert.rejects(sandbox.enforce({ type: 'file.read', path: '/workspace/docs/link' }, { paths }), {
-      code: 'POLICY_DENIED',
+  it('hands the guest both rule sets, so a symlink out of the agent root is refused where it leads', () => {
+    const { sandbox } = buildAgentSandbox(global, globalConfig, {
+      files: { read: ['/workspace/docs'], deny: ['/workspace/docs/private'] },
     });
-    const ok = await sandbox.enforce({ type: 'file.read', path: '/workspace/docs/readme.md' }, { paths });
-    assert.equal(ok.resolved, '/workspace/docs/readme.md');
-    assert.ok(calls >= 1);
+    const scope = sandbox.fileScope('read');
+    assert.equal(scope.kind, 'read');
+    assert.equal(scope.sets.length, 2, 'the global set and the agent set, both applied');
+    assert.deepEqual(
+      scope.sets[1]?.allow.map((r) => [r.label, r.root]),
+      [['agent:files.read[0]=/workspace/docs', '/workspace/docs']],
+    );
+    assert.equal(judgePath(scope, '/workspace/private/key').allow, false, 'outside the agent root');
+    assert.equal(judgePath(scope, '/workspace/docs/private/x').allow, false, 'under the agent deny root');
+    const ok = judgePath(scope, '/workspace/docs/readme.md');
+    assert.ok(ok.allow);
+    assert.match(ok.rule, /^files\.read\[0\]=\/workspace & agent:files\.read\[0\]=\/workspace\/docs$/);
   });
 
   it('keeps global lists the agent does not give, adds deny lists, and never changes exec.path', () => {

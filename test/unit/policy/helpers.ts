@@ -1,51 +1,14 @@
 import { constants } from 'node:fs';
-import { access, mkdtemp, readlink, realpath, rm } from 'node:fs/promises';
+import { access, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { policySchema } from '../../../src/config/schema.js';
 import { createWhitelistSandbox, type WhitelistSandbox } from '../../../src/policy/index.js';
-import type { ExecResolver, HostResolver, PathResolver } from '../../../src/policy/types.js';
+import type { ExecResolver, HostResolver } from '../../../src/policy/types.js';
 
 /** The real whitelist sandbox from a partial `policy` config section (schema defaults fill the rest). */
 export function sandboxFor(policy: unknown): WhitelistSandbox {
   return createWhitelistSandbox(policySchema.parse(policy));
-}
-
-function missing(e: unknown): boolean {
-  const code = (e as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'EINVAL';
-}
-
-/**
- * A PathResolver over node:fs, as the guest agent would implement one. The test's "guest"
- * filesystem is the real one, and the policy roots live in a temp directory.
- */
-export function fsResolver(options: { readlink?: boolean } = {}): PathResolver & { calls: string[] } {
-  const calls: string[] = [];
-  const resolver: PathResolver & { calls: string[] } = {
-    calls,
-    async realpath(path) {
-      calls.push(`realpath ${path}`);
-      try {
-        return await realpath(path);
-      } catch (e) {
-        if (missing(e)) return null;
-        throw e;
-      }
-    },
-  };
-  if (options.readlink !== false) {
-    resolver.readlink = async (path) => {
-      calls.push(`readlink ${path}`);
-      try {
-        return await readlink(path);
-      } catch (e) {
-        if (missing(e)) return null;
-        throw e;
-      }
-    };
-  }
-  return resolver;
 }
 
 /** An ExecResolver over node:fs: the first executable `<dir>/<name>`, like execvp. */

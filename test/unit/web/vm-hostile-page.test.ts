@@ -59,7 +59,8 @@ type Answer = (rid: string, op: string, args: string[]) => string | null;
 /** The honest guest's answer to each agent request (jobs are started and left to the test). */
 const honest: Answer = (rid, op) => {
   if (op === 'commit') return `@${rid} ok 10 true`;
-  if (op === 'which' || op === 'realpath' || op === 'readlink') return `@${rid} ok -`;
+  if (op === 'which') return `@${rid} ok -`;
+  if (op === 'kind') return `@${rid} ok missing`;
   return `@${rid} ok 7`;
 };
 
@@ -80,8 +81,8 @@ class PlayedPage {
         const nl = this.pending.indexOf('\n');
         if (nl < 0) break;
         const [rid = '', op = '', ...args] = this.pending.slice(0, nl).split(' ');
-        // a `put` carries its chunk after the line: answer once the whole chunk is here
-        const payload = op === 'put' ? Number(args[2]) : 0;
+        // a `put` (token, length) carries its chunk after the line: answer once the whole chunk is here
+        const payload = op === 'put' ? Number(args[1]) : 0;
         if (this.pending.length < nl + 1 + payload) break;
         this.requests.push(this.pending.slice(0, nl));
         this.pending = this.pending.slice(nl + 1 + payload);
