@@ -106,6 +106,11 @@ export const t = { name: 'fx_structured', description: 'Collides with an upstrea
     await service.discovered();
     assert.equal(status('fx').state, 'idle', 'a lazy server is stopped after listing its tools');
     assert.equal(status('httpfx').toolCount, 2);
+    // discovery stops waiting at its own deadline; on a busy machine a failing server's own
+    // verdict (its exit, its initialize timeout counted from its spawn) may come after that
+    for (const name of ['dead', 'mute', 'gone']) {
+      await pollUntil(() => status(name).lastError, `server ${name} to fail`, 30_000);
+    }
     assert.match(
       status('dead').lastError ?? '',
       /exited during initialize \(last stderr line: "fatal: FIXTURE_TOKEN is not set"\)/,
