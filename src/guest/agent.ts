@@ -208,6 +208,7 @@ function main(): void {
     shell: loginShell(account?.uid ?? process.getuid?.() ?? -1),
     programs,
     jobIsolation: scope ? 'landlock' : 'none',
+    confine: scope !== null,
   });
 }
 

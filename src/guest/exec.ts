@@ -16,6 +16,7 @@ import {
 } from './account.js';
 import { writeReply } from './channel-reply.js';
 import { ChannelScanner } from './channel-scanner.js';
+import { type ConfineRequest, confinedArgv, confineTokens } from './confine.js';
 import { GuestFailure } from './failure.js';
 import { Fd } from './frames.js';
 import { openDirNoFollow } from './fs-walk.js';
@@ -111,8 +112,10 @@ export class JobRunner {
       throw missing();
     }
     const filter = this.channelFor(args);
+    // after channelFor: the channel's directories exist for the confinement to grant
+    const program = args.confine ? await this.confined(args, args.confine) : args.argv;
     // the child changes into the opened directory itself (its fd survives the fork until exec)
-    const argv = ['/bin/sh', '-c', wrapperScript(args), 'paddock-job', ...args.argv];
+    const argv = ['/bin/sh', '-c', wrapperScript(args), 'paddock-job', ...program];
     const [file, ...rest] = scopedArgv(this.scope, argv);
     const child = spawn(file, rest, {
       cwd: cwdFd === null ? args.cwd : `/proc/self/fd/${cwdFd}`,
@@ -131,6 +134,21 @@ export class JobRunner {
     } finally {
       if (cwdFd !== null) closeSync(cwdFd);
     }
+  }
+
+  /** The argv that runs a job's program under its confinement (see confine.ts). */
+  private async confined(args: CallArgs<'exec'>, confine: ConfineRequest): Promise<string[]> {
+    if (!this.scope) {
+      throw new GuestFailure(
+        'UNSUPPORTED_CAPABILITY',
+        'This computer cannot confine a program to its exec rule (the kernel refused Landlock, or the architecture has no launcher); use run_command, or a host with Landlock.',
+      );
+    }
+    const tokens = await confineTokens(confine, {
+      searchPath: args.env.PATH ?? '/usr/bin:/bin',
+      ...(args.toolChannel ? { channelDir: args.toolChannel.dir } : {}),
+    });
+    return confinedArgv(this.scope, tokens, args.argv);
   }
 
   /**
@@ -175,7 +193,11 @@ export class JobRunner {
         `No spare shell on stream ${spareStream}; start the job without one.`,
       );
     }
-    if (args.strictCwd || !Object.keys(args.env).every((name) => EXPORTABLE_NAME.test(name))) {
+    if (
+      args.strictCwd ||
+      args.confine ||
+      !Object.keys(args.env).every((name) => EXPORTABLE_NAME.test(name))
+    ) {
       throw new GuestFailure('INVALID_ARGUMENT', 'This job cannot use a spare shell; start it without one.');
     }
     if (!(await stat(args.cwd).catch(() => null))?.isDirectory()) throw missing();

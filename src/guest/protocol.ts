@@ -100,6 +100,15 @@ export const callSchemas = {
          * the job. NOT_FOUND when that shell is gone (start the job without it).
          */
         spare: streamId.optional(),
+        /**
+         * Run `argv` confined (the `shell` built-in): it and everything it starts may execute
+         * only `execute` (with the loaders and interpreters they need, which the guest finds)
+         * and write only beneath `write`. UNSUPPORTED_CAPABILITY where the guest cannot.
+         */
+        confine: z
+          .object({ execute: z.array(guestPath).max(256), write: z.array(guestPath).max(256) })
+          .strict()
+          .optional(),
       })
       .strict(),
     result: z.object({ pid: z.number().int().positive() }).strict(),
@@ -337,6 +346,8 @@ export const helloSchema = z
     programs: z.record(z.string(), z.boolean()),
     /** How jobs and terminals are kept apart from each other (none: one shared Landlock domain). */
     jobIsolation: z.enum(['landlock', 'none']).optional(),
+    /** Whether a job can be confined to an exec rule's executables and the write roots (`exec` with `confine`). */
+    confine: z.boolean().optional(),
   })
   .strict();
 export type Hello = z.infer<typeof helloSchema>;

@@ -19,8 +19,13 @@
  * inside the new domain; with no arguments it only checks that the domain can be made (exit 0),
  * which the guest agent does once at start. Exit 126 means Landlock refused, 127 that PROGRAM
  * could not be started. Other architectures get no launcher (the guest reports it).
+ *
+ * `paddock-scope --confine TOKEN… -- PROGRAM ARG…` is its second mode, which the `shell`
+ * built-in's jobs take at their last step: PROGRAM may then execute and write only what the
+ * tokens allow (see confine-program.ts).
  */
 
+import { emitConfine, emitConfineDispatch } from './confine-program.js';
 import { Assembler, elf } from './elf-assembler.js';
 
 // Linux x86-64 system call numbers and flags
@@ -39,6 +44,8 @@ const NOT_STARTED = 'paddock-scope: the program could not be started\n';
 function code(): Buffer {
   const a = new Assembler();
   a.emit(0x48, 0x89, 0xe3); // mov rbx, rsp (argc, argv…, NULL, envp…)
+  emitConfineDispatch(a);
+  a.label('scope');
   // prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0): Landlock needs it from an unprivileged process
   a.movEdi(PR_SET_NO_NEW_PRIVS).movEsi(1);
   a.emit(0x31, 0xd2, 0x45, 0x31, 0xd2, 0x45, 0x31, 0xc0); // xor edx,edx; xor r10d,r10d; xor r8d,r8d
@@ -88,6 +95,7 @@ function code(): Buffer {
   a.label('slash').emit(0x2f, 0);
   a.label('refusedText').emit(...Buffer.from(REFUSED));
   a.label('notStarted').emit(...Buffer.from(NOT_STARTED));
+  emitConfine(a);
   return a.finish();
 }
 
