@@ -24,6 +24,20 @@ export const SYSTEM_DEPS = [
   { path: '/usr/bin/python3', pkg: 'python3', purpose: 'the Python client tests', scope: 'test' },
   { path: '/usr/bin/pgrep', pkg: 'procps', purpose: 'the process-family tests', scope: 'test' },
   { path: '/usr/bin/openssl', pkg: 'openssl', purpose: 'the TLS test certificates', scope: 'test' },
+  ...[
+    ['/usr/bin/git', 'git'],
+    ['/usr/bin/make', 'make'],
+    ['/usr/bin/zip', 'zip'],
+    ['/usr/bin/vim', 'vim'],
+    ['/usr/bin/ssh', 'openssh-client'],
+    ['/usr/bin/node', 'nodejs'],
+    ['/usr/bin/npm', 'npm'],
+  ].map(([path, pkg]) => ({
+    path,
+    pkg,
+    purpose: 'the shell confinement tests (programs used as launchers)',
+    scope: 'test',
+  })),
   {
     path: '/usr/lib/postgresql/*/bin/initdb',
     pkg: 'postgresql',

@@ -1,5 +1,5 @@
 import type { PolicyConfig } from '../config/schema.js';
-import { createWhitelistSandbox } from '../policy/index.js';
+import { createWhitelistSandbox, intersectConfinements } from '../policy/index.js';
 import type { EnforceOptions, HostResolver, PolicyAction, PolicyDecision, Sandbox } from '../policy/types.js';
 import { isPaddockError, PaddockError } from '../shared/errors.js';
 import type { AgentPolicy } from './agent-schema.js';
@@ -29,7 +29,7 @@ export function intersectSandboxes(first: Sandbox, second: Sandbox, options: Int
       if (!a.allow) return a;
       const b = second.check(action);
       if (!b.allow) return prefixed(b);
-      return { ...b, rule: `${a.rule} & ${label}${b.rule}` };
+      return { ...b, rule: `${a.rule} & ${label}${b.rule}`, ...bothConfinements(a, b) };
     },
     async enforce(action: PolicyAction, given: EnforceOptions = {}): Promise<PolicyDecision> {
       const shared = memoizeResolvers(given);
@@ -57,6 +57,7 @@ export function intersectSandboxes(first: Sandbox, second: Sandbox, options: Int
         ...b,
         rule: `${a.rule} & ${label}${b.rule}`,
         ...(addresses ? { addresses } : {}),
+        ...bothConfinements(a, b),
       };
     },
     fileScope(kind) {
@@ -71,6 +72,11 @@ export function intersectSandboxes(first: Sandbox, second: Sandbox, options: Int
       return second.sanitizeEnv(first.sanitizeEnv(env));
     },
   };
+}
+
+/** For an exec both allowed: only what both let the program run and write under `shell`. */
+function bothConfinements(a: PolicyDecision, b: PolicyDecision): Pick<PolicyDecision, 'confine'> {
+  return a.confine || b.confine ? { confine: intersectConfinements(a.confine, b.confine) } : {};
 }
 
 /** Resolvers that answer each question once per enforce (so both sandboxes see the same world). */

@@ -22,6 +22,12 @@ export const execRuleSchema = z
       .array(z.string())
       .optional()
       .describe("Arguments inserted right after the executable name, before the caller's."),
+    helpers: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        "Absolute paths of other programs this executable may start when `shell` runs it: a file, or a directory for every program in it (e.g. /usr/lib/git-core for git's own helpers). Nothing else runs: the kernel refuses to execute any file but the executable, these helpers and the loaders and interpreters they need, and lets them write only under files.write.",
+      ),
     trustConfig: z
       .boolean()
       .optional()

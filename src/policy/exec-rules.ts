@@ -11,7 +11,7 @@ import type { PolicyDecision } from './types.js';
 
 /** An allow rule as compiled: the launch fields may be left out (nothing added). */
 type AllowRuleConfig = Pick<ExecRule, 'name' | 'denyArgs'> &
-  Partial<Pick<ExecRule, 'env' | 'args' | 'trustConfig'>>;
+  Partial<Pick<ExecRule, 'env' | 'args' | 'trustConfig' | 'helpers'>>;
 
 /** Directories no executable search path may contain: anyone in the computer can write them. */
 const WORLD_WRITABLE_DIRS = ['/tmp', '/var/tmp', '/dev/shm', '/run/user'];
@@ -26,6 +26,8 @@ interface AllowRule {
   index: number;
   args: ArgRule[];
   launch: { env: Record<string, string>; args: string[]; trustConfig: boolean };
+  /** Programs it may start under `shell` (absolute paths: files or directories). */
+  helpers: string[];
 }
 
 /** The compiled exec rules. */
@@ -144,10 +146,23 @@ export function compileExecRules(
       (pattern, j) => compileArgRule(`exec.allow[${index}].denyArgs[${j}]=${pattern}`, pattern),
       problems,
     );
+    const helpers = compileEach(
+      rule.helpers ?? [],
+      (text, j) => {
+        const helperLabel = `exec.allow[${index}].helpers[${j}]=${text}`;
+        const parsed = parseGuestPath(text);
+        if (!parsed.ok || parsed.path !== text || text === '/') {
+          throw invalidRule(helperLabel, 'a helper must be an absolute, normalised path other than /');
+        }
+        writable(helperLabel, text);
+        return text;
+      },
+      problems,
+    );
     const map = program.path ? allowByPath : allowByName;
     const key = program.path ?? program.name;
     const launch = { env: rule.env ?? {}, args: rule.args ?? [], trustConfig: rule.trustConfig ?? false };
-    map.set(key, [...(map.get(key) ?? []), { label, index, args, launch }]);
+    map.set(key, [...(map.get(key) ?? []), { label, index, args, launch, helpers }]);
   };
   compileEach(config.allow, compileAllow, problems);
   const denyByName = new Map<string, string>();
@@ -242,7 +257,8 @@ export function checkExec(rules: ExecRules, argv: unknown): PolicyDecision {
   }
   const first = matched[0]!;
   const launch = execLaunch(program.name, args, first.launch);
-  const extra = program.path ? { resolved: program.path, launch } : { launch };
+  const confine = { helpers: first.helpers, write: [] as string[] };
+  const extra = program.path ? { resolved: program.path, launch, confine } : { launch, confine };
   return allow(
     first.label,
     `${JSON.stringify(program.path ?? program.name)} is an allowed executable`,

@@ -2,6 +2,7 @@
  * The policy module: the whitelist Sandbox and its helpers. Other modules import from here
  * (or `types.js` for the interfaces alone).
  */
+export { type Confinement, intersectConfinements, NO_CONFINEMENT } from './confine.js';
 export { BUILTIN_RULES, policyDeniedError } from './decision.js';
 export { createSystemHostResolver, type SystemHostResolverOptions } from './dns.js';
 export {

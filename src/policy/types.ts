@@ -24,6 +24,12 @@ export interface PolicyDecision {
    */
   launch?: { env: Record<string, string>; args: string[] };
   /**
+   * For an allowed `exec`: what the kernel lets the program and everything it starts do when the
+   * `shell` built-in runs it — execute only the program itself and `helpers` (with the loaders
+   * and interpreters they need), write only beneath `write`. See confine.ts.
+   */
+  confine?: { helpers: string[]; write: string[] };
+  /**
    * For `http` checked with a HostResolver: the vetted addresses of the host. Connect only to
    * one of these (pin them) so that a second DNS answer cannot point somewhere else.
    */

@@ -1,5 +1,6 @@
 import type { PolicyConfig } from '../config/schema.js';
 import type { FileScope } from '../guest/path-scope.js';
+import { confinementWriteRoots } from './confine.js';
 import { BUILTIN_RULES, deny, policyDeniedError } from './decision.js';
 import {
   compileHostRules,
@@ -70,7 +71,8 @@ function decideCwd(files: FileRules, cwd: unknown): PolicyDecision | null {
  *   on what it opens, against `fileScope(kind)`.
  * - `exec`: argv[0] exactly as allowed, arguments against `denyArgs`, `exec.deny` first; a
  *   `cwd`, if given, must lexically be a readable path (the guest resolves it within the read scope). With an ExecResolver, a bare name is resolved
- *   against `exec.path` and re-checked.
+ *   against `exec.path` and re-checked. An allowing decision carries `confine`: the rule's
+ *   helpers and the write roots, which the `shell` built-in has the kernel enforce.
  * - `http`: scheme, userinfo, IP literals, host and port rules. With a HostResolver, the
  *   resolved addresses are vetted and returned in `addresses` for the caller to pin. A name in
  *   `http.hosts` resolves to its listed addresses (no resolver asked), which pass the guard.
@@ -92,6 +94,8 @@ export function createWhitelistSandbox(
     hosts: compileStaticHosts(config.http.hosts ?? {}),
   };
 
+  const confineWrite = confinementWriteRoots(files);
+
   const decide = (action: PolicyAction): Decided => {
     switch (action?.type) {
       case 'file.read':
@@ -103,7 +107,10 @@ export function createWhitelistSandbox(
         };
       }
       case 'exec': {
-        const decision = checkExec(rules.exec, action.argv);
+        const checked = checkExec(rules.exec, action.argv);
+        const decision = checked.confine
+          ? { ...checked, confine: { ...checked.confine, write: confineWrite } }
+          : checked;
         return { decision: decision.allow ? (decideCwd(rules.files, action.cwd) ?? decision) : decision };
       }
       case 'http': {

@@ -294,6 +294,7 @@ export class JobTable {
       newSession: true,
       // the shell built-in's cwd was checked by the policy: no link may be swapped into it
       ...(req.argv ? { strictCwd: true } : {}),
+      ...(req.confine ? { confine: req.confine } : {}),
       ...(channel ? { toolChannel: { nonce: channel.nonce, dir: channelDir(n) } } : {}),
     };
     // scripts (the common job) take the spare shell, started and placed in its family ahead

@@ -20,6 +20,11 @@ export interface RunRequest {
   argv?: string[];
   /** Output returned inline; default RUN_COMMAND_OUTPUT_BYTES. */
   outputBytes?: number;
+  /**
+   * Confine the program (the `shell` built-in): it and everything it starts may execute only
+   * `execute` and write only beneath `write` (see the guest's confine.ts).
+   */
+  confine?: { execute: string[]; write: string[] };
   /** Open the tool channel for this caller (the `run_command` / `shell` invocation is the parent). */
   channel?: { caller: CallerContext; parentId: string };
 }
