@@ -74,13 +74,60 @@ const TOKEN_PATTERNS: RegExp[] = [
  * bounded and a scheme starts only where no scheme character precedes it, so text that repeats
  * scheme-like characters is scanned in linear time.
  */
-const URL_USERINFO = /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#@"'<>]{1,512}@/gi;
+// The userinfo runs to the last "@" before the host, so a password holding "@" is taken whole.
+const URL_USERINFO = /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#"'<>]{1,512}@/gi;
+
+/**
+ * `scheme://user:pa/ss@host`: a password holding "/", which ends {@link URL_USERINFO}'s run. Taken
+ * only when what follows "@" looks like a host, and not after a port (`http://h:8080/@scope/pkg`).
+ */
+const URL_USERINFO_SLASH =
+  /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#@:"'<>]{1,256}:(?!\d*\/)[^\s?#"'<>]{1,512}?@(?=[a-z0-9.-]+(?:[:/?#\s"'<>]|$))/gi;
 
 /** `Bearer abc…`, `Basic dXNl…`, `token abc…` (an Authorization value anywhere in text). */
-const AUTH_SCHEME = /\b(Bearer|Basic|Digest|Token|Bot|Negotiate)(\s+)[A-Za-z0-9._~+/=-]{6,}/g;
+const AUTH_SCHEME = /\b(Bearer|bearer|BEARER|Basic|Digest|Token|Bot|Negotiate)(\s+)[A-Za-z0-9._~+/=-]{6,}/g;
 
-/** A scheme word whose token {@link AUTH_SCHEME} already redacted. */
-const AUTH_SCHEME_WORD = /^(?:Bearer|Basic|Digest|Token|Bot|Negotiate)$/;
+/**
+ * `authorization: <scheme> <credential>` in any case (`authorization: bearer …`, `Proxy-Authorization:
+ * basic …`, a scheme no list knows): the credential after the scheme word.
+ */
+const AUTH_HEADER =
+  /\b((?:proxy-)?authori[sz]ation)(["']?[ \t]*[:=][ \t]*["']?)([A-Za-z][A-Za-z0-9_-]{0,31})([ \t]+)(?!\[REDACTED\])[^\s"',;]+/gi;
+
+/** Whether {@link AUTH_HEADER} can match at all. */
+const AUTH_HINT = /authori[sz]ation/i;
+
+/** A scheme word whose token {@link AUTH_SCHEME} or {@link AUTH_HEADER} already redacted. */
+const AUTH_SCHEME_WORD = /^(?:Bearer|Basic|Digest|Token|Bot|Negotiate)$/i;
+
+/** `curl -u user:password`, `--user=user:password`, `-uuser:password`: the password. */
+const USER_OPTION =
+  /(?<![\w-])(-u|--user|--proxy-user)(=|[ \t]+|)(["']?)([^\s:"'-][^\s:"']{0,255}):(?!\[REDACTED\])[^\s"']+/g;
+
+/**
+ * An option whose name is secret and whose value follows after a space (`--password VALUE`,
+ * `--api-key VALUE`, `-token VALUE`): the value (a following option is not one).
+ */
+// Only names holding the letters of a secret word are taken at all (most options are not), and
+// `isSecretName` judges those.
+const SECRET_OPTION =
+  /(?<![\w-])(--?(?=[\w-]{0,60}?(?:pass|pwd|token|secret|key|auth|cred|cookie|sig|pat|dsn))[A-Za-z][\w-]{0,63})([ \t]+)(["']?)([^\s"'-][^\s"']*)/gi;
+
+/** Whether {@link SECRET_OPTION} can match at all (a text without these letters is not scanned per "-"). */
+const OPTION_HINT = /pass|pwd|token|secret|key|auth|cred|cookie|sig|pat|dsn/i;
+
+/**
+ * `-p` of the programs where it is the password (the MySQL and MariaDB clients, sshpass):
+ * `mysql -u root -pSECRET`, `sshpass -p SECRET ssh host`, up to the end of the command.
+ */
+const PASSWORD_P =
+  /(\b(?:mysql[\w-]*|mariadb[\w-]*|sshpass)\b[^\n;|&]{0,512}?[ \t])-p([ \t]*)(["']?)(?!\[REDACTED\])([^\s"']+)/g;
+
+/** Whether {@link PASSWORD_P} can match at all. */
+const PASSWORD_P_HINT = /mysql|mariadb|sshpass/;
+
+/** Programs whose `-p` takes the password, by base name (for argv arrays). */
+export const PASSWORD_P_PROGRAM = /^(?:mysql[\w-]*|mariadb[\w-]*|sshpass)$/;
 
 /**
  * `name=value` and `name: value` pairs (query strings, form bodies, env assignments, header
@@ -116,14 +163,42 @@ export function redactText(text: string, redactJson: (value: unknown) => unknown
   let out = text;
   for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, REDACTED);
   // The two costliest scans (0.15-0.5 ms on 64 KiB) are skipped where they cannot match: a
-  // userinfo needs "://", a named value "=" or ":" (a plain substring search is ~100 times faster).
-  if (out.includes('://')) out = out.replace(URL_USERINFO, `$1${REDACTED}@`);
+  // userinfo needs "://" and "@", a named value "=" or ":" (a plain substring search is ~100 times
+  // faster).
+  if (out.includes('://') && out.includes('@')) {
+    out = out.replace(URL_USERINFO, `$1${REDACTED}@`);
+    out = out.replace(URL_USERINFO_SLASH, `$1${REDACTED}@`);
+  }
+  // the shapes below are skipped by a plain search where their fixed letters are missing
+  if (AUTH_HINT.test(out)) out = out.replace(AUTH_HEADER, `$1$2$3$4${REDACTED}`);
   out = out.replace(AUTH_SCHEME, `$1$2${REDACTED}`);
+  if (out.includes('-')) {
+    // a letter first: searching "-u" in a long run of "-" costs as much as the scan itself
+    if (out.includes('u') && out.includes('-u')) out = out.replace(USER_OPTION, `$1$2$3$4:${REDACTED}`);
+    if (OPTION_HINT.test(out)) {
+      out = out.replace(
+        SECRET_OPTION,
+        (whole, option: string, space: string, quote: string, value: string) =>
+          value !== REDACTED && isSecretName(option.replace(/^-+/, ''))
+            ? `${option}${space}${quote}${REDACTED}`
+            : whole,
+      );
+    }
+    if (PASSWORD_P_HINT.test(out)) out = out.replace(PASSWORD_P, `$1-p$2$3${REDACTED}`);
+  }
   if (out.includes('=') || out.includes(':')) {
-    out = out.replace(NAMED_VALUE, (whole, name: string, sep: string, value: string) =>
-      isSecretName(name) && value !== REDACTED && !AUTH_SCHEME_WORD.test(value)
-        ? `${name}${sep}${REDACTED}`
-        : whole,
+    // an authorization's scheme word whose credential was redacted after it (`SSWS [REDACTED]`) stays
+    const schemeOf = (end: number, text: string) =>
+      text.startsWith(` ${REDACTED}`, end) || text.startsWith(`\t${REDACTED}`, end);
+    out = out.replace(
+      NAMED_VALUE,
+      (whole, name: string, sep: string, value: string, at: number, text: string) =>
+        isSecretName(name) &&
+        value !== REDACTED &&
+        !AUTH_SCHEME_WORD.test(value) &&
+        !(AUTH_HINT.test(name) && schemeOf(at + whole.length, text))
+          ? `${name}${sep}${REDACTED}`
+          : whole,
     );
   }
   return out;

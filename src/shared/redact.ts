@@ -1,4 +1,5 @@
 import { truncateUtf8 } from '../shared/text.js';
+import { redactArgv } from './redact-argv.js';
 import { isSecretName, REDACTED, redactText } from './redact-text.js';
 
 export { REDACTED, redactText };
@@ -18,8 +19,9 @@ export function isSecretKey(key: string): boolean {
  * A deep copy of `value` that is safe to store: the value of every secret-named key is
  * replaced by {@link REDACTED}, in nested objects and arrays alike, and every string is
  * redacted by the shape of what it holds (`redactText`: tokens, URL credentials, bearer
- * values, secret `name=value` pairs, JSON bodies). Header lists are covered
- * in their common shapes: `{Authorization: …}`, `[["Authorization", …]]` and
+ * values, secret `name=value` pairs, option values such as `--password VALUE` or `curl -u
+ * user:password`, JSON bodies; an array of strings also as an argv, see `redactArgv`). Header
+ * lists are covered in their common shapes: `{Authorization: …}`, `[["Authorization", …]]` and
  * `[{name: "Authorization", value: …}]`. Cycles, functions and bigints become strings so the
  * result always serialises. The input is never modified.
  */
@@ -55,7 +57,9 @@ function walkArray(value: unknown[], depth: number, seen: WeakSet<object>): unkn
   if (value.length === 2 && typeof value[0] === 'string' && isSecretKey(value[0])) {
     return [value[0], REDACTED];
   }
-  return value.map((child) => {
+  // a list of strings may be an argv: an option's credential is the next string
+  const list = value.length > 1 && value.every((v) => typeof v === 'string') ? redactArgv(value) : value;
+  return list.map((child) => {
     const out = walk(child, depth + 1, seen);
     return out === undefined ? null : out;
   });

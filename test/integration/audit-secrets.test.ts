@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createPaddock } from '../../src/main.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { toDockAuditRow } from '../../src/web/dock/views.js';
+import { rows } from '../helpers/audit-rows.js';
 import { REPO_ROOT } from '../helpers/paddock-process.js';
 
 interface Secret {
@@ -105,6 +106,72 @@ describe('secrets never reach the database', () => {
         leaked.map((s) => s.kind),
         [],
       );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('credential shapes as stored in the audit table', () => {
+  it('stores each shape redacted: authorization in any case, curl -u, --password VALUE, -p of mysql and sshpass, URL userinfo', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-shapes-'));
+    const S = 'Zq7hunter2';
+    const R = '[REDACTED]';
+    const cases: { tool: string; input: Record<string, unknown>; stored: Record<string, unknown> }[] = [
+      ...[
+        [
+          `curl -H "authorization: bearer ${S}" https://api.example.com/`,
+          `curl -H "authorization: bearer ${R}" https://api.example.com/`,
+        ],
+        [`curl -u ada:${S} https://api.example.com/`, `curl -u ada:${R} https://api.example.com/`],
+        [`wget --password ${S} https://h.example/f`, `wget --password ${R} https://h.example/f`],
+        [`mysql -h db -u root -p${S} app`, `mysql -h db -u root -p${R} app`],
+        [`sshpass -p ${S} ssh ada@h.example`, `sshpass -p ${R} ssh ada@h.example`],
+        [`psql "postgresql://ada:${S}@db:5432/app"`, `psql "postgresql://${R}@db:5432/app"`],
+        [`git clone https://ada:${S}@git.example.com/r.git`, `git clone https://${R}@git.example.com/r.git`],
+      ].map(([script, stored]) => ({ tool: 'run_command', input: { script }, stored: { script: stored } })),
+      {
+        tool: 'shell',
+        input: { argv: ['curl', '-u', `ada:${S}`, '--proxy-user', `p:${S}`, 'https://x.example'] },
+        stored: { argv: ['curl', '-u', `ada:${R}`, '--proxy-user', `p:${R}`, 'https://x.example'] },
+      },
+      {
+        tool: 'shell',
+        input: { argv: ['sshpass', '-p', S, 'ssh', 'h'] },
+        stored: { argv: ['sshpass', '-p', R, 'ssh', 'h'] },
+      },
+      {
+        tool: 'shell',
+        input: { argv: ['mysql', `-p${S}`, '--password', S] },
+        stored: { argv: ['mysql', `-p${R}`, '--password', R] },
+      },
+      {
+        tool: 'http_get',
+        input: { url: `https://ada:${S}@h.example/` },
+        stored: { url: `https://${R}@h.example/` },
+      },
+    ];
+    try {
+      writeFileSync(join(dir, 'paddock.yaml'), 'computer:\n  autoLaunch: false\n');
+      const dataDir = join(dir, 'data');
+      const paddock = await createPaddock(loadConfig({ cwd: dir, env: { PADDOCK_DATA: dataDir } }), {
+        logger: silentLogger(),
+      });
+      const caller = { caller: 'mcp:shapes', via: 'direct' as const, attended: true };
+      for (const { tool, input } of cases) await paddock.gateway.call(tool, input, caller);
+      await paddock.close();
+      const stored = rows(dataDir);
+      assert.equal(stored.length, cases.length);
+      stored.forEach((row, i) => {
+        assert.equal(row.tool, cases[i]!.tool);
+        assert.deepEqual(JSON.parse(row.input ?? 'null'), cases[i]!.stored);
+      });
+      const raw = ['paddock.db', 'paddock.db-wal']
+        .map((f) => join(dataDir, f))
+        .filter((f) => existsSync(f))
+        .map((f) => readFileSync(f).toString('latin1'))
+        .join('\n');
+      assert.ok(raw.includes('x.example') && !raw.includes(S), 'the secret is nowhere in the database files');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

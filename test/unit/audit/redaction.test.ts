@@ -355,3 +355,140 @@ describe('isSecretName', () => {
     assert.ok(secret > 1000 && secret < 19_000, `${secret} secret names`);
   });
 });
+
+describe('credential shapes in commands and headers', () => {
+  const S = 'hunter2xyz';
+  const R = REDACTED;
+  const text = (t: string) => (redactSecrets({ t }) as { t: string }).t;
+
+  it('redacts the credential after any authorization scheme, in any case', () => {
+    assert.equal(text(`curl -H "authorization: bearer ${S}" x`), `curl -H "authorization: bearer ${R}" x`);
+    assert.equal(text(`AUTHORIZATION: BEARER ${S}`), `AUTHORIZATION: BEARER ${R}`);
+    assert.equal(text(`proxy-authorization: basic ${S}`), `proxy-authorization: basic ${R}`);
+    assert.equal(text(`Authorization: SSWS ${S}`), `Authorization: SSWS ${R}`);
+    assert.equal(text(`echo bearer ${S}`), `echo bearer ${R}`);
+  });
+
+  it('redacts the password of curl -u / --user, and the value of a secret option after a space', () => {
+    assert.equal(text(`curl -u ada:${S} x`), `curl -u ada:${R} x`);
+    assert.equal(text(`curl -uada:${S} x`), `curl -uada:${R} x`);
+    assert.equal(text(`curl --user 'ada:${S}' x`), `curl --user 'ada:${R}' x`);
+    assert.equal(text(`curl --proxy-user=ada:${S} x`), `curl --proxy-user=ada:${R} x`);
+    assert.equal(text(`wget --password ${S} x`), `wget --password ${R} x`);
+    assert.equal(
+      text(`tool --api-key "${S}" --client-secret ${S}`),
+      `tool --api-key "${R}" --client-secret ${R}`,
+    );
+    assert.equal(text(`keytool -storepassword ${S}`), `keytool -storepassword ${R}`);
+    // an option that is not secret, or a secret option followed by another option, keeps its text
+    assert.equal(text('git push -u origin main:main'), 'git push -u origin main:main');
+    assert.equal(text('ls --color always; sort -u f'), 'ls --color always; sort -u f');
+    assert.equal(text('docker login --password-stdin -u ada'), 'docker login --password-stdin -u ada');
+  });
+
+  it('redacts -p where it is the password: the MySQL and MariaDB clients and sshpass', () => {
+    assert.equal(text(`mysql -u root -p${S} app`), `mysql -u root -p${R} app`);
+    assert.equal(text(`mysqldump -h db -p ${S} app`), `mysqldump -h db -p ${R} app`);
+    assert.equal(text(`mariadb -p'${S}'`), `mariadb -p'${R}'`);
+    assert.equal(text(`sshpass -p ${S} ssh host`), `sshpass -p ${R} ssh host`);
+    assert.equal(text(`sshpass -p${S} ssh host`), `sshpass -p${R} ssh host`);
+    // elsewhere -p is not a password, and -P is MySQL's port
+    assert.equal(
+      text('mkdir -p /w/x; mysql -P 3306 -e "select 1"'),
+      'mkdir -p /w/x; mysql -P 3306 -e "select 1"',
+    );
+  });
+
+  it('redacts URL credentials whose password holds "@" or "/", and keeps URLs with "@" in their path', () => {
+    assert.equal(text(`https://ada:${S}@host/x`), `https://${R}@host/x`);
+    assert.equal(
+      text(`git clone https://ada:p@ss${S}@git.example.com/r`),
+      `git clone https://${R}@git.example.com/r`,
+    );
+    assert.equal(text(`psql postgresql://ada:pa/ss${S}@db:5432/app`), `psql postgresql://${R}@db:5432/app`);
+    assert.equal(
+      text(`psql "postgres://db/app?user=ada&password=${S}"`),
+      `psql "postgres://db/app?user=ada&password=${R}"`,
+    );
+    for (const url of [
+      'https://registry.npmjs.org/@types/node',
+      'http://localhost:3000/@ada/x',
+      'https://h/a:b@c',
+    ])
+      assert.equal(text(url), url);
+  });
+
+  it('reads an array of strings as an argv: the credential is the argument after its option', () => {
+    assert.deepEqual(redactSecrets(['curl', '-u', `ada:${S}`, 'https://x']), [
+      'curl',
+      '-u',
+      `ada:${R}`,
+      'https://x',
+    ]);
+    assert.deepEqual(redactSecrets(['wget', '--password', S, 'x']), ['wget', '--password', R, 'x']);
+    assert.deepEqual(redactSecrets(['/usr/bin/sshpass', '-p', S, 'ssh', 'h']), [
+      '/usr/bin/sshpass',
+      '-p',
+      R,
+      'ssh',
+      'h',
+    ]);
+    assert.deepEqual(redactSecrets(['mysql', `-p${S}`, 'app']), ['mysql', `-p${R}`, 'app']);
+    assert.deepEqual(redactSecrets(['curl', '-H', `authorization: bearer ${S}`]), [
+      'curl',
+      '-H',
+      `authorization: bearer ${R}`,
+    ]);
+    // -p of another program, and a list that is no argv, stay as they are
+    assert.deepEqual(redactSecrets(['mkdir', '-p', '/w/x']), ['mkdir', '-p', '/w/x']);
+    assert.deepEqual(redactSecrets(['/workspace', '/tmp']), ['/workspace', '/tmp']);
+  });
+});
+
+describe('credential shapes among other arguments', () => {
+  it('never keeps the secret of a shape, wherever it stands among 5,000 seeded commands, and keeps the plain arguments around it', () => {
+    const shapes = [
+      (s: string) => `curl -u ada:${s}`,
+      (s: string) => `curl --user=ada:${s}`,
+      (s: string) => `wget --password ${s}`,
+      (s: string) => `tool --api-key '${s}'`,
+      (s: string) => `mysql -p${s}`,
+      (s: string) => `mysqldump -p ${s}`,
+      (s: string) => `sshpass -p "${s}" ssh`,
+      (s: string) => `curl -H 'authorization: bearer ${s}'`,
+      (s: string) => `git clone https://ada:${s}@h.example/r`,
+    ];
+    const plain = [
+      '-v',
+      '--color',
+      'always',
+      '-h',
+      'db.example',
+      '-P',
+      '3306',
+      '/w/x',
+      'main:main',
+      '-e',
+      'select',
+    ];
+    const next = seeded(0xc0de);
+    for (let i = 0; i < 5000; i++) {
+      const secret = `Zq${(next() % 1e9).toString(36)}x${next() % 97}`;
+      const before = joinPieces(
+        plain.map((p) => ` ${p}`),
+        next() % 4,
+        next,
+      );
+      const after = joinPieces(
+        plain.map((p) => ` ${p}`),
+        next() % 4,
+        next,
+      );
+      const command = `${shapes[next() % shapes.length]!(secret)}${after}`;
+      const line = next() % 2 === 0 ? `cd /w &&${before} ; ${command}` : command;
+      const out = (redactSecrets({ line }) as { line: string }).line;
+      assert.ok(!out.includes(secret), `${line}\n→ ${out}`);
+      assert.ok(out.endsWith(after), `${line}\n→ ${out}`);
+    }
+  });
+});
