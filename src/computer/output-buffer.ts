@@ -3,6 +3,7 @@
  * absolute offsets since the stream began. Memory grows with the output up to the capacity,
  * never beyond, however much a job prints.
  */
+import { StringDecoder } from 'node:string_decoder';
 
 /** A slice read from the buffer. */
 export interface OutputSlice {
@@ -74,6 +75,27 @@ export class OutputBuffer {
       at = (at + n) % this.ring.length;
     }
     return { bytes: out, nextOffset: to };
+  }
+
+  /**
+   * The bytes from absolute `from` to `to` decoded as UTF-8, without copying them first (a flood
+   * read this way makes no garbage but the string). Callers keep the range inside the retained
+   * bytes; a character cut at either end decodes as U+FFFD, like `Buffer.toString`.
+   */
+  text(from: number, to: number): string {
+    const start = Math.max(from, this.startOffset);
+    const end = Math.min(to, this.end);
+    if (end <= start) return '';
+    const at = this.position(start);
+    const first = Math.min(end - start, this.ring.length - at);
+    if (first === end - start) return this.ring.toString('utf8', at, at + first);
+    // the range wraps: a character may straddle the ring's end
+    const decoder = new StringDecoder('utf8');
+    return (
+      decoder.write(this.ring.subarray(at, at + first)) +
+      decoder.write(this.ring.subarray(0, end - start - first)) +
+      decoder.end()
+    );
   }
 
   /** Ring index of an absolute offset (the ring is full-size once anything wrapped). */

@@ -9,7 +9,6 @@ import {
   encodeFrame,
   encodeFrameHeader,
   type Frame,
-  FrameDecoder,
   FrameKind,
   type FrameKindValue,
 } from '../../guest/frames.js';
@@ -24,6 +23,7 @@ import {
   type TellOp,
 } from '../../guest/protocol.js';
 import { PaddockError } from '../../shared/errors.js';
+import { readFrames } from './frame-reader.js';
 
 /** Default bound of one call to the guest. */
 export const DEFAULT_GUEST_CALL_TIMEOUT_MS = 30_000;
@@ -32,6 +32,7 @@ export const DEFAULT_GUEST_CALL_TIMEOUT_MS = 30_000;
 export interface GuestHandlers {
   onEvent(event: Exclude<GuestEvent, { t: 'hello' }>): void;
   onHello(event: Extract<GuestEvent, { t: 'hello' }>): void;
+  /** Bytes of a stream; `payload` is valid only during the call (copy what is kept). */
   onData(stream: number, fd: number, payload: Buffer): void;
   onEnd(stream: number, fd: number): void;
   /** Flow-control credit the guest granted on a stream (relayed connections). */
@@ -71,21 +72,16 @@ export class GuestClient {
     private readonly toGuest: Writable,
     private readonly handlers: GuestHandlers,
   ) {
-    const decoder = new FrameDecoder();
-    fromGuest.on('data', (chunk: Buffer) => {
-      if (this.failure) return;
-      let frames: Frame[];
-      try {
-        frames = decoder.push(chunk);
-      } catch (e) {
-        this.broken(`malformed frame: ${(e as Error).message}`);
-        return;
-      }
-      for (const frame of frames) {
-        if (this.failure) return;
-        this.onFrame(frame);
-      }
-    });
+    // a payload is valid only during onFrame (see frame-reader.ts): what is kept is copied
+    readFrames(
+      fromGuest,
+      (frame) => {
+        if (!this.failure) this.onFrame(frame);
+      },
+      (reason) => {
+        if (!this.failure) this.broken(reason);
+      },
+    );
   }
 
   /** Whether the link still works. */
@@ -206,7 +202,7 @@ export class GuestClient {
           this.handlers.onWindow?.(frame.stream, frame.fd, frame.payload.readUInt32BE(0));
         return;
       case FrameKind.Attachment:
-        if (this.pending.has(frame.stream)) this.attachments.set(frame.stream, frame.payload);
+        if (this.pending.has(frame.stream)) this.attachments.set(frame.stream, Buffer.from(frame.payload));
         return;
       case FrameKind.Control:
         this.onControl(frame.payload);

@@ -70,7 +70,8 @@ export class GuestSocket extends Duplex {
   receive(payload: Buffer): void {
     if (this.destroyed || this.ended) return;
     this.receivedBytes += payload.length;
-    if (this.push(payload)) this.grant(payload.length);
+    // the payload is the link's read buffer, reused once this returns
+    if (this.push(Buffer.from(payload))) this.grant(payload.length);
     else this.withheld += payload.length;
   }
 

@@ -24,6 +24,7 @@ export type StreamEvent = Extract<GuestEvent, { t: 'pty.exit' | 'tcp.closed' | '
 export interface StreamOwner {
   /** Whether `stream` belongs to this owner. */
   owns(stream: number): boolean;
+  /** Bytes of a stream; `payload` is valid only during the call (copy what is kept). */
   onData(stream: number, fd: number, payload: Buffer): void;
   onEnd(stream: number, fd: number): void;
   /** Credit the guest granted (relayed connections). */

@@ -189,9 +189,8 @@ export class Terminal {
       gap = true;
     }
     if (end <= from) return;
-    const { bytes } = this.output.read(from, end - from);
     this.delivered = end;
-    const chunk = { data: bytes.toString('utf8'), cursor: encodeTerminalCursor(this.id, end), gap };
+    const chunk = { data: this.output.text(from, end), cursor: encodeTerminalCursor(this.id, end), gap };
     for (const s of this.subscribers) s(chunk);
   }
 

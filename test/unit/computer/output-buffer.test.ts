@@ -47,4 +47,21 @@ describe('OutputBuffer', () => {
     assert.equal(buf.read(6, 10).bytes.length, 0);
     assert.equal(buf.read(0, 10).bytes.toString(), 'cdef');
   });
+
+  it('decodes any range as text without a copy, also where a character straddles the ring’s end', () => {
+    const text = 'aé語🦄'.repeat(50);
+    for (let shift = 0; shift < 12; shift++) {
+      const buf = new OutputBuffer(64);
+      buf.append(Buffer.from('x'.repeat(shift)));
+      const bytes = Buffer.from(text);
+      for (let at = 0; at < bytes.length; at += 7) buf.append(bytes.subarray(at, at + 7));
+      const all = Buffer.concat([Buffer.from('x'.repeat(shift)), bytes]);
+      for (let from = buf.startOffset; from < buf.endOffset; from += 5) {
+        for (const to of [from + 1, from + 13, buf.endOffset]) {
+          const want = all.subarray(from, Math.min(to, all.length)).toString('utf8');
+          assert.equal(buf.text(from, to), want, `shift ${shift} ${from}..${to}`);
+        }
+      }
+    }
+  });
 });
