@@ -30,8 +30,8 @@ export interface ComputerOptions {
   log: ComputerLog;
   /** Host directory of this generation (removed with it). */
   hostDir: string;
-  /** Host directory kept as /workspace across generations (never removed with one). */
-  keptWorkspace?: string;
+  /** Host directory of the workspace kept across generations (never removed with one). */
+  keptDir?: string;
   retentionBytes: number;
   bootTimeoutMs: number;
   /** A sandbox from the warm pool to run on instead of booting one (it is this generation's alone). */
@@ -109,7 +109,7 @@ export class Computer {
             {
               generation,
               hostDir: this.options.hostDir,
-              ...(this.options.keptWorkspace ? { keptWorkspace: this.options.keptWorkspace } : {}),
+              ...(this.options.keptDir ? { keptDir: this.options.keptDir } : {}),
             },
             this.options.egress?.guestFiles() ?? {},
           ),
@@ -146,6 +146,15 @@ export class Computer {
         `Generation ${generation} (${this.profile.id}) is running; booted in ${this.bootMs} ms${warm ? ' from a warm sandbox' : ''}.`,
         { generation },
       );
+      const quota = sandbox.instance.diskQuota;
+      if (quota && !quota.enforced) {
+        log.add(
+          'warn',
+          'computer.disk_quota',
+          `The disk limit of ${this.profile.limits.diskMb} MiB is ${quota.detail}.`,
+          { generation },
+        );
+      }
       if (sandbox.hello.jobIsolation === 'none') {
         log.add(
           'warn',
@@ -250,11 +259,12 @@ export class Computer {
     await rm(this.options.hostDir, { recursive: true, force: true }).catch(() => undefined);
   }
 
-  /** Host path of this generation's workspace (diagnostics and tests). */
+  /**
+   * Where the host reaches this generation's /workspace while it runs (diagnostics and tests);
+   * see SandboxInstance.hostWorkspace.
+   */
   get hostWorkspace(): string {
-    return (
-      this.instance?.hostWorkspace ?? this.options.keptWorkspace ?? join(this.options.hostDir, 'workspace')
-    );
+    return this.instance?.hostWorkspace ?? join(this.options.keptDir ?? this.options.hostDir, 'workspace');
   }
 
   /** Tells subscribers where the generation stands (the manager announces a launch with it). */

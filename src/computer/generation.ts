@@ -50,7 +50,7 @@ export function startGeneration(ctx: ComputerContext, req: GenerationRequest): C
   }
   if (!req.active) ctx.assertCapacity(req.name);
   const generation = ctx.nextGeneration(req.name);
-  const keptWorkspace = ctx.keptWorkspace(req.name, profile);
+  const keptDir = ctx.keptDir(req.name, profile);
   const warm = ctx.takeWarm(req.name, profile);
   const teardown = previous
     ? previous.destroy(
@@ -85,7 +85,7 @@ export function startGeneration(ctx: ComputerContext, req: GenerationRequest): C
       backend: ctx.backend,
       log,
       hostDir: warm?.hostDir ?? ctx.generationDir(generation),
-      ...(keptWorkspace ? { keptWorkspace } : {}),
+      ...(keptDir ? { keptDir } : {}),
       retentionBytes: profile.limits.outputBytes ?? ctx.config.retentionBytes,
       bootTimeoutMs:
         profile.backend === 'browser' ? ctx.config.browserBootTimeoutMs : ctx.config.bootTimeoutMs,
@@ -102,7 +102,7 @@ export function startGeneration(ctx: ComputerContext, req: GenerationRequest): C
   log.add(
     'info',
     'computer.launch',
-    `Launching generation ${generation} with profile ${profile.id}${keptWorkspace ? ' (workspace kept)' : ''}${warm ? ' on a warm sandbox' : ''}.`,
+    `Launching generation ${generation} with profile ${profile.id}${keptDir ? ' (workspace kept)' : ''}${warm ? ' on a warm sandbox' : ''}.`,
     { generation },
   );
   return computer;

@@ -1,7 +1,9 @@
 /**
- * The kept workspaces on disk (`<data>/workspaces/<dir>/workspace`, see ComputerContext): which
- * exist, how much they hold, and removing one. Used by `paddock computers` with or without a
- * running server, so it reads the directory and never the server's memory.
+ * The kept workspaces on disk (`<data>/workspaces/<dir>`, see ComputerContext): which exist, how
+ * much of the host's disk each takes, and removing one. A kept workspace is a disk image
+ * (`disk.img`, bounded by its profile's diskMb) where the server can mount one, else a plain
+ * `workspace/` directory (see backend/workspace.ts). Used by `paddock computers` with or
+ * without a running server, so it reads the directory and never the server's memory.
  */
 import { lstatSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +15,7 @@ export interface KeptWorkspace {
   /** The computer it belongs to: `named:<name>`, or `private:<hash>` (the owner is not kept). */
   key: string;
   dir: string;
+  /** Bytes it takes on the host's disk (a disk image's allocated blocks, metadata included). */
   bytes: number;
   files: number;
 }

@@ -42,14 +42,14 @@ export interface BootedSandbox {
 /** The generic parts of a sandbox of `profile`: nothing in it names a computer. */
 export function sandboxSpec(
   profile: ProfileConfig,
-  where: { generation: number; hostDir: string; name?: string; keptWorkspace?: string },
+  where: { generation: number; hostDir: string; name?: string; keptDir?: string },
   files: Record<string, string>,
 ): SandboxSpec {
   return {
     generation: where.generation,
     hostDir: where.hostDir,
     ...(where.name ? { name: where.name } : {}),
-    ...(where.keptWorkspace ? { keptWorkspace: where.keptWorkspace } : {}),
+    ...(where.keptDir ? { keptDir: where.keptDir } : {}),
     mounts: profile.mounts.map((m) => ({ source: m.source, target: m.target, readOnly: m.readOnly })),
     env: baseJobEnv('/bin/sh'),
     limits: profile.limits,

@@ -6,7 +6,16 @@
  */
 
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { ComputerConfig, ProfileConfig } from '../config/computer-schema.js';
 import { PaddockError } from '../shared/errors.js';
@@ -61,6 +70,8 @@ export class ComputerContext {
   /** Warm sandboxes per profile (pooled ones count against the cap's headroom, never a launch's). */
   readonly pool: WarmPool;
   private readonly computersDir: string;
+  /** `<dataDir>/workspaces`: one directory per computer that keeps its workspace. */
+  private readonly keptRoot: string;
   /** Generation → the computer that launched it (stale ids stay STALE_GENERATION, foreign ones NOT_FOUND). */
   private readonly generations = new Map<number, string>();
   private lastGeneration: number;
@@ -82,9 +93,12 @@ export class ComputerContext {
     );
     this.launchLinks = options.launchLinks ?? null;
     this.computersDir = options.config.workspaceDir ?? join(options.dataDir, 'computers');
-    mkdirSync(this.computersDir, { recursive: true, mode: 0o700 });
+    this.keptRoot = join(options.dataDir, 'workspaces');
+    // everything of a computer lives below these two: closed to every other account
+    for (const dir of [this.computersDir, this.keptRoot]) privateDir(dir);
     this.lastGeneration = this.readGenerationCounter();
-    this.sweepWarmDirs();
+    options.backend.sweep?.([this.computersDir, this.keptRoot]);
+    this.sweepLeftovers();
     this.pool = new WarmPool({
       backend: options.backend,
       logger: options.logger.child({ domain: 'computer' }),
@@ -217,19 +231,18 @@ export class ComputerContext {
   }
 
   /**
-   * The kept workspace of computer `key`: `<dataDir>/workspaces/<computer>/workspace`, in a
-   * directory of its own that no generation's teardown ever removes. Null when it is fresh.
+   * The directory of computer `key`'s kept workspace: `<dataDir>/workspaces/<computer>` (its
+   * disk image, see backend/workspace.ts), which no generation's teardown ever removes. Null
+   * when the workspace is fresh.
    */
-  keptWorkspace(key: string, profile: ProfileConfig): string | null {
+  keptDir(key: string, profile: ProfileConfig): string | null {
     if (this.workspaceMode(key, profile) !== 'keep') return null;
     const name = key.startsWith('named:')
       ? namedWorkspaceDir(key.slice('named:'.length))
       : `private-${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
-    const own = join(this.options.dataDir, 'workspaces', name);
+    const own = join(this.keptRoot, name);
     mkdirSync(own, { recursive: true, mode: 0o700 });
-    const dir = join(own, 'workspace');
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
-    return dir;
+    return own;
   }
 
   /**
@@ -261,12 +274,13 @@ export class ComputerContext {
   }
 
   /**
-   * Removes the host directories of pooled or warm-started sandboxes a previous run left in the
-   * computers directory (`warm-XXXXXX`: never a kept workspace; a crash leaves them behind).
+   * Removes the host directories of generations and pooled sandboxes a previous run left in the
+   * computers directory (`g<N>`, `warm-XXXXXX`: never a kept workspace; a crash leaves them
+   * behind, each with its disk). One server owns a data directory, so none of them is in use.
    */
-  private sweepWarmDirs(): void {
+  private sweepLeftovers(): void {
     for (const name of readdirSync(this.computersDir)) {
-      if (WARM_DIR_PATTERN.test(name))
+      if (WARM_DIR_PATTERN.test(name) || /^g\d+$/.test(name))
         rmSync(join(this.computersDir, name), { recursive: true, force: true });
     }
   }
@@ -281,4 +295,20 @@ export class ComputerContext {
     }
     return last;
   }
+}
+
+/**
+ * Creates `dir` (and its parents) and closes it to other accounts: mode 0700, whatever mode an
+ * older version or an operator left it with. A directory owned by another account is refused.
+ */
+function privateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = lstatSync(dir);
+  const uid = process.getuid?.() ?? st.uid;
+  if (!st.isDirectory() || st.uid !== uid)
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      `${dir} is not a directory owned by uid ${uid}; remove it (or use another data directory) and start again.`,
+    );
+  if ((st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
 }

@@ -43,7 +43,9 @@ export const limitsSchema = z
       .min(1)
       .max(1_048_576)
       .default(4096)
-      .describe('Largest file a job may write, and the size of /tmp, in MiB.'),
+      .describe(
+        'Disk of the computer in MiB: /workspace and /tmp together, enforced by a disk of its own when Paddock runs as root (else /tmp and single files only); also the largest file a job may write.',
+      ),
     openFiles: z.number().int().min(64).max(1_048_576).default(4096).describe('Open files per process.'),
     outputBytes: z
       .number()
@@ -230,7 +232,9 @@ export const computerSchema = z
     workspaceDir: z
       .string()
       .optional()
-      .describe("Host directory holding each generation's workspace (default: <data dir>/computers)."),
+      .describe(
+        "Host directory holding each generation's disk and staged files (default: <data dir>/computers); made 0700.",
+      ),
     sandboxUid: z
       .number()
       .int()

@@ -59,11 +59,16 @@ export interface ServerInfo {
 }
 
 /**
- * Creates the run directory (0700) and checks that it belongs to this uid and is closed to
- * others; a directory owned by someone else is refused, never used.
+ * Closes the data directory to other accounts (0700, when it is this uid's), creates the run
+ * directory (0700) and checks that it belongs to this uid and is closed to others; a directory
+ * owned by someone else is refused, never used.
  */
 export function ensureRunDir(paths: InstancePaths): void {
   mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
+  // the data directory holds computers' disks, the audit and the socket: closed to other accounts
+  const data = lstatSync(paths.dataDir);
+  if (data.isDirectory() && data.uid === process.getuid?.() && (data.mode & 0o077) !== 0)
+    chmodSync(paths.dataDir, 0o700);
   mkdirSync(paths.runDir, { recursive: true, mode: 0o700 });
   const st = lstatSync(paths.runDir);
   const uid = process.getuid?.() ?? st.uid;

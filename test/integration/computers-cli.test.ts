@@ -59,7 +59,8 @@ describe('paddock computers', () => {
       assert.equal(fresh.workspace, 'fresh');
       assert.equal(fresh.diskBytes, null);
       const table = await runCli(project, ['computers', 'list']);
-      assert.match(table.stdout, /named:keepbox\s+shell\s+running\s+\S+\s+keep\s+1\.\d MiB/);
+      // the host space its workspace takes: the file, plus its disk's own metadata where it has one
+      assert.match(table.stdout, /named:keepbox\s+shell\s+running\s+\S+\s+keep\s+\d\.\d MiB/);
 
       const stopped = await runCli(project, ['computers', 'stop', 'keepbox']);
       assert.equal(stopped.code, 0, stopped.stderr);
@@ -75,7 +76,7 @@ describe('paddock computers', () => {
       assert.ok(existsSync(dir));
       const removed = await runCli(project, ['computers', 'rm', 'keepbox']);
       assert.equal(removed.code, 0, removed.stderr);
-      assert.match(removed.stdout, /Removed keepbox \(freed 1\.\d MiB\)/);
+      assert.match(removed.stdout, /Removed keepbox \(freed \d\.\d MiB\)/);
       assert.ok(!existsSync(dir), 'the kept workspace is gone');
       assert.ok(!(await list(project)).computers.some((c) => c.name === 'named:keepbox'));
       // the other session's computer was never touched

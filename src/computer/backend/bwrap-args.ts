@@ -63,6 +63,8 @@ export interface BwrapLayout {
   guestPackages?: { name: string; dir: string }[];
   /** Host directory that becomes /workspace. */
   workspace: string;
+  /** Host directory that becomes /tmp (the computer's disk); absent or null: a tmpfs of `diskMb`. */
+  tmpDir?: string | null;
   /** Generated files: the file descriptor bwrap reads each one from, by guest path (e.g. /etc/passwd). */
   generated: Record<string, number>;
   /** Generated programs (mode 0755), the same way (e.g. the jobs' Landlock launcher). */
@@ -122,7 +124,8 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
   for (const [target, fd] of Object.entries(layout.generated))
     a.push('--perms', '0644', '--ro-bind-data', String(fd), target);
   a.push('--proc', '/proc', '--dev', '/dev');
-  a.push('--perms', '1777', '--size', String(spec.limits.diskMb * 1024 * 1024), '--tmpfs', '/tmp');
+  if (layout.tmpDir) a.push('--bind', layout.tmpDir, '/tmp');
+  else a.push('--perms', '1777', '--size', String(spec.limits.diskMb * 1024 * 1024), '--tmpfs', '/tmp');
   a.push('--dir', '/var', '--symlink', '../tmp', '/var/tmp');
   // Directories bwrap makes for mount points are 0700 and the agent's: the guest account needs them.
   for (const dir of [`${GUEST_OPT}/bin`, `${GUEST_OPT}/node_modules`, '/node_modules'])

@@ -4,38 +4,38 @@
  * As root, every computer and every job is a cgroup (see cgroups.ts): limits, CPU fairness and
  * whole-family kills are enforced by the kernel. Without cgroups, jobs get rlimits and a new
  * session, and a kill reaches the job's process group only (reported as `session`).
+ *
+ * As root, a computer's writable files live in a disk image of its own under the data
+ * directory, mounted only in the launch's private mount namespace (see workspace.ts and
+ * launch-namespace.ts); no account but root and the sandbox's own uids can reach any of it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { GUEST_SCOPE_PROGRAM, GUEST_SPAWNER_PROGRAM } from '../link/guest-layout.js';
 import { type BwrapLayout, buildBwrapArgs, generatedEtc, sandboxName } from './bwrap-args.js';
-import { type CgroupNode, CgroupRoot } from './cgroups.js';
+import { BwrapInstance } from './bwrap-instance.js';
+import { FIRST_DATA_FD, HOST_PATH, spawnBwrap } from './bwrap-spawn.js';
+import { CgroupRoot } from './cgroups.js';
+import { type DiskSupport, detachLoopDevices, diskImageSupport } from './disk-image.js';
 import { guestPackages } from './guest-packages.js';
 import { canExecute, etcEntries, rootEntries } from './host-facts.js';
 import { type IdMap, writeIdMaps } from './id-map.js';
-import { findDescendantByInnerPid } from './proc.js';
-import { RuntimeStage, reachableByAnyone } from './runtime-files.js';
-import { createSandboxRoot, sweepSandboxRoots } from './sandbox-root.js';
+import { launchNamespacePrefix } from './launch-namespace.js';
+import { RuntimeStage } from './runtime-files.js';
+import { createSandboxRoot, type SandboxRoot, sweepSandboxRoots } from './sandbox-root.js';
 import { scopeProgram } from './scope-program.js';
 import { seccompFilter } from './seccomp.js';
 import { spawnerProgram } from './spawner-program.js';
-import type { ComputerBackend, JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
-import { prepareWorkspace, workspaceBindPrefix } from './workspace.js';
+import type { ComputerBackend, SandboxInstance, SandboxSpec } from './types.js';
+import { prepareStorage } from './workspace.js';
 
 const MIB = 1024 * 1024;
-/** The first file descriptor of the generated files handed to bwrap (0–2 stdio, 3 its options). */
-const FIRST_DATA_FD = 4;
 /** Default host uid of sandboxes when Paddock runs as root without cgroups. */
 export const DEFAULT_SANDBOX_UID = 64_000;
-/** Drops the launching shell to the sandbox uid (util-linux, present wherever bwrap is). */
-const SETPRIV = '/usr/bin/setpriv';
-const HOST_PATH = ['/usr/local/bin', '/usr/bin', '/bin'];
 
 /** Options of the bwrap backend. */
 export interface BwrapBackendOptions {
@@ -46,6 +46,11 @@ export interface BwrapBackendOptions {
   guestDir?: string;
   /** Use cgroups when writable (default true). False forces the rlimit fallback. */
   useCgroups?: boolean;
+  /**
+   * Use a disk image per computer where this host can (default true). False keeps workspaces as
+   * plain directories, whose size is then not limited (tests of that fallback).
+   */
+  useDiskImages?: boolean;
   /**
    * Host uid (and gid) the sandbox's guest agent runs as when Paddock runs as root; jobs and
    * terminals run as the next uid (default 64000 and 64001). Both should own nothing else.
@@ -64,11 +69,6 @@ export function defaultClientsDir(): string {
   return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'clients');
 }
 
-/** Splits a limit into the share one job's family may use and the reserve kept for the rest. */
-function jobShare(total: number, reserveCap: number, floor: number): number {
-  return Math.max(floor, total - Math.min(reserveCap, Math.floor(total / 4)));
-}
-
 /** The bwrap backend. Create one per server; `dispose` removes its cgroups. */
 export class BwrapBackend implements ComputerBackend {
   readonly name = 'bwrap';
@@ -78,14 +78,16 @@ export class BwrapBackend implements ComputerBackend {
   private readonly cgroups: CgroupRoot | null;
   /** The unprivileged host accounts of the agent and the jobs, when not the server's own. */
   private readonly runAs: IdMap | null;
-  private sandboxRoot: string | null = null;
+  /** Whether each computer gets a disk image (its size limit), and why not. */
+  readonly disk: DiskSupport;
+  private sandboxRoot: SandboxRoot | null = null;
   private readonly guestPackages = guestPackages();
   /** Bound into every sandbox where they exist: the jobs' Landlock launcher, the spares' spawner. */
   private readonly programs = Object.entries({
     [GUEST_SCOPE_PROGRAM]: scopeProgram(),
     [GUEST_SPAWNER_PROGRAM]: spawnerProgram(),
   }).filter((p): p is [string, Buffer] => p[1] !== null);
-  private readonly stage = new RuntimeStage(() => this.ensureSandboxRoot());
+  private readonly stage: RuntimeStage | null;
 
   constructor(options: BwrapBackendOptions) {
     this.logger = options.logger;
@@ -95,14 +97,28 @@ export class BwrapBackend implements ComputerBackend {
     const uid = options.sandboxUid ?? DEFAULT_SANDBOX_UID;
     // As root, the sandbox never runs as host uid 0: its files (setuid bits included) and its view of
     // root-only /proc entries would be root's. It runs as a dedicated uid that owns nothing else.
-    this.runAs = process.getuid?.() === 0 ? { agentHostId: uid, jobHostId: uid + 1 } : null;
-    // workspaces of crashed servers (only those of dead server pids)
+    const runAs = process.getuid?.() === 0 ? { agentHostId: uid, jobHostId: uid + 1 } : null;
+    this.runAs = runAs;
+    this.disk =
+      options.useDiskImages === false
+        ? { ok: false, reason: 'disk images are turned off for this server' }
+        : diskImageSupport();
+    this.stage = runAs ? new RuntimeStage(() => this.ensureSandboxRoot().runtime, runAs.jobHostId) : null;
+    // sandbox roots of crashed servers (only those of dead server pids)
     sweepSandboxRoots(tmpdir(), this.logger);
-    if (this.runAs)
+    if (runAs)
       this.logger.info('computer.sandbox_uid', {
         agentUid: uid,
         jobsUid: uid + 1,
         limits: this.cgroups ? 'cgroups' : 'rlimits (no writable cgroups)',
+      });
+    if (this.disk.ok)
+      this.logger.info('computer.disk_quota', { enforced: true, how: 'a disk image per computer' });
+    else
+      this.logger.warn('computer.disk_quota', {
+        enforced: false,
+        reason: this.disk.reason,
+        effect: "a profile's diskMb limits /tmp and single files only; /workspace can fill the host's disk",
       });
   }
 
@@ -116,6 +132,12 @@ export class BwrapBackend implements ComputerBackend {
     return HOST_PATH.some((dir) => canExecute(join(dir, name)));
   }
 
+  sweep(dirs: string[]): void {
+    // disks are mounted only in launch namespaces, which die with their sandboxes; a loop device
+    // can outlive a crash only between its attach and its mount
+    if (this.disk.ok) detachLoopDevices(dirs, this.logger);
+  }
+
   async launch(spec: SandboxSpec): Promise<SandboxInstance> {
     if (!existsSync(join(this.guestDir, 'agent.js'))) {
       throw new PaddockError(
@@ -123,9 +145,24 @@ export class BwrapBackend implements ComputerBackend {
         `The compiled guest agent is missing at ${this.guestDir}; run "npm run build" and launch again.`,
       );
     }
-    const { workspace, kept, removeOnDestroy } = prepareWorkspace(spec, this.runAs, () =>
-      this.ensureSandboxRoot(),
-    );
+    const storage = await prepareStorage(spec, {
+      runAs: this.runAs,
+      root: () => this.ensureSandboxRoot(),
+      disk: this.disk,
+      logger: this.logger,
+    });
+    try {
+      return await this.start(spec, storage);
+    } catch (e) {
+      if (storage.removeOnDestroy) rmSync(storage.removeOnDestroy, { recursive: true, force: true });
+      throw e;
+    }
+  }
+
+  private async start(
+    spec: SandboxSpec,
+    storage: Awaited<ReturnType<typeof prepareStorage>>,
+  ): Promise<SandboxInstance> {
     const shell = canExecute('/bin/bash') ? '/bin/bash' : '/bin/sh';
     const name = sandboxName(spec);
     // the network namespace keeps only lo either way; "proxy" adds the relay port (guest agent)
@@ -137,48 +174,50 @@ export class BwrapBackend implements ComputerBackend {
       this.programs.map(([target], i) => [target, FIRST_DATA_FD + files.length + i]),
     );
     // as the dedicated uid, bind only what that uid can reach (staged copies otherwise)
-    const reach = (path: string, name: string) => (this.runAs ? this.stage.path(path, name) : path);
+    const { stage } = this;
+    const reach = (path: string, name: string) => (stage ? stage.path(path, name) : path);
     const clients = existsSync(defaultClientsDir()) ? reach(defaultClientsDir(), 'clients') : null;
     const layout: BwrapLayout = {
       nodePath: reach(process.execPath, 'node'),
       guestDir: reach(this.guestDir, 'guest'),
       clientsDir: clients,
       guestPackages: this.guestPackages.map((p) => ({ ...p, dir: reach(p.dir, `packages/${p.name}`) })),
-      workspace,
+      workspace: storage.workspace,
+      tmpDir: storage.tmp,
       generated,
       programs: programFds,
       rootEntries: rootEntries(),
       etcEntries: etcEntries(),
     };
     const filter = seccompFilter();
-    // read-only mounts the sandbox uid cannot reach are copied for this generation (a snapshot)
-    const mounts = spec.mounts.map((m, i) =>
-      this.runAs && m.readOnly && !reachableByAnyone(m.source)
-        ? { ...m, source: this.stage.snapshot(m.source, `${name}/mounts/${i}`) }
-        : m,
-    );
     const seccompFd = FIRST_DATA_FD + files.length + this.programs.length;
     const infoFd = seccompFd + (filter ? 1 : 0);
     if (this.runAs) layout.accounts = { infoFd, blockFd: infoFd + 1 };
     if (process.allowedNodeEnvironmentFlags.has('--disable-sigusr1'))
       layout.nodeFlags = ['--disable-sigusr1'];
-    const args = buildBwrapArgs({ ...spec, mounts }, layout);
+    const args = buildBwrapArgs({ ...spec, mounts: storage.mounts }, layout);
     if (filter) args.splice(args.indexOf('--'), 0, '--seccomp', String(seccompFd));
     const node = this.cgroups?.computer(name, {
       pidsMax: spec.limits.processes,
       memoryBytes: spec.limits.memoryMb * MIB,
     });
-    const child = this.spawnBwrap(
-      args,
-      node?.procsFiles() ?? [],
-      [
+    const { runAs } = this;
+    const child = spawnBwrap({
+      bwrapPath: this.bwrapPath,
+      argv: args,
+      procsFiles: node?.procsFiles() ?? [],
+      dataFiles: [
         ...files.map(([, content]) => Buffer.from(content)),
         ...this.programs.map(([, content]) => content),
         ...(filter ? [filter] : []),
       ],
-      this.runAs ? 2 : 0,
-      kept && this.runAs ? { source: kept, target: workspace } : null,
-    );
+      extraPipes: runAs ? 2 : 0,
+      prefix:
+        runAs && storage.anchorMounts.length > 0
+          ? launchNamespacePrefix(this.ensureSandboxRoot().anchor, runAs.agentHostId, storage.anchorMounts)
+          : [],
+      runAs,
+    });
     const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve) => {
       child.once('exit', (exitCode, signal) => resolve({ exitCode, signal }));
       child.once('error', () => resolve({ exitCode: null, signal: null }));
@@ -195,7 +234,6 @@ export class BwrapBackend implements ComputerBackend {
       );
     })
       .then(() => {
-        const { runAs } = this;
         if (!runAs) return;
         const [info, block] = [child.stdio[infoFd], child.stdio[infoFd + 1]];
         return writeIdMaps(info as NodeJS.ReadableStream as never, block as never, runAs);
@@ -210,189 +248,33 @@ export class BwrapBackend implements ComputerBackend {
               `The computer could not start: ${(e as Error).message}. Launch again.`,
             );
       });
-    return new BwrapInstance(
+    // a disk mounted in the launch namespace is reached through the sandbox's root
+    const hostWorkspace = storage.hostWorkspace.viaAnchor
+      ? `/proc/${child.pid}/root${storage.hostWorkspace.path}`
+      : storage.hostWorkspace.path;
+    return new BwrapInstance({
       child,
       exited,
-      node ?? null,
+      node: node ?? null,
       spec,
-      this.logger,
-      kept ?? workspace,
-      removeOnDestroy,
-    );
+      logger: this.logger,
+      hostWorkspace,
+      diskQuota: storage.quota,
+      removeOnDestroy: storage.removeOnDestroy,
+    });
   }
 
   async dispose(): Promise<void> {
     await this.cgroups?.dispose();
-    if (this.sandboxRoot) rmSync(this.sandboxRoot, { recursive: true, force: true });
+    if (this.sandboxRoot) rmSync(this.sandboxRoot.dir, { recursive: true, force: true });
   }
 
-  /** The server's own traversable directory for workspaces and staged runtime files. */
-  private ensureSandboxRoot(): string {
+  /** The server's own scratch directory: the launch anchor and staged runtime files. */
+  private ensureSandboxRoot(): SandboxRoot {
     if (!this.sandboxRoot) {
-      this.sandboxRoot = createSandboxRoot(tmpdir());
+      if (!this.runAs) throw new Error('the sandbox root is used only when sandboxes run as their own uid');
+      this.sandboxRoot = createSandboxRoot(tmpdir(), this.runAs);
     }
     return this.sandboxRoot;
-  }
-
-  /** Spawns bwrap, first moving the launching shell into the computer's cgroups (so nothing escapes). */
-  private spawnBwrap(
-    argv: string[],
-    procsFiles: string[],
-    dataFiles: Buffer[],
-    extraPipes: number,
-    bindWorkspace: { source: string; target: string } | null,
-  ): ChildProcess {
-    // Options travel through fd 3 (kept out of the guest's /proc/1/cmdline); bwrap reads the
-    // command itself only from its real argv.
-    const split = argv.indexOf('--');
-    const options = argv.slice(0, split);
-    const command = argv.slice(split);
-    // The shell joins the cgroups while it still may (as the server's own user), then drops to the
-    // sandbox uid right before bwrap, so nothing of the computer ever runs outside them or as root.
-    const enter =
-      'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
-    const drop = this.runAs
-      ? [
-          SETPRIV,
-          `--reuid=${this.runAs.agentHostId}`,
-          `--regid=${this.runAs.agentHostId}`,
-          '--clear-groups',
-          '--inh-caps=-all',
-          '--bounding-set=-all',
-          '--',
-        ]
-      : [];
-    const bind = bindWorkspace ? workspaceBindPrefix(bindWorkspace) : [];
-    const child = spawn(
-      '/bin/sh',
-      [
-        '-c',
-        enter,
-        'paddock-launch',
-        String(procsFiles.length),
-        ...procsFiles,
-        ...bind,
-        ...drop,
-        this.bwrapPath,
-        '--args',
-        '3',
-        ...command,
-      ],
-      {
-        stdio: [
-          'pipe',
-          'pipe',
-          'pipe',
-          'pipe',
-          ...dataFiles.map(() => 'pipe' as const),
-          ...Array.from({ length: extraPipes }, () => 'pipe' as const),
-        ],
-        env: { PATH: process.env.PATH ?? HOST_PATH.join(':') },
-      },
-    );
-    const feed = (fd: number, content: Buffer | string) => {
-      const pipe = child.stdio[fd] as NodeJS.WritableStream;
-      pipe.on('error', () => undefined);
-      pipe.end(Buffer.isBuffer(content) ? content : Buffer.from(content));
-    };
-    feed(3, `${options.join('\0')}\0`);
-    dataFiles.forEach((content, i) => {
-      feed(FIRST_DATA_FD + i, content);
-    });
-    return child;
-  }
-}
-
-class BwrapInstance implements SandboxInstance {
-  readonly fromGuest;
-  readonly toGuest;
-  readonly diagnostics;
-  readonly familyMechanism;
-  readonly jobRlimits: JobRlimits;
-  readonly enforcement: Record<string, string>;
-  readonly hostPid: number;
-  private agentHostPid: number | null = null;
-  private destroyed: Promise<void> | null = null;
-
-  constructor(
-    private readonly child: ChildProcess,
-    readonly exited: Promise<{ exitCode: number | null; signal: string | null }>,
-    private readonly node: CgroupNode | null,
-    private readonly spec: SandboxSpec,
-    private readonly logger: Logger,
-    readonly hostWorkspace: string,
-    /** This generation's own directory, removed with it (never a kept workspace). */
-    private readonly removeOnDestroy: string | null,
-  ) {
-    this.fromGuest = child.stdout!;
-    this.toGuest = child.stdin!;
-    this.diagnostics = child.stderr!;
-    this.toGuest.on('error', () => undefined);
-    this.hostPid = child.pid ?? 0;
-    this.familyMechanism = node ? ('cgroup' as const) : ('session' as const);
-    const { limits } = spec;
-    this.jobRlimits = { openFiles: limits.openFiles, fileSizeBytes: limits.diskMb * MIB };
-    if (!node) {
-      this.jobRlimits.processes = limits.processes;
-      this.jobRlimits.dataBytes = limits.memoryMb * MIB;
-    }
-    this.enforcement = {
-      processes: node ? 'cgroup pids' : 'rlimit (per host user)',
-      memory: node ? 'cgroup memory' : 'rlimit data',
-      disk: 'rlimit file size; /tmp tmpfs size',
-      openFiles: 'rlimit',
-      family: node ? 'cgroup' : 'session',
-    };
-  }
-
-  async adoptJob(name: string, guestPid: number, agentGuestPid: number): Promise<JobFamily | null> {
-    if (!this.node) return null;
-    this.agentHostPid ??= findDescendantByInnerPid(this.hostPid, agentGuestPid, 4);
-    if (!this.agentHostPid)
-      throw new PaddockError(
-        'INTERNAL',
-        'Could not find the guest agent on the host; relaunch the computer.',
-      );
-    // a spare is the spawner's grandchild (spawner, waiter, spare); other jobs are the agent's children
-    const hostPid = findDescendantByInnerPid(this.agentHostPid, guestPid, 3);
-    if (!hostPid)
-      throw new PaddockError(
-        'INTERNAL',
-        `Could not find job process ${guestPid} on the host; run the command again.`,
-      );
-    const { limits } = this.spec;
-    const group = this.node.child(name, {
-      pidsMax: jobShare(limits.processes, 64, 8),
-      memoryBytes: jobShare(limits.memoryMb, 256, 32) * MIB,
-    });
-    group.addProcess(hostPid);
-    return {
-      kill: () => group.kill(),
-      isEmpty: () => group.isEmpty(),
-      waitEmpty: (timeoutMs) => group.waitEmpty(timeoutMs),
-      hostPids: () => group.pids(),
-      dispose: async () => {
-        await group.destroy();
-      },
-    };
-  }
-
-  destroy(): Promise<void> {
-    this.destroyed ??= this.teardown();
-    return this.destroyed;
-  }
-
-  private async teardown(): Promise<void> {
-    if (this.node) await this.node.kill();
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
-    await Promise.race([this.exited, sleep(2000)]);
-    if (this.node && !(await this.node.destroy(2000))) {
-      this.logger.warn('computer.cgroup_leftover', {
-        generation: this.spec.generation,
-        sandbox: sandboxName(this.spec),
-        pids: this.node.pids(),
-      });
-    }
-    if (this.removeOnDestroy) rmSync(this.removeOnDestroy, { recursive: true, force: true });
   }
 }

@@ -1,4 +1,4 @@
-import { chmodSync, cpSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chownSync, cpSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, parse } from 'node:path';
 
 /**
@@ -25,46 +25,46 @@ export function reachableByAnyone(path: string): boolean {
 
 /**
  * Host files the sandbox binds read-only (the guest agent, the clients, node-pty, node itself),
- * copied once under `stageDir` when the dedicated sandbox uid could not reach them where they
- * are (e.g. a checkout under /root). Returns the path to bind.
+ * copied once into the server's private `runtime/` directory when the dedicated sandbox uid
+ * could not reach them where they are (e.g. a checkout under /root). A copy belongs to the
+ * jobs' uid and keeps its source's modes, so it is never more open than the source; its
+ * directory is the sandbox uid's alone. Returns the path to bind.
  */
 export class RuntimeStage {
   private readonly staged = new Map<string, string>();
 
-  constructor(private readonly stageDir: () => string) {}
+  constructor(
+    private readonly runtimeDir: () => string,
+    private readonly ownerId: number,
+  ) {}
 
   path(source: string, name: string): string {
     if (reachableByAnyone(source)) return source;
     const known = this.staged.get(source);
     if (known) return known;
-    const target = join(this.stageDir(), 'runtime', name);
-    mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
-    cpSync(source, target, { recursive: true, dereference: true });
-    chmodReadable(target);
+    const target = join(this.runtimeDir(), name);
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+    copyOwned(source, target, this.ownerId);
     this.staged.set(source, target);
     return target;
   }
-
-  /** A fresh copy of `source` (e.g. skills for one generation), wherever it is. */
-  snapshot(source: string, name: string): string {
-    return snapshotCopy(this.stageDir(), source, name);
-  }
 }
 
-/** Copies `source` as it is now (no caching) to `<stageDir>/runtime/<name>`, readable by anyone. */
-export function snapshotCopy(stageDir: string, source: string, name: string): string {
-  const target = join(stageDir, 'runtime', name);
+/**
+ * Copies `source` as it is now (symbolic links followed) to `target`, replacing what was there:
+ * every entry owned by `ownerId` with the modes of its source (setuid and setgid bits dropped).
+ * Used for a generation's read-only mounts the sandbox uid cannot reach.
+ */
+export function copyOwned(source: string, target: string, ownerId: number): void {
   rmSync(target, { recursive: true, force: true });
-  mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
   cpSync(source, target, { recursive: true, dereference: true });
-  chmodReadable(target);
-  return target;
+  chownTree(target, ownerId);
 }
 
-function chmodReadable(path: string): void {
-  const st = statSync(path);
-  if (st.isDirectory()) {
-    chmodSync(path, 0o755);
-    for (const entry of readdirSync(path)) chmodReadable(join(path, entry));
-  } else chmodSync(path, st.mode & 0o111 ? 0o755 : 0o644);
+function chownTree(path: string, id: number): void {
+  // chown clears setuid and setgid bits of files; every mount of a computer is nosuid anyway
+  chownSync(path, id, id);
+  if (lstatSync(path).isDirectory()) {
+    for (const entry of readdirSync(path)) chownTree(join(path, entry), id);
+  }
 }

@@ -21,7 +21,7 @@ export interface ResourceLimits {
   processes: number;
   /** Memory of the whole computer, MiB. */
   memoryMb: number;
-  /** Largest file a job may write and size of /tmp, MiB. */
+  /** Disk of the computer, MiB: /workspace and /tmp together (and the largest file a job may write). */
   diskMb: number;
   /** Open files per process. */
   openFiles: number;
@@ -36,13 +36,14 @@ export interface SandboxSpec {
    * (`paddock-<name>`); default `g<generation>`. A pooled sandbox has a name of its own.
    */
   name?: string;
-  /** Host directory owned by this generation: its workspace and generated files live here. */
+  /** Host directory owned by this generation (under the data directory): its disk and staged files live here. */
   hostDir: string;
   /**
-   * Host directory shown as /workspace instead of a fresh one, kept across generations: the
-   * backend never removes it (nor its parent).
+   * Host directory of a workspace kept across generations instead of a fresh one (its disk image,
+   * or a plain `workspace/` directory where disks cannot be mounted): the backend never removes
+   * it (nor its parent).
    */
-  keptWorkspace?: string;
+  keptDir?: string;
   /** Extra mounts from the profile. */
   mounts: MountSpec[];
   /** Environment of the guest agent (jobs get their own on top). */
@@ -102,8 +103,14 @@ export interface SandboxInstance {
   readonly previewAnswerMs?: number;
   /** Host pid of the outermost sandbox process (for tests and diagnostics). */
   readonly hostPid: number;
-  /** Host directory shown as /workspace (null for a remote backend). */
+  /**
+   * Where the host reaches /workspace while the sandbox runs (null for a remote backend): a host
+   * directory, or a path through the sandbox's `/proc/<pid>/root` when its disk is mounted only
+   * in the sandbox's own mount namespace.
+   */
   readonly hostWorkspace: string | null;
+  /** Whether the disk limit holds for everything the computer's jobs can write (absent: no disk). */
+  readonly diskQuota?: { enforced: boolean; detail: string };
   /**
    * Places a freshly spawned, still held job (guest pid) in its own family. Returns null when the
    * backend has no host-side families (`session`).
@@ -125,6 +132,11 @@ export interface ComputerBackend {
    * they can. Absent: only the server's own backend exists.
    */
   unavailable?(backend: string): string | null;
+  /**
+   * Removes what a crashed server left of the computers kept under `dirs` (the computers and
+   * kept-workspace directories of one data directory), before they are reused.
+   */
+  sweep?(dirs: string[]): void;
   /** Frees everything the backend holds (cgroups of this server). */
   dispose(): Promise<void>;
 }

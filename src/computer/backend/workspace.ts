@@ -1,78 +1,155 @@
 /**
- * The host directory a sandbox shows as /workspace: fresh per generation, or a kept one that
- * outlives generations. A kept workspace is never removed by a backend, nor is its parent; only
- * a generation's own directory is.
+ * Where a computer's writable files live, and how its disk limit is enforced.
+ *
+ * - Paddock as root, with loop devices and ext4 (the normal case): a disk image of exactly
+ *   the profile's `diskMb` holds /workspace (the jobs' home) and /tmp. A fresh computer's image
+ *   is `<hostDir>/disk.img` (under the data directory, 0700) and goes with its generation; a
+ *   kept one is `<keptDir>/disk.img` and outlives generations. The image is mounted only in
+ *   the launch's own mount namespace (launch-namespace.ts).
+ * - Paddock as root without them: plain directories in the same places, bound through the
+ *   launch namespace; /tmp is a tmpfs of `diskMb`, the workspace has no limit.
+ * - Paddock as an ordinary user: the same plain directories, bound directly.
+ *
+ * A kept directory is never removed by a backend, nor is its parent; only a generation's own is.
  */
 import { chownSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PaddockError } from '../../shared/errors.js';
-import { sandboxName } from './bwrap-args.js';
+import type { Logger } from '../../shared/logger.js';
+import { type DiskSupport, makeDiskImage, prepareKeptImage } from './disk-image.js';
 import type { IdMap } from './id-map.js';
-import type { SandboxSpec } from './types.js';
+import type { AnchorMount } from './launch-namespace.js';
+import { copyOwned, reachableByAnyone } from './runtime-files.js';
+import type { SandboxRoot } from './sandbox-root.js';
+import type { MountSpec, SandboxSpec } from './types.js';
 
-/** Gives the launch a mount namespace of its own (to bind a kept workspace as root). */
-const UNSHARE = '/usr/bin/unshare';
+/** Whether the disk limit holds for everything a job can write, and how. */
+export interface DiskQuota {
+  enforced: boolean;
+  /** How it is enforced, or why it is not (for status, logs and `paddock doctor`). */
+  detail: string;
+}
 
-/** Where /workspace comes from for one launch. */
-export interface PreparedWorkspace {
-  /** The directory bwrap binds as /workspace. */
+/** Where the writable places of one launch come from. */
+export interface PreparedStorage {
+  /** The path bwrap binds as /workspace. */
   workspace: string;
-  /** The kept workspace, when there is one. */
-  kept: string | null;
-  /** This generation's own directory, removed with it (never a kept workspace or its parent). */
+  /** The path bwrap binds as /tmp; null: a tmpfs of `diskMb`. */
+  tmp: string | null;
+  /** What the launch namespace mounts under the anchor (empty: no launch namespace). */
+  anchorMounts: AnchorMount[];
+  /** The profile's mounts, read-only ones the sandbox uid cannot reach replaced by staged copies. */
+  mounts: MountSpec[];
+  /** /workspace as the host reaches it: a host path, or one under the anchor (see `hostPath`). */
+  hostWorkspace: { path: string; viaAnchor: boolean };
+  /** This generation's own directory, removed with it (never a kept directory). */
   removeOnDestroy: string | null;
+  quota: DiskQuota;
+}
+
+/** What the backend knows when it prepares a launch. */
+export interface StorageContext {
+  /** The sandbox accounts when Paddock runs as root, else null. */
+  runAs: IdMap | null;
+  /** The server's sandbox root (created on first use; only when `runAs`). */
+  root: () => SandboxRoot;
+  disk: DiskSupport;
+  logger: Logger;
+}
+
+/** Prepares a launch's workspace, /tmp and staged mounts. */
+export async function prepareStorage(spec: SandboxSpec, ctx: StorageContext): Promise<PreparedStorage> {
+  const { runAs } = ctx;
+  const kept = spec.keptDir ?? null;
+  if (kept) mkdirSync(kept, { recursive: true, mode: 0o700 });
+  if (!runAs) {
+    const dir = join(kept ?? spec.hostDir, 'workspace');
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    return {
+      workspace: dir,
+      tmp: null,
+      anchorMounts: [],
+      mounts: spec.mounts,
+      hostWorkspace: { path: dir, viaAnchor: false },
+      removeOnDestroy: null,
+      quota: notEnforced(spec, 'Paddock does not run as root, so it cannot mount a disk per computer'),
+    };
+  }
+  const root = ctx.root();
+  mkdirSync(spec.hostDir, { recursive: true, mode: 0o700 });
+  const staged = stageMounts(spec, runAs, join(root.anchor, 'mounts'));
+  const anchorMounts: AnchorMount[] = staged.bind ? [staged.bind] : [];
+  const anchored = (name: string) => join(root.anchor, name);
+  if (!ctx.disk.ok) {
+    const dir = join(kept ?? spec.hostDir, 'workspace');
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    chownSync(dir, runAs.jobHostId, runAs.jobHostId);
+    anchorMounts.push({ kind: 'bind', source: dir, name: 'workspace' });
+    return {
+      workspace: anchored('workspace'),
+      tmp: null,
+      anchorMounts,
+      mounts: staged.mounts,
+      hostWorkspace: { path: dir, viaAnchor: false },
+      removeOnDestroy: spec.hostDir,
+      quota: notEnforced(spec, ctx.disk.reason),
+    };
+  }
+  const { diskMb } = spec.limits;
+  let image: string;
+  if (kept) image = await prepareKeptImage(kept, diskMb, root, ctx.logger);
+  else {
+    image = join(spec.hostDir, 'disk.img');
+    await makeDiskImage(image, diskMb, root);
+  }
+  anchorMounts.push({ kind: 'disk', image, name: 'disk', freshTmp: kept !== null });
+  return {
+    workspace: anchored('disk/workspace'),
+    tmp: anchored('disk/tmp'),
+    anchorMounts,
+    mounts: staged.mounts,
+    hostWorkspace: { path: anchored('disk/workspace'), viaAnchor: true },
+    removeOnDestroy: spec.hostDir,
+    quota: {
+      enforced: true,
+      detail: `a ${diskMb} MiB disk of its own holds /workspace and /tmp`,
+    },
+  };
 }
 
 /**
- * Prepares /workspace. As a dedicated uid the sandbox cannot reach the data directory, so a
- * fresh workspace then lives in the server's traversable sandbox root, and a kept one is bound
- * (in a mount namespace of the launch only) onto an empty directory there.
+ * Read-only mounts the sandbox uid cannot reach are copied for this generation into
+ * `<hostDir>/mounts/<i>` (a snapshot, owned by the jobs' uid, modes never wider than the
+ * source), bound into the launch namespace as `mounts`.
  */
-export function prepareWorkspace(
+function stageMounts(
   spec: SandboxSpec,
-  runAs: IdMap | null,
-  sandboxRoot: () => string,
-): PreparedWorkspace {
-  const kept = spec.keptWorkspace ?? null;
-  if (kept) {
-    if (!existsSync(kept)) {
+  runAs: IdMap,
+  anchored: string,
+): { mounts: MountSpec[]; bind: AnchorMount | null } {
+  const dir = join(spec.hostDir, 'mounts');
+  let any = false;
+  const mounts = spec.mounts.map((m, i) => {
+    if (!m.readOnly || reachableByAnyone(m.source)) return m;
+    if (!existsSync(m.source))
       throw new PaddockError(
         'NOT_FOUND',
-        `The kept workspace ${kept} is gone; restore the directory, or set the computer's workspace to fresh and launch again.`,
+        `The profile mount ${m.source} does not exist; create it or remove the mount from the profile.`,
       );
+    if (!any) {
+      mkdirSync(dir, { mode: 0o700 });
+      chownSync(dir, runAs.agentHostId, runAs.agentHostId);
+      any = true;
     }
-    if (runAs) chownSync(kept, runAs.jobHostId, runAs.jobHostId);
-  }
-  if (!runAs) {
-    if (kept) return { workspace: kept, kept, removeOnDestroy: null };
-    const dir = join(spec.hostDir, 'workspace');
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
-    return { workspace: dir, kept: null, removeOnDestroy: null };
-  }
-  const generationDir = join(sandboxRoot(), sandboxName(spec));
-  mkdirSync(generationDir, { mode: 0o711 });
-  const dir = join(generationDir, 'workspace');
-  mkdirSync(dir, { mode: 0o755 });
-  chownSync(dir, runAs.jobHostId, runAs.jobHostId);
-  return { workspace: dir, kept, removeOnDestroy: generationDir };
+    copyOwned(m.source, join(dir, String(i)), runAs.jobHostId);
+    return { ...m, source: join(anchored, String(i)) };
+  });
+  return { mounts, bind: any ? { kind: 'bind', source: dir, name: 'mounts' } : null };
 }
 
-/**
- * The launch prefix that binds a kept workspace onto the generation's directory as root, in a
- * mount namespace of the launch only: the host's mount table never changes.
- */
-export function workspaceBindPrefix(bind: { source: string; target: string }): string[] {
-  return [
-    UNSHARE,
-    '--mount',
-    '--propagation',
-    'private',
-    '--',
-    '/bin/sh',
-    '-c',
-    'mount --bind "$1" "$2" || exit 124; shift 2; exec "$@"',
-    'paddock-workspace',
-    bind.source,
-    bind.target,
-  ];
+function notEnforced(spec: SandboxSpec, reason: string): DiskQuota {
+  return {
+    enforced: false,
+    detail: `not enforced on /workspace (${reason}); /tmp is a ${spec.limits.diskMb} MiB tmpfs and no single file may exceed ${spec.limits.diskMb} MiB`,
+  };
 }

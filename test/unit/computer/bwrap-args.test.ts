@@ -13,8 +13,9 @@ const spec: SandboxSpec = {
   probe: ['bash'],
 };
 
-function args() {
+function args(tmpDir: string | null = null) {
   return buildBwrapArgs(spec, {
+    tmpDir,
     nodePath: '/usr/bin/node',
     clientsDir: null,
     guestDir: '/app/dist/src/guest',
@@ -75,6 +76,14 @@ describe('bwrap command line', () => {
     ]);
     const a = args();
     assert.equal(a[a.indexOf('--tmpfs') - 1], String(16 * 1024 * 1024), '/tmp is a size-limited tmpfs');
+  });
+
+  it('puts /tmp on the computer’s disk when it has one, beside its workspace, and makes no tmpfs for it', () => {
+    const a = args('/anchor/disk/tmp');
+    const m = mounts(a);
+    assert.ok(m.includes('--bind /anchor/disk/tmp /tmp'), m.join('\n'));
+    assert.ok(!a.includes('--tmpfs'), 'no tmpfs beside the disk');
+    assert.ok(m.indexOf('--bind /anchor/disk/tmp /tmp') < m.indexOf('--symlink ../tmp /var/tmp'));
   });
 
   it('gives the guest account a passwd entry with its home in the workspace and no secrets in /etc', () => {

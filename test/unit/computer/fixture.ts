@@ -37,8 +37,8 @@ export interface FixtureOptions {
   policy?: Record<string, unknown>;
   /** Open a real SQLite database for launch links. */
   database?: boolean;
-  /** Backend options (e.g. `useCgroups: false` for the rlimit fallback). */
-  backend?: { useCgroups?: boolean };
+  /** Backend options (e.g. `useCgroups: false` for the rlimit fallback, `useDiskImages: false`). */
+  backend?: { useCgroups?: boolean; useDiskImages?: boolean };
 }
 
 /** Runs `fn` with a fresh manager; cleans up pass or fail, printing status and logs on failure. */
