@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdirSync } from 'node:fs';
+import { diskImageSupport } from '../computer/backend/disk-image.js';
 import { ConfigError, type LoadedConfig, loadConfig } from '../config/load.js';
 import { probePostgres } from '../store/postgres/probe.js';
 import { openDatabase } from '../store/sqlite/database.js';
@@ -87,6 +88,7 @@ export async function doctorCommand(args: string[]): Promise<number> {
       fix: 'Enable unprivileged user namespaces: `sudo sysctl -w kernel.unprivileged_userns_clone=1` (and on Ubuntu 24.04+, `kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile for bwrap).',
     });
   }
+  checks.push(diskQuotaCheck());
   let loaded: LoadedConfig | undefined;
   try {
     loaded = loadConfig({ ...(typeof values.config === 'string' ? { configPath: values.config } : {}) });
@@ -123,6 +125,24 @@ export async function doctorCommand(args: string[]): Promise<number> {
     }
   }
   return checks.every((c) => c.ok || c.optional) ? 0 : 1;
+}
+
+/** Whether a profile's `diskMb` bounds everything a computer's jobs can write. */
+function diskQuotaCheck(): Check {
+  const support = diskImageSupport();
+  if (support.ok)
+    return {
+      name: 'disk quota',
+      ok: true,
+      detail: "each computer gets a disk image of its profile's diskMb holding /workspace and /tmp",
+    };
+  return {
+    name: 'disk quota',
+    ok: false,
+    optional: true,
+    detail: `not enforced on /workspace: ${support.reason}. A job can fill the host's disk through /workspace; /tmp and single files stay bounded by diskMb.`,
+    fix: 'Run Paddock as root on a host with loop devices (/dev/loop-control), ext4 and e2fsprogs (`apt-get install e2fsprogs`).',
+  };
 }
 
 /** The configured store opens: the embedded SQLite file (and its journal mode), or the database store.url names. */

@@ -131,6 +131,12 @@ describe('paddock CLI', () => {
       assert.match(r.stdout, /ok\s+node/);
       assert.match(r.stdout, /FAIL\s+config/);
       assert.match(r.stdout, /fix: /);
+      // as root with loop devices each computer has a disk of its own; otherwise a warning says
+      // that /workspace is not limited
+      assert.match(
+        r.stdout,
+        /ok\s+disk quota\s+each computer gets a disk image|warn\s+disk quota\s+not enforced on \/workspace: /,
+      );
     } finally {
       p.cleanup();
     }

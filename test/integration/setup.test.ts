@@ -62,5 +62,7 @@ describe('set-up on a machine that lacks system packages', () => {
       /fix: su -c 'apt-get update && apt-get install -y --no-install-recommends bubblewrap'/,
     );
     assert.match(r.stdout, /warn\s+jq\s+\/usr\/bin\/jq is missing; needed for .* \(npm test\)/);
+    // an ordinary user cannot mount a disk per computer: the workspace is not limited, and said so
+    assert.match(r.stdout, /warn\s+disk quota\s+not enforced on \/workspace: Paddock does not run as root/);
   });
 });
