@@ -32,10 +32,10 @@ const SELF = fileURLToPath(import.meta.url);
 const FILE_BYTES = 65_536;
 const THROUGHPUT_BYTES = 512 * 1024 * 1024;
 
-function manager(dataDir: string): ComputerManager {
+function manager(dataDir: string, useDiskImages = true): ComputerManager {
   const logger = silentLogger();
   return new ComputerManager({
-    backend: new BwrapBackend({ logger }),
+    backend: new BwrapBackend({ logger, useDiskImages }),
     config: computerSchema.parse({}),
     dataDir,
     dockUrl: 'http://127.0.0.1:7331',
@@ -70,14 +70,24 @@ async function launchTimed(m: ComputerManager, profile = 'shell'): Promise<numbe
 async function inProcess(figures: Figure[]): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'paddock-bench-computer-'));
   const m = manager(dir);
+  // the same launches with a plain workspace directory: what the computer's own disk costs
+  const plainDir = mkdtempSync(join(tmpdir(), 'paddock-bench-computer-plain-'));
+  const plain = manager(plainDir, false);
   try {
-    const launches: number[] = [];
-    for (let i = 0; i < 9; i++) launches.push(await launchTimed(m));
+    const [launches, plainLaunches] = await timeAlternately(
+      9,
+      () => launchTimed(m),
+      () => launchTimed(plain),
+      1,
+    );
     figures.push({
       name: 'launch_computer → running (median of 9)',
       value: median(launches),
       unit: 'ms',
       target: '≤ 150 ms (E2B ~150 ms)',
+      ...(m.computer?.instance?.diskQuota?.enforced
+        ? { peers: [{ name: 'the same launch without a disk of its own', value: median(plainLaunches) }] }
+        : {}),
     });
 
     const tools = new Map(createComputerTools(m).map((t) => [t.name, t]));
@@ -129,7 +139,9 @@ async function inProcess(figures: Figure[]): Promise<void> {
     });
   } finally {
     await m.close();
+    await plain.close().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
+    rmSync(plainDir, { recursive: true, force: true });
   }
 }
 

@@ -21,6 +21,7 @@ import type { ComputerConfig, ProfileConfig } from '../config/computer-schema.js
 import { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { LaunchLinkStore } from '../store/launch-links.js';
+import { DISK_SPARE_PATTERN } from './backend/disk-image.js';
 import type { ComputerBackend } from './backend/types.js';
 import type { EgressService } from './egress.js';
 import { ComputerEvents } from './events.js';
@@ -276,11 +277,11 @@ export class ComputerContext {
   /**
    * Removes the host directories of generations and pooled sandboxes a previous run left in the
    * computers directory (`g<N>`, `warm-XXXXXX`: never a kept workspace; a crash leaves them
-   * behind, each with its disk). One server owns a data directory, so none of them is in use.
+   * behind, each with its disk), and its blank spare disks. One server owns a data directory, so none of them is in use.
    */
   private sweepLeftovers(): void {
     for (const name of readdirSync(this.computersDir)) {
-      if (WARM_DIR_PATTERN.test(name) || /^g\d+$/.test(name))
+      if (WARM_DIR_PATTERN.test(name) || /^g\d+$/.test(name) || DISK_SPARE_PATTERN.test(name))
         rmSync(join(this.computersDir, name), { recursive: true, force: true });
     }
   }

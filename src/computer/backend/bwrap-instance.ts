@@ -30,8 +30,8 @@ export interface BwrapInstanceParts {
   logger: Logger;
   hostWorkspace: string;
   diskQuota: DiskQuota;
-  /** This generation's own directory, removed with it (never a kept workspace). */
-  removeOnDestroy: string | null;
+  /** This generation's own directories, removed with it (never a kept workspace). */
+  removeOnDestroy: string[];
 }
 
 export class BwrapInstance implements SandboxInstance {
@@ -49,7 +49,7 @@ export class BwrapInstance implements SandboxInstance {
   private readonly node: CgroupNode | null;
   private readonly spec: SandboxSpec;
   private readonly logger: Logger;
-  private readonly removeOnDestroy: string | null;
+  private readonly removeOnDestroy: string[];
   private agentHostPid: number | null = null;
   private destroyed: Promise<void> | null = null;
 
@@ -134,6 +134,6 @@ export class BwrapInstance implements SandboxInstance {
         pids: this.node.pids(),
       });
     }
-    if (this.removeOnDestroy) rmSync(this.removeOnDestroy, { recursive: true, force: true });
+    for (const dir of this.removeOnDestroy) rmSync(dir, { recursive: true, force: true });
   }
 }

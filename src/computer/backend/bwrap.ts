@@ -20,7 +20,7 @@ import { type BwrapLayout, buildBwrapArgs, generatedEtc, sandboxName } from './b
 import { BwrapInstance } from './bwrap-instance.js';
 import { FIRST_DATA_FD, HOST_PATH, spawnBwrap } from './bwrap-spawn.js';
 import { CgroupRoot } from './cgroups.js';
-import { type DiskSupport, detachLoopDevices, diskImageSupport } from './disk-image.js';
+import { DiskSpares, type DiskSupport, detachLoopDevices, diskImageSupport } from './disk-image.js';
 import { guestPackages } from './guest-packages.js';
 import { canExecute, etcEntries, rootEntries } from './host-facts.js';
 import { type IdMap, writeIdMaps } from './id-map.js';
@@ -88,6 +88,7 @@ export class BwrapBackend implements ComputerBackend {
     [GUEST_SPAWNER_PROGRAM]: spawnerProgram(),
   }).filter((p): p is [string, Buffer] => p[1] !== null);
   private readonly stage: RuntimeStage | null;
+  private readonly spares: DiskSpares;
 
   constructor(options: BwrapBackendOptions) {
     this.logger = options.logger;
@@ -104,6 +105,7 @@ export class BwrapBackend implements ComputerBackend {
         ? { ok: false, reason: 'disk images are turned off for this server' }
         : diskImageSupport();
     this.stage = runAs ? new RuntimeStage(() => this.ensureSandboxRoot().runtime, runAs.jobHostId) : null;
+    this.spares = new DiskSpares(() => this.ensureSandboxRoot(), this.logger);
     // sandbox roots of crashed servers (only those of dead server pids)
     sweepSandboxRoots(tmpdir(), this.logger);
     if (runAs)
@@ -149,12 +151,13 @@ export class BwrapBackend implements ComputerBackend {
       runAs: this.runAs,
       root: () => this.ensureSandboxRoot(),
       disk: this.disk,
+      spares: this.spares,
       logger: this.logger,
     });
     try {
       return await this.start(spec, storage);
     } catch (e) {
-      if (storage.removeOnDestroy) rmSync(storage.removeOnDestroy, { recursive: true, force: true });
+      for (const dir of storage.removeOnDestroy) rmSync(dir, { recursive: true, force: true });
       throw e;
     }
   }
@@ -213,8 +216,8 @@ export class BwrapBackend implements ComputerBackend {
       ],
       extraPipes: runAs ? 2 : 0,
       prefix:
-        runAs && storage.anchorMounts.length > 0
-          ? launchNamespacePrefix(this.ensureSandboxRoot().anchor, runAs.agentHostId, storage.anchorMounts)
+        runAs && storage.launch
+          ? launchNamespacePrefix(storage.launch.dir, runAs.agentHostId, storage.launch.mounts)
           : [],
       runAs,
     });
@@ -249,7 +252,7 @@ export class BwrapBackend implements ComputerBackend {
             );
       });
     // a disk mounted in the launch namespace is reached through the sandbox's root
-    const hostWorkspace = storage.hostWorkspace.viaAnchor
+    const hostWorkspace = storage.hostWorkspace.inLaunchNamespace
       ? `/proc/${child.pid}/root${storage.hostWorkspace.path}`
       : storage.hostWorkspace.path;
     return new BwrapInstance({
@@ -266,6 +269,7 @@ export class BwrapBackend implements ComputerBackend {
 
   async dispose(): Promise<void> {
     await this.cgroups?.dispose();
+    await this.spares.dispose();
     if (this.sandboxRoot) rmSync(this.sandboxRoot.dir, { recursive: true, force: true });
   }
 

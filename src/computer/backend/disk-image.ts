@@ -11,6 +11,7 @@
  * has them.
  */
 import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import {
   accessSync,
   chmodSync,
@@ -27,7 +28,7 @@ import {
   rmSync,
   statSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
@@ -40,6 +41,8 @@ const E2FS_DIRS = ['/usr/sbin', '/sbin'];
 
 /** The image of a kept workspace inside its directory. */
 export const DISK_IMAGE = 'disk.img';
+/** Blank disks made ahead in the computers directory (`disk-spare-<hex>.img`). */
+export const DISK_SPARE_PATTERN = /^disk-spare-[0-9a-f]{12}\.img$/;
 
 /** Whether per-computer disk images can be used here, and why not. */
 export type DiskSupport = { ok: true } | { ok: false; reason: string };
@@ -112,6 +115,58 @@ export async function makeDiskImage(image: string, sizeMb: number, root: Sandbox
   } catch (e) {
     rmSync(image, { force: true });
     throw diskError(e, `make the computer's ${sizeMb} MiB disk`);
+  }
+}
+
+/**
+ * Blank disks made ahead, one per (directory, size), so a cold launch renames one into place
+ * instead of waiting for mkfs: the first launch of a size makes its disk itself and starts the
+ * next one, each later one takes the spare and starts another. `dispose` removes them.
+ */
+export class DiskSpares {
+  private readonly spares = new Map<string, Promise<string | null>>();
+
+  constructor(
+    private readonly root: () => SandboxRoot,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Puts a blank disk of `sizeMb` at `image` (`<dir>/<generation>/disk.img`); spares go in `<dir>`. */
+  async make(image: string, sizeMb: number): Promise<void> {
+    const dir = dirname(dirname(image));
+    const key = `${sizeMb}:${dir}`;
+    const spare = this.spares.get(key);
+    this.spares.delete(key);
+    const ready = spare ? await spare : null;
+    let placed = false;
+    if (ready) {
+      try {
+        renameSync(ready, image);
+        placed = true;
+      } catch {
+        rmSync(ready, { force: true });
+      }
+    }
+    if (!placed) await makeDiskImage(image, sizeMb, this.root());
+    if (!this.spares.has(key)) this.spares.set(key, this.makeSpare(dir, sizeMb));
+  }
+
+  private async makeSpare(dir: string, sizeMb: number): Promise<string | null> {
+    const path = join(dir, `disk-spare-${randomBytes(6).toString('hex')}.img`);
+    try {
+      await makeDiskImage(path, sizeMb, this.root());
+      return path;
+    } catch (e) {
+      this.logger.warn('computer.disk_spare_failed', { dir, sizeMb, error: (e as Error).message });
+      return null;
+    }
+  }
+
+  /** Removes every spare (those still being made once they are). */
+  async dispose(): Promise<void> {
+    const pending = [...this.spares.values()];
+    this.spares.clear();
+    for (const path of await Promise.all(pending)) if (path) rmSync(path, { force: true });
   }
 }
 

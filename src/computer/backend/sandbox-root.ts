@@ -2,9 +2,9 @@
  * The server's own directory in the system temp directory, used when sandboxes run as a
  * dedicated uid. It holds nothing of any computer:
  *
- * - `anchor/` (0700, root, always empty on the host): each launch mounts a tmpfs of its own
- *   here, in a mount namespace of that launch only, and binds the computer's disk and staged
- *   files into it, so the sandbox uid reaches them while no other account ever can;
+ * - `anchor/` (0711, root): one directory per launch (0700, the sandbox uid), on which the
+ *   launch mounts the computer's disk and staged files in a mount namespace of its own, so the
+ *   sandbox uid reaches them while no other account ever can (on the host they stay empty);
  * - `runtime/` (0700, the sandbox uid): copies of Paddock's own files (node, the guest agent,
  *   the clients) that the sandbox uid could not reach where they are, owned by the jobs' uid
  *   and never more open than their source;
@@ -25,7 +25,7 @@ const PREFIX = 'paddock-sandboxes-';
 /** The parts of a server's sandbox root. */
 export interface SandboxRoot {
   dir: string;
-  /** Mount point of each launch's private tmpfs (empty outside those launches). */
+  /** Holds each launch's own directory (see launch-namespace.ts). */
   anchor: string;
   /** Staged copies of Paddock's own files (see RuntimeStage). */
   runtime: string;
@@ -43,7 +43,8 @@ export function createSandboxRoot(tmp: string, ids: IdMap): SandboxRoot {
     runtime: join(dir, 'runtime'),
     seed: join(dir, 'seed'),
   };
-  mkdirSync(root.anchor, { mode: 0o700 });
+  mkdirSync(root.anchor);
+  chmodSync(root.anchor, 0o711);
   mkdirSync(root.runtime, { mode: 0o700 });
   chownSync(root.runtime, ids.agentHostId, ids.agentHostId);
   mkdirSync(root.seed, { mode: 0o700 });

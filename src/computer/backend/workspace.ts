@@ -12,11 +12,12 @@
  *
  * A kept directory is never removed by a backend, nor is its parent; only a generation's own is.
  */
-import { chownSync, existsSync, mkdirSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { type DiskSupport, makeDiskImage, prepareKeptImage } from './disk-image.js';
+import { sandboxName } from './bwrap-args.js';
+import { type DiskSpares, type DiskSupport, prepareKeptImage } from './disk-image.js';
 import type { IdMap } from './id-map.js';
 import type { AnchorMount } from './launch-namespace.js';
 import { copyOwned, reachableByAnyone } from './runtime-files.js';
@@ -36,14 +37,14 @@ export interface PreparedStorage {
   workspace: string;
   /** The path bwrap binds as /tmp; null: a tmpfs of `diskMb`. */
   tmp: string | null;
-  /** What the launch namespace mounts under the anchor (empty: no launch namespace). */
-  anchorMounts: AnchorMount[];
+  /** The launch's own directory and what the launch namespace mounts on it (null: no namespace). */
+  launch: { dir: string; mounts: AnchorMount[] } | null;
   /** The profile's mounts, read-only ones the sandbox uid cannot reach replaced by staged copies. */
   mounts: MountSpec[];
-  /** /workspace as the host reaches it: a host path, or one under the anchor (see `hostPath`). */
-  hostWorkspace: { path: string; viaAnchor: boolean };
-  /** This generation's own directory, removed with it (never a kept directory). */
-  removeOnDestroy: string | null;
+  /** /workspace as the host reaches it: a host path, or one only the launch namespace has. */
+  hostWorkspace: { path: string; inLaunchNamespace: boolean };
+  /** Removed with the generation: its own directories (never a kept directory). */
+  removeOnDestroy: string[];
   quota: DiskQuota;
 }
 
@@ -54,6 +55,8 @@ export interface StorageContext {
   /** The server's sandbox root (created on first use; only when `runAs`). */
   root: () => SandboxRoot;
   disk: DiskSupport;
+  /** Blank disks made ahead for cold launches. */
+  spares: DiskSpares;
   logger: Logger;
 }
 
@@ -68,53 +71,64 @@ export async function prepareStorage(spec: SandboxSpec, ctx: StorageContext): Pr
     return {
       workspace: dir,
       tmp: null,
-      anchorMounts: [],
+      launch: null,
       mounts: spec.mounts,
-      hostWorkspace: { path: dir, viaAnchor: false },
-      removeOnDestroy: null,
+      hostWorkspace: { path: dir, inLaunchNamespace: false },
+      removeOnDestroy: [],
       quota: notEnforced(spec, 'Paddock does not run as root, so it cannot mount a disk per computer'),
     };
   }
-  const root = ctx.root();
   mkdirSync(spec.hostDir, { recursive: true, mode: 0o700 });
-  const staged = stageMounts(spec, runAs, join(root.anchor, 'mounts'));
-  const anchorMounts: AnchorMount[] = staged.bind ? [staged.bind] : [];
-  const anchored = (name: string) => join(root.anchor, name);
-  if (!ctx.disk.ok) {
-    const dir = join(kept ?? spec.hostDir, 'workspace');
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
-    chownSync(dir, runAs.jobHostId, runAs.jobHostId);
-    anchorMounts.push({ kind: 'bind', source: dir, name: 'workspace' });
-    return {
-      workspace: anchored('workspace'),
-      tmp: null,
-      anchorMounts,
-      mounts: staged.mounts,
-      hostWorkspace: { path: dir, viaAnchor: false },
-      removeOnDestroy: spec.hostDir,
-      quota: notEnforced(spec, ctx.disk.reason),
-    };
-  }
-  const { diskMb } = spec.limits;
-  let image: string;
-  if (kept) image = await prepareKeptImage(kept, diskMb, root, ctx.logger);
-  else {
-    image = join(spec.hostDir, 'disk.img');
-    await makeDiskImage(image, diskMb, root);
-  }
-  anchorMounts.push({ kind: 'disk', image, name: 'disk', freshTmp: kept !== null });
-  return {
-    workspace: anchored('disk/workspace'),
-    tmp: anchored('disk/tmp'),
-    anchorMounts,
-    mounts: staged.mounts,
-    hostWorkspace: { path: anchored('disk/workspace'), viaAnchor: true },
-    removeOnDestroy: spec.hostDir,
-    quota: {
-      enforced: true,
-      detail: `a ${diskMb} MiB disk of its own holds /workspace and /tmp`,
-    },
+  // the launch's own directory: the sandbox uid's alone, its mount points empty on the host
+  const launchDir = mkdtempSync(join(ctx.root().anchor, `${sandboxName(spec)}-`));
+  chownSync(launchDir, runAs.agentHostId, runAs.agentHostId);
+  const on = (name: string) => {
+    const target = join(launchDir, name);
+    mkdirSync(target);
+    return target;
   };
+  const removeOnDestroy = [spec.hostDir, launchDir];
+  try {
+    const staged = stageMounts(spec, runAs, () => on('mounts'));
+    const mounts: AnchorMount[] = staged.bind ? [staged.bind] : [];
+    if (!ctx.disk.ok) {
+      const dir = join(kept ?? spec.hostDir, 'workspace');
+      mkdirSync(dir, { recursive: true, mode: 0o755 });
+      chownSync(dir, runAs.jobHostId, runAs.jobHostId);
+      const target = on('workspace');
+      mounts.push({ kind: 'bind', source: dir, target });
+      return {
+        workspace: target,
+        tmp: null,
+        launch: { dir: launchDir, mounts },
+        mounts: staged.mounts,
+        hostWorkspace: { path: dir, inLaunchNamespace: false },
+        removeOnDestroy,
+        quota: notEnforced(spec, ctx.disk.reason),
+      };
+    }
+    const { diskMb } = spec.limits;
+    let image: string;
+    if (kept) image = await prepareKeptImage(kept, diskMb, ctx.root(), ctx.logger);
+    else {
+      image = join(spec.hostDir, 'disk.img');
+      await ctx.spares.make(image, diskMb);
+    }
+    const disk = on('disk');
+    mounts.push({ kind: 'disk', image, target: disk, freshTmp: kept !== null });
+    return {
+      workspace: join(disk, 'workspace'),
+      tmp: join(disk, 'tmp'),
+      launch: { dir: launchDir, mounts },
+      mounts: staged.mounts,
+      hostWorkspace: { path: join(disk, 'workspace'), inLaunchNamespace: true },
+      removeOnDestroy,
+      quota: { enforced: true, detail: `a ${diskMb} MiB disk of its own holds /workspace and /tmp` },
+    };
+  } catch (e) {
+    for (const dir of removeOnDestroy) rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
 }
 
 /**
@@ -125,10 +139,10 @@ export async function prepareStorage(spec: SandboxSpec, ctx: StorageContext): Pr
 function stageMounts(
   spec: SandboxSpec,
   runAs: IdMap,
-  anchored: string,
+  target: () => string,
 ): { mounts: MountSpec[]; bind: AnchorMount | null } {
   const dir = join(spec.hostDir, 'mounts');
-  let any = false;
+  let anchored: string | null = null;
   const mounts = spec.mounts.map((m, i) => {
     if (!m.readOnly || reachableByAnyone(m.source)) return m;
     if (!existsSync(m.source))
@@ -136,15 +150,15 @@ function stageMounts(
         'NOT_FOUND',
         `The profile mount ${m.source} does not exist; create it or remove the mount from the profile.`,
       );
-    if (!any) {
+    if (!anchored) {
       mkdirSync(dir, { mode: 0o700 });
       chownSync(dir, runAs.agentHostId, runAs.agentHostId);
-      any = true;
+      anchored = target();
     }
     copyOwned(m.source, join(dir, String(i)), runAs.jobHostId);
     return { ...m, source: join(anchored, String(i)) };
   });
-  return { mounts, bind: any ? { kind: 'bind', source: dir, name: 'mounts' } : null };
+  return { mounts, bind: anchored ? { kind: 'bind', source: dir, target: anchored } : null };
 }
 
 function notEnforced(spec: SandboxSpec, reason: string): DiskQuota {
