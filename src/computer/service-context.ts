@@ -311,5 +311,10 @@ function privateDir(dir: string): void {
       'INVALID_ARGUMENT',
       `${dir} is not a directory owned by uid ${uid}; remove it (or use another data directory) and start again.`,
     );
+  if ((st.mode & 0o1002) !== 0)
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      `${dir} is a directory every account may write to; give computers a directory of their own (computer.workspaceDir, or the data directory's default) and start again.`,
+    );
   if ((st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
 }

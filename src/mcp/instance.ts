@@ -66,8 +66,10 @@ export interface ServerInfo {
 export function ensureRunDir(paths: InstancePaths): void {
   mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
   // the data directory holds computers' disks, the audit and the socket: closed to other accounts
+  // (never a shared temp directory such as /tmp, which the sticky bit marks)
   const data = lstatSync(paths.dataDir);
-  if (data.isDirectory() && data.uid === process.getuid?.() && (data.mode & 0o077) !== 0)
+  const shared = (data.mode & 0o1000) !== 0;
+  if (data.isDirectory() && data.uid === process.getuid?.() && !shared && (data.mode & 0o077) !== 0)
     chmodSync(paths.dataDir, 0o700);
   mkdirSync(paths.runDir, { recursive: true, mode: 0o700 });
   const st = lstatSync(paths.runDir);

@@ -254,3 +254,38 @@ describe('what other local accounts can read of the computers (Paddock as root)'
     }
   });
 });
+
+describe('the directories that hold computers', () => {
+  it('are closed to other accounts at start, and one every account may write to is refused', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'paddock-privacy-dirs-'));
+    const backend = new BwrapBackend({ logger: silentLogger() });
+    const start = (workspaceDir: string) =>
+      new ComputerService({
+        backend,
+        config: computerSchema.parse({ autoLaunch: false, workspaceDir }),
+        dataDir: join(root, 'data'),
+        dockUrl: 'http://127.0.0.1:7331',
+        logger: silentLogger(),
+      });
+    try {
+      const open = join(root, 'open');
+      mkdirSync(open, { mode: 0o755 });
+      chmodSync(open, 0o755);
+      const service = start(open);
+      await service.close();
+      assert.equal(lstatSync(open).mode & 0o777, 0o700);
+      assert.equal(lstatSync(join(root, 'data', 'workspaces')).mode & 0o777, 0o700);
+      const shared = join(root, 'shared');
+      mkdirSync(shared);
+      chmodSync(shared, 0o1777);
+      assert.throws(
+        () => start(shared),
+        (e: unknown) => e instanceof Error && /every account may write to/.test(e.message),
+      );
+      assert.equal(lstatSync(shared).mode & 0o7777, 0o1777, 'a shared directory is left as it was');
+    } finally {
+      await backend.dispose();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
