@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { policySchema } from '../src/config/schema.js';
 import { createWhitelistSandbox } from '../src/policy/index.js';
 import { silentLogger } from '../src/shared/logger.js';
+import { OWNER } from '../src/shared/principal.js';
 import { SqliteAuditStore } from '../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
 import { Gateway } from '../src/tools/gateway.js';
@@ -41,7 +42,7 @@ export async function benchGateway(): Promise<Figure[]> {
       validator: new InputValidator(),
       logger: silentLogger(),
     });
-    const caller = { caller: 'bench', via: 'direct' as const, attended: true };
+    const caller = { principal: OWNER, caller: 'bench', via: 'direct' as const, attended: true };
     const inproc = await timeCalls(20_000, () => gateway.call('noop', { n: 1 }, caller), 2000);
     figures.push({
       name: 'gateway+validation+audit, no-op (median)',

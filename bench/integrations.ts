@@ -6,6 +6,7 @@ import type { McpServerConfig } from '../src/integrations/load-config.js';
 import { IntegrationsService } from '../src/integrations/service.js';
 import { PaddockError } from '../src/shared/errors.js';
 import { silentLogger } from '../src/shared/logger.js';
+import { OWNER } from '../src/shared/principal.js';
 import type { ToolContext } from '../src/tools/tool.js';
 import { median, percentile } from './stats.js';
 
@@ -67,7 +68,7 @@ export async function benchIntegrations(
     const controller = new AbortController();
     const ctx: ToolContext = {
       invocationId: 'inv_bench',
-      caller: { caller: 'cli', via: 'direct', attended: true },
+      caller: { principal: OWNER, caller: 'cli', via: 'direct', attended: true },
       signal: controller.signal,
       deadline: Date.now() + 3_600_000,
       policy: {

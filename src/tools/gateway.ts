@@ -3,6 +3,7 @@ import type { Sandbox } from '../policy/types.js';
 import { PaddockError, toPaddockError } from '../shared/errors.js';
 import { timeOrderedId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
+import { principalKey } from '../shared/principal.js';
 import type { ApprovalGate } from './approval-gate.js';
 import type { PermissionPolicy } from './permissions.js';
 import type { ToolRegistry } from './registry.js';
@@ -167,6 +168,7 @@ export class Gateway {
       tool: name,
       source: tool?.source ?? 'unknown',
       caller: caller.caller,
+      principal: principalKey(caller.principal),
       via: caller.via,
       parentId: caller.parentId ?? null,
       generation: lineage.generation ?? null,

@@ -43,16 +43,16 @@ const STORE = 'audit';
 const INSERT = {
   name: 'paddock_audit_insert',
   text: `WITH full_input AS (
-      INSERT INTO audit_inputs (sha256, input) SELECT $20::text, $23::text WHERE $20::text IS NOT NULL
+      INSERT INTO audit_inputs (sha256, input) SELECT $20::text, $24::text WHERE $20::text IS NOT NULL
       ON CONFLICT (sha256) DO NOTHING
     ), end_lock AS (
       SELECT pg_advisory_xact_lock(${END_SEQ_LOCK_KEY}) WHERE $18::text <> 'running'
     )
     INSERT INTO tool_invocations (id, started_at, duration_ms, tool, source, caller, via, parent_id,
       generation, job_id, input, output_bytes, sent_bytes, success, error_code, error_message,
-      policy_rule, state, owner_pid, input_sha256, approval_id, approver, owner_host, end_seq)
+      policy_rule, state, owner_pid, input_sha256, approval_id, approver, principal, owner_host, end_seq)
     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-      $21, $22, $24,
+      $21, $22, $23, $25,
       CASE WHEN $18::text = 'running' THEN NULL ELSE nextval('tool_invocations_end_seq') END
     FROM (SELECT 1) AS one LEFT JOIN end_lock ON true
     RETURNING seq, end_seq`,
@@ -211,6 +211,7 @@ export class PgAuditStore implements AuditStore {
     };
     if (q.tool !== undefined) add('tool = ?', q.tool);
     if (q.caller !== undefined) add('caller = ?', q.caller);
+    if (q.principal !== undefined) add('principal = ?', q.principal);
     if (q.parentId !== undefined) add('parent_id = ?', q.parentId);
     if (q.jobId !== undefined) add('job_id = ?', q.jobId);
     if (q.since !== undefined) add('started_at >= ?', checkNumber('since', q.since));

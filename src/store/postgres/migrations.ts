@@ -195,6 +195,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE UNIQUE INDEX approval_rules_active ON approval_rules (agent, tool) WHERE removed_at IS NULL;
     `,
   },
+  {
+    version: 2,
+    name: 'invocation_principal',
+    // On whose behalf a call ran: owner, client:<id> (an OAuth client) or agent:<name>.
+    // Rows written before this step keep NULL (they were all the owner's or an agent's).
+    sql: `
+      ALTER TABLE tool_invocations ADD COLUMN principal text;
+      CREATE INDEX tool_invocations_principal ON tool_invocations (principal, seq) WHERE principal IS NOT NULL;
+    `,
+  },
 ];
 
 /** Key of the session advisory lock held while migrating (any bigint unique to Paddock). */

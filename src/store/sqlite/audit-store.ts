@@ -40,8 +40,8 @@ const NEXT_END_SEQ = '(SELECT coalesce(max(end_seq), 0) + 1 FROM tool_invocation
 
 const INSERT_SQL = `INSERT INTO tool_invocations (id, started_at, duration_ms, tool, source, caller, via,
   parent_id, generation, job_id, input, output_bytes, sent_bytes, success, error_code, error_message,
-  policy_rule, state, owner_pid, input_sha256, approval_id, approver, end_seq)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+  policy_rule, state, owner_pid, input_sha256, approval_id, approver, principal, end_seq)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
     CASE WHEN ? = 'running' THEN NULL ELSE ${NEXT_END_SEQ} END)`;
 
 const COMPLETE_SET = `UPDATE tool_invocations SET state = 'ended', duration_ms = ?, output_bytes = ?,
@@ -258,6 +258,7 @@ export class SqliteAuditStore implements AuditStore {
     };
     if (q.tool !== undefined) add('tool = ?', q.tool);
     if (q.caller !== undefined) add('caller = ?', q.caller);
+    if (q.principal !== undefined) add('principal = ?', q.principal);
     if (q.parentId !== undefined) add('parent_id = ?', q.parentId);
     if (q.jobId !== undefined) add('job_id = ?', q.jobId);
     if (q.since !== undefined) add('started_at >= ?', checkNumber('since', q.since));
