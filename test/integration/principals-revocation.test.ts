@@ -129,7 +129,8 @@ describe('revoking a client ends everything of it', () => {
     // its sessions are gone and its computer stopped
     await assert.rejects(call(onShared, 'get_computer_status', {}));
     const computers = await runCli(project, ['computers', 'list', '--json']);
-    const list = (JSON.parse(computers.stdout) as { computers: { name: string; running: boolean }[] }).computers;
+    const list = (JSON.parse(computers.stdout) as { computers: { name: string; running: boolean }[] })
+      .computers;
     assert.ok(!list.some((c) => c.name === ended.computers[0] && c.running), computers.stdout);
     assert.ok(
       list.some((c) => c.name === 'named:shared-box' && c.running),
