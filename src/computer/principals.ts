@@ -59,7 +59,7 @@ export class ComputerPrincipals {
         return;
       }
       if (p.kind === 'owner' || principalKey(holder) === principalKey(p)) return;
-      throw notFound(key);
+      throw notFound(null);
     }
     if (p.kind !== 'client') return;
     const name = key.slice('named:'.length);
@@ -175,7 +175,13 @@ export class ComputerPrincipals {
   }
 }
 
-function notFound(name: string): PaddockError {
+/** The one refusal for a computer a principal may not reach: the same words whether it exists or not. */
+function notFound(name: string | null): PaddockError {
+  if (name === null)
+    return new PaddockError(
+      'NOT_FOUND',
+      'This computer is not available to you. Use your own computer (open a session without a Paddock-Computer header).',
+    );
   return new PaddockError(
     'NOT_FOUND',
     `No computer "${name}" is available to you. Use your own computer (open the session without a Paddock-Computer header), or ask the owner to grant computer:${name} on the dock's Clients page.`,
