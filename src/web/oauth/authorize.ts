@@ -240,7 +240,7 @@ function renderConsent(
       : '<span class="badge no" id="verified">not verified</span>'
     : '<span class="badge no" id="verified">not verified</span> the client registered itself; its name is its own claim';
   return `<h1>Allow <span id="client-name">${escapeHtml(client.name)}</span> to use this Paddock?</h1>
-<p>An MCP client asks to act through this server's tools. Its calls are audited under its own name and pass the same permissions and policy as yours.</p>
+<p>An MCP client asks to act through this server's tools. Its calls are audited under its own name and pass the same permissions and policy as yours; it keeps memories of its own, its <code>ask</code> calls wait for you in the dock or the CLI, and of your computers it reaches only those you tick below.</p>
 <dl>
 <dt>Client</dt><dd>${escapeHtml(client.name)} <code>${escapeHtml(client.clientId)}</code></dd>
 <dt>Identity</dt><dd>${identity}</dd>
