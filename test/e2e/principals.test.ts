@@ -154,7 +154,10 @@ describe('what a client may use, decided by the person in the dock (Chromium)', 
     });
     await page.goto(`${serve.url}/clients`);
     await page.locator('tr', { hasText: 'Reviewer Bot' }).getByRole('button', { name: 'Revoke' }).click();
-    await page.getByRole('status').filter({ hasText: 'its running jobs and its computers with them' }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'its running jobs and its computers with them' })
+      .waitFor();
     const owner = await connectHttp(serve.url, serve.token, 'owner-check', { computer: 'prod' });
     open.push(owner);
     const seen = await call(owner, 'read_job', { jobId: job.jobId });

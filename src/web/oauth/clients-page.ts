@@ -133,7 +133,9 @@ ${
         req,
         res,
         200,
-        ended.length ? `Revoked ${id}; its sessions ended, and its running jobs and its computers with them.` : `${id} held no live grant.`,
+        ended.length
+          ? `Revoked ${id}; its sessions ended, and its running jobs and its computers with them.`
+          : `${id} held no live grant.`,
       );
     },
   };
