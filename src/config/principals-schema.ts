@@ -69,10 +69,16 @@ export const principalsSchema = z
       .default(ownerReserveSchema.parse({}))
       .describe('The share of the server only the owner may use; no client or agent can take it.'),
     memory: z
-      .record(
-        z.string().regex(principalKeyPattern, 'a principal: owner, client:<id> or agent:<name>'),
-        z.string().min(1).max(200),
-      )
+      .record(z.string(), z.string().min(1).max(200))
+      .superRefine((map, ctx) => {
+        for (const key of Object.keys(map))
+          if (!principalKeyPattern.test(key))
+            ctx.addIssue({
+              code: 'custom',
+              path: [key],
+              message: `"${key.slice(0, 80)}" is not a principal: write owner, client:<id> (from paddock clients list) or agent:<name>.`,
+            });
+      })
       .default({})
       .describe(
         'Memory namespaces given explicitly, by principal (e.g. "client:cl_x": mcp lets that client share the owner\'s notes). Without an entry a client saves and recalls under client:<id> and an agent under agent:<name>.',
