@@ -201,6 +201,49 @@ describe('approvals of a third party', () => {
     }
   });
 
+  it('revoking a client whose call waits for approval ends the wait: the approval is cancelled and the row written', async () => {
+    const { clientId, tokens } = await grantTokens(serve, { scope: 'tools' });
+    const id = await paddockClientId(project, clientId);
+    const client = await connectHttp(serve.url, tokens.access_token, 'waiting');
+    const pending = call(client, 'save_memory', { content: 'revoked-while-waiting' }).catch((e: unknown) => ({
+      rejected: String(e),
+    }));
+    const approval = await pollUntil(
+      async () => {
+        const list = JSON.parse((await runCli(project, ['approvals', 'list', '--json'])).stdout) as {
+          id: string;
+          arguments: string;
+        }[];
+        return list.find((a) => a.arguments.includes('revoked-while-waiting'));
+      },
+      'the waiting approval',
+      10_000,
+      100,
+    );
+    const revoked = await runCli(project, ['clients', 'revoke', id]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    await pending;
+    const ended = await pollUntil(
+      async () => {
+        const list = JSON.parse((await runCli(project, ['approvals', 'list', '--all', '--json'])).stdout) as {
+          id: string;
+          status: string;
+        }[];
+        const a = list.find((x) => x.id === approval?.id);
+        return a && a.status !== 'pending' ? a : null;
+      },
+      'the approval to end',
+      10_000,
+      100,
+    );
+    assert.equal(ended?.status, 'cancelled');
+    const row = (await rows(project, ['--tool', 'save_memory'])).find((r) =>
+      r.input.includes('revoked-while-waiting'),
+    );
+    assert.equal(row?.success, false, 'the call never ran, and its row says so');
+    await client.close().catch(() => undefined);
+  });
+
   it('a client without elicitation and no dock page open waits, then is denied at expiry; the denial is recorded', async () => {
     const { tokens } = await grantTokens(serve, { scope: 'tools' });
     const client = await connectHttp(serve.url, tokens.access_token, 'no-elicitation');
