@@ -158,7 +158,7 @@ describe('credential shapes as stored in the audit table', () => {
       const paddock = await createPaddock(loadConfig({ cwd: dir, env: { PADDOCK_DATA: dataDir } }), {
         logger: silentLogger(),
       });
-      const caller = { caller: 'mcp:shapes', via: 'direct' as const, attended: true };
+      const caller = { caller: 'mcp:shapes', principal: OWNER, via: 'direct' as const, attended: true };
       for (const { tool, input } of cases) await paddock.gateway.call(tool, input, caller);
       await paddock.close();
       const stored = rows(dataDir);
