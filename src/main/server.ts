@@ -3,10 +3,12 @@ import { answerComputersRequest } from '../computer/admin.js';
 import { DEFAULT_PREVIEW_PORT } from '../computer/preview/preview-service.js';
 import type { ComputerService } from '../computer/service.js';
 import type { LoadedConfig } from '../config/load.js';
+import { BackgroundCalls } from '../mcp/background-calls.js';
 import { dockToolsFromGateway } from '../mcp/dock-tools.js';
 import { McpHttpEndpoint } from '../mcp/http.js';
 import { AlreadyRunningError, ensureRunDir, instancePaths, readServerInfo } from '../mcp/instance.js';
 import { acquireLock } from '../mcp/instance-lock.js';
+import { ModernServing } from '../mcp/modern-call.js';
 import { type EndedSession, McpSessions } from '../mcp/sessions.js';
 import { McpSocketServer } from '../mcp/socket.js';
 import type { CliRunner } from '../mcp/socket-ops.js';
@@ -85,11 +87,14 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       paddock.approvals.endSession(ended.caller);
       releaseSessionComputer(paddock, ended);
     });
+    const background = new BackgroundCalls(paddock.gateway);
+    closers.push(() => background.close());
     const mcpDeps = {
       gateway: paddock.gateway,
       registry: paddock.registry,
       version: VERSION,
       toolsets: loaded.config.mcp.toolsets,
+      modern: new ModernServing(background),
     };
     const preview = previewRoutes(
       previewBase,

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isInitializeRequest } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, isInitializeRequest } from '@modelcontextprotocol/server';
 import { computerNameProblem } from '../shared/computer-name.js';
 import type { Logger } from '../shared/logger.js';
 import { type ClientPrincipal, OWNER, type Principal, principalKey } from '../shared/principal.js';
 import { DEFAULT_SLOW_READER_LIMITS, guardSlowReader, type SlowReaderLimits } from '../shared/slow-reader.js';
 import type { Tool } from '../tools/tool.js';
-import { INVALID, readJson, sendJsonRpcError } from './http-body.js';
+import { header, INVALID, optional, readJson, sendJsonRpcError } from './http-body.js';
+import { ModernMcpHttp } from './http-modern.js';
 import { NodeMcpTransport } from './http-transport.js';
 import { MAX_MESSAGE_BYTES } from './line-limit.js';
 import { createMcpServer, inToolsets, type McpServerDeps } from './server.js';
@@ -90,9 +91,11 @@ export interface McpHttpOptions {
 export const COMPUTER_HEADER = 'paddock-computer';
 
 /**
- * Streamable HTTP endpoint (`/mcp`) with sessions: one MCP server instance per session,
- * each session a caller `mcp:<session id>`. Authentication, Host and Origin checks
- * happen in the web app before a request reaches this handler.
+ * Streamable HTTP endpoint (`/mcp`) of both protocol eras. A 2025-era client opens a session
+ * (one MCP server instance per session, each session a caller `mcp:<session id>`); a 2026-era
+ * request carries its `_meta` envelope instead and is served on its own (ModernMcpHttp).
+ * Authentication, Host and Origin checks happen in the web app before a request reaches this
+ * handler, and every POST body is read under the same size and time bounds whatever its era.
  */
 export class McpHttpEndpoint {
   private readonly sessions = new Map<string, Session>();
@@ -105,6 +108,7 @@ export class McpHttpEndpoint {
   private readonly grantChecker: NodeJS.Timeout | undefined;
   private readonly slowReader: SlowReaderLimits;
   private readonly quotas: SessionQuotas | undefined;
+  private readonly modern: ModernMcpHttp | undefined;
 
   constructor(
     private readonly deps: McpServerDeps,
@@ -118,6 +122,7 @@ export class McpHttpEndpoint {
     this.registry = options.sessions ?? new McpSessions();
     this.slowReader = options.slowReader ?? DEFAULT_SLOW_READER_LIMITS;
     this.quotas = options.quotas;
+    this.modern = deps.modern ? new ModernMcpHttp(deps, logger, this.maxBodyBytes) : undefined;
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
     const revoked = options.revokedGrants;
@@ -151,8 +156,12 @@ export class McpHttpEndpoint {
     return [...clients];
   }
 
-  /** Closes every session of OAuth client `clientId` (revoked); how many there were. */
+  /**
+   * Closes every session of OAuth client `clientId` (revoked) and cancels its background calls
+   * (2026-era approvals and tasks); how many sessions there were.
+   */
   closeClient(clientId: string): number {
+    this.deps.modern?.calls.cancelPrincipal(`client:${clientId}`);
     let closed = 0;
     for (const [id, s] of this.sessions) {
       if (s.principal.kind !== 'client' || s.principal.id !== clientId) continue;
@@ -212,6 +221,16 @@ export class McpHttpEndpoint {
     }
     const body = await readJson(req, res, this.maxBodyBytes, this.bodyTimeoutMs);
     if (body === INVALID) return;
+    const named = header(req, COMPUTER_HEADER);
+    const problem = named === undefined ? null : computerNameProblem(named);
+    if (problem) return sendJsonRpcError(res, 400, -32602, `${problem} (header Paddock-Computer)`);
+    if (this.modern && this.isModern(req, body)) {
+      return this.modern.handle(req, res, body, {
+        principal: principalOfGrant(grant),
+        ...(named === undefined ? {} : { computer: named }),
+        ...(grant ? { scopes: grant.toolsets } : {}),
+      });
+    }
     if (!isInitializeRequest(body)) {
       return sendJsonRpcError(
         res,
@@ -220,9 +239,6 @@ export class McpHttpEndpoint {
         'No session: the first request must be initialize (then send Mcp-Session-Id).',
       );
     }
-    const named = header(req, COMPUTER_HEADER);
-    const problem = named === undefined ? null : computerNameProblem(named);
-    if (problem) return sendJsonRpcError(res, 400, -32602, `${problem} (header Paddock-Computer)`);
     const principal = principalOfGrant(grant);
     const refusal = this.makeRoom(principal);
     if (refusal) {
@@ -285,7 +301,23 @@ export class McpHttpEndpoint {
     }
   }
 
+  /**
+   * Whether a sessionless POST belongs to the 2026 era: it carries the `_meta` envelope claim,
+   * or is a malformed attempt at one (the 2026 leg answers those with the specification's errors).
+   */
+  private isModern(req: IncomingMessage, body: unknown): boolean {
+    const route = classifyInboundRequest({
+      httpMethod: 'POST',
+      body,
+      ...optional('protocolVersionHeader', header(req, 'mcp-protocol-version')),
+      ...optional('mcpMethodHeader', header(req, 'mcp-method')),
+      ...optional('mcpNameHeader', header(req, 'mcp-name')),
+    });
+    return route.kind !== 'legacy';
+  }
+
   async close(): Promise<void> {
+    await this.modern?.close();
     clearInterval(this.sweeper);
     clearInterval(this.grantChecker);
     const all = [...this.sessions.values()];
@@ -359,9 +391,4 @@ export class McpHttpEndpoint {
     const cutoff = Date.now() - this.idleTimeoutMs;
     for (const s of this.sessions.values()) if (s.lastSeen < cutoff) void s.transport.close();
   }
-}
-
-function header(req: IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
 }

@@ -1,11 +1,25 @@
-import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+} from '@modelcontextprotocol/server';
+import { computerNameProblem } from '../shared/computer-name.js';
 import type { Disposable } from '../shared/disposable.js';
 import type { PaddockError } from '../shared/errors.js';
+import { principalKey } from '../shared/principal.js';
 import { describeTool } from '../tools/describe.js';
-import type { Gateway } from '../tools/gateway.js';
+import type { CallOutcome, Gateway } from '../tools/gateway.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { CallerContext, Tool, ToolResult } from '../tools/tool.js';
 import { canElicitForm, elicitApproval } from './elicitation.js';
+import { installTaskMethods, type ModernServing, modernToolCall, TASKS_EXTENSION } from './modern-call.js';
+
+/** The protocol era an instance serves: 2025-11-25 and before (`legacy`), or 2026-07-28 (`modern`). */
+export type Era = 'legacy' | 'modern';
+
+/** The `_meta` key by which a 2026-era request names the computer it acts on. */
+export const COMPUTER_META_KEY = 'paddock/computer';
 
 export const SERVER_NAME = 'paddock';
 
@@ -17,6 +31,8 @@ export interface McpServerDeps {
   /** Tool sets this endpoint exposes; empty or undefined = all. */
   toolsets?: readonly string[];
   instructions?: string;
+  /** What 2026-era requests share across requests (their background calls and tasks). */
+  modern?: ModernServing;
 }
 
 /** Whether a tool belongs to one of the selected tool sets (all when none are selected). */
@@ -65,18 +81,27 @@ export function toErrorResult(error: PaddockError): Record<string, unknown> {
 }
 
 /**
- * Builds one MCP server instance (one per session). It only translates: every call goes
- * through the gateway with the session's caller context.
+ * Builds one MCP server instance: one per 2025-era session, or one per 2026-era request (or
+ * stdio connection). It only translates: every call goes through the gateway with the caller
+ * context `caller` gives for the request.
  */
 export function createMcpServer(
   deps: McpServerDeps,
   caller: () => CallerContext,
+  era: Era = 'legacy',
 ): { server: Server; dispose(): void } {
+  const modern = era === 'modern' ? deps.modern : undefined;
+  if (era === 'modern' && !modern) throw new Error('The 2026 era needs ModernServing in McpServerDeps.');
   const server = new Server(
     { name: SERVER_NAME, version: deps.version },
     {
-      capabilities: { tools: { listChanged: true }, logging: {} },
+      capabilities: {
+        tools: { listChanged: true },
+        logging: {},
+        ...(modern ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+      },
       ...(deps.instructions ? { instructions: deps.instructions } : {}),
+      ...(modern ? { requestState: { verify: modern.state.verify } } : {}),
     },
   );
   const scoped = (): CallerContext => {
@@ -87,11 +112,44 @@ export function createMcpServer(
       allowTool: (name, tool) => inToolsets(tool, deps.toolsets) && (outer ? outer(name, tool) : true),
     };
   };
+  const render = (outcome: CallOutcome, name: string): Record<string, unknown> => {
+    if (outcome.ok) return toCallToolResult(outcome.result, deps.registry.get(name), outcome.structuredJson);
+    if (outcome.protocol)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.error.message, outcome.error.toJSON());
+    return toErrorResult(outcome.error);
+  };
 
   server.setRequestHandler('tools/list', async () => {
     await deps.gateway.ready();
     return { tools: deps.gateway.listTools(scoped()).map(describeTool) } as never;
   });
+
+  if (modern) {
+    const principal = principalKey(caller().principal);
+    installTaskMethods(server, modern, principal, render);
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const params = request.params;
+      const base = withMetaComputer(scoped(), params._meta?.[COMPUTER_META_KEY]);
+      const capabilities = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as never] as
+        | Record<string, unknown>
+        | undefined;
+      const elicits = canElicitForm(capabilities);
+      const extensions = capabilities?.extensions as Record<string, unknown> | undefined;
+      return (await modernToolCall(
+        modern,
+        {
+          name: params.name,
+          args: params.arguments ?? {},
+          caller: elicits ? { ...base, approvals: { ...base.approvals, elicit: deferred } } : base,
+          principal,
+          tasks: extensions?.[TASKS_EXTENSION] !== undefined,
+        },
+        ctx,
+        render,
+      )) as never;
+    });
+    return { server, dispose: () => {} };
+  }
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const params = request.params;
@@ -115,21 +173,35 @@ export function createMcpServer(
                 .catch(() => {});
             },
     });
-    if (outcome.ok) {
-      return toCallToolResult(
-        outcome.result,
-        deps.registry.get(params.name),
-        outcome.structuredJson,
-      ) as never;
-    }
-    if (outcome.protocol) {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.error.message, outcome.error.toJSON());
-    }
-    return toErrorResult(outcome.error) as never;
+    return render(outcome, params.name) as never;
   });
 
   const sub: Disposable = deps.registry.onChange(() => {
     void server.sendToolListChanged().catch(() => {});
   });
   return { server, dispose: () => sub.dispose() };
+}
+
+/**
+ * A placeholder `elicit` that marks the caller as one whose person can be asked; the
+ * background call replaces it with the one that keeps the question for the client.
+ */
+const deferred = (): Promise<never> => Promise.reject(new Error('answered through input_required'));
+
+/**
+ * The caller with the computer a request names in its `_meta` (2026 era); a name that
+ * disagrees with the one its header or connection chose is refused.
+ */
+function withMetaComputer(base: CallerContext, named: unknown): CallerContext {
+  if (named === undefined) return base;
+  const problem =
+    typeof named === 'string' ? computerNameProblem(named) : 'The computer name must be a string.';
+  if (problem)
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${problem} (_meta "${COMPUTER_META_KEY}")`);
+  if (base.computer?.kind === 'named' && base.computer.name !== named)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `The request names computer "${named}" in _meta but "${base.computer.name}" in its Paddock-Computer header (or its connection); name one.`,
+    );
+  return { ...base, computer: { kind: 'named', name: named as string } };
 }

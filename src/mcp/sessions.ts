@@ -87,3 +87,20 @@ export function sessionCaller(
 ): CallerContext {
   return { caller, principal, via: 'direct', attended: true, computer };
 }
+
+/**
+ * The caller context of a 2026-era request (no session): its principal's own caller
+ * (`mcp:owner`, `mcp:<client id>`), on the computer it named, else on the principal's default
+ * computer — a private one that every request of that principal without a name shares, so a
+ * client that opens a connection per call keeps finding the computer it launched.
+ */
+export function modernCaller(principal: Principal, named?: string): CallerContext {
+  const caller = principal.kind === 'client' ? `mcp:${principal.id}` : `mcp:${principalKey(principal)}`;
+  return {
+    caller,
+    principal,
+    via: 'direct',
+    attended: true,
+    computer: named ? { kind: 'named', name: named } : { kind: 'private', owner: caller },
+  };
+}

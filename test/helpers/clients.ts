@@ -13,13 +13,34 @@ export function stdioTransport(project: TempProject, extraArgs: string[] = []): 
   });
 }
 
+/**
+ * Which protocol era a test client speaks: the 2025 handshake (`legacy`, the SDK's default),
+ * the `server/discover` probe with fallback (`auto`), or 2026-07-28 only (`modern`).
+ */
+export type Negotiation = 'legacy' | 'auto' | 'modern';
+
+/** The client options for an era (and extra capabilities). */
+export function clientOptions(negotiation: Negotiation = 'legacy', capabilities?: Record<string, unknown>) {
+  return {
+    ...(negotiation === 'legacy'
+      ? {}
+      : {
+          versionNegotiation: {
+            mode: negotiation === 'auto' ? ('auto' as const) : { pin: '2026-07-28' as const },
+          },
+        }),
+    ...(capabilities ? { capabilities } : {}),
+  };
+}
+
 /** The official MCP client connected to `paddock mcp` (stdio) in a project. */
 export async function connectStdio(
   project: TempProject,
   name = 'paddock-test',
   extraArgs: string[] = [],
+  negotiation: Negotiation = 'legacy',
 ): Promise<Client> {
-  const client = new Client({ name, version: '1.0.0' });
+  const client = new Client({ name, version: '1.0.0' }, clientOptions(negotiation));
   await client.connect(stdioTransport(project, extraArgs));
   return client;
 }
@@ -29,9 +50,12 @@ export async function connectHttp(
   url: string,
   token: string,
   name = 'paddock-test',
-  options: { computer?: string } = {},
+  options: { computer?: string; negotiation?: Negotiation; capabilities?: Record<string, unknown> } = {},
 ): Promise<Client> {
-  const client = new Client({ name, version: '1.0.0' });
+  const client = new Client(
+    { name, version: '1.0.0' },
+    clientOptions(options.negotiation, options.capabilities) as never,
+  );
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   // a named computer, shared by every session naming it (else the session's own)
   if (options.computer) headers['paddock-computer'] = options.computer;
