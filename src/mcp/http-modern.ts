@@ -90,6 +90,7 @@ export class ModernMcpHttp {
           : {}),
       }),
       'modern',
+      false,
     );
     return server;
   }

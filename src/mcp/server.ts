@@ -3,6 +3,7 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   Server,
+  type ServerContext,
 } from '@modelcontextprotocol/server';
 import { computerNameProblem } from '../shared/computer-name.js';
 import type { Disposable } from '../shared/disposable.js';
@@ -89,6 +90,8 @@ export function createMcpServer(
   deps: McpServerDeps,
   caller: () => CallerContext,
   era: Era = 'legacy',
+  /** Send `list_changed` when the registry changes (off for an instance that serves one request). */
+  listChanged = true,
 ): { server: Server; dispose(): void } {
   const modern = era === 'modern' ? deps.modern : undefined;
   if (era === 'modern' && !modern) throw new Error('The 2026 era needs ModernServing in McpServerDeps.');
@@ -148,12 +151,19 @@ export function createMcpServer(
         render,
       )) as never;
     });
-    return { server, dispose: () => {} };
+  } else {
+    server.setRequestHandler('tools/call', async (request, ctx) => legacyCall(request.params, ctx) as never);
   }
+  const sub: Disposable | undefined = listChanged
+    ? deps.registry.onChange(() => {
+        void server.sendToolListChanged().catch(() => {});
+      })
+    : undefined;
+  return { server, dispose: () => sub?.dispose() };
 
-  server.setRequestHandler('tools/call', async (request, ctx) => {
-    const params = request.params;
-    const progressToken = params._meta?.progressToken;
+  /** A 2025-era call: approvals are asked by elicitation pushed on the session. */
+  async function legacyCall(params: CallToolParams, ctx: ServerContext): Promise<Record<string, unknown>> {
+    const progressToken = params._meta?.progressToken as string | number | undefined;
     const base = scoped();
     const elicits = canElicitForm(server.getClientCapabilities() as Record<string, unknown> | undefined);
     const outcome = await deps.gateway.call(params.name, params.arguments ?? {}, {
@@ -173,14 +183,11 @@ export function createMcpServer(
                 .catch(() => {});
             },
     });
-    return render(outcome, params.name) as never;
-  });
-
-  const sub: Disposable = deps.registry.onChange(() => {
-    void server.sendToolListChanged().catch(() => {});
-  });
-  return { server, dispose: () => sub.dispose() };
+    return render(outcome, params.name);
+  }
 }
+
+type CallToolParams = { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> };
 
 /**
  * A placeholder `elicit` that marks the caller as one whose person can be asked; the

@@ -12,10 +12,12 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { McpRequestContext, Server as McpServerInstance } from '@modelcontextprotocol/server';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { computerNameProblem } from '../shared/computer-name.js';
 import { toPaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import { OWNER } from '../shared/principal.js';
 import { DEFAULT_SLOW_READER_LIMITS, guardSlowReader, type SlowReaderLimits } from '../shared/slow-reader.js';
 import {
   type ConfigIdentity,
@@ -26,7 +28,7 @@ import {
 } from './instance.js';
 import { LineLimiter, MAX_MESSAGE_BYTES, oversizedReply } from './line-limit.js';
 import { createMcpServer, type McpServerDeps } from './server.js';
-import { type McpSessions, sessionCaller, sessionComputer } from './sessions.js';
+import { type McpSessions, modernCaller, sessionCaller, sessionComputer } from './sessions.js';
 import { type CliRunner, serveCli } from './socket-ops.js';
 import { MAX_HELLO_BYTES, type SocketHello, type SocketReply } from './socket-protocol.js';
 
@@ -195,13 +197,17 @@ export class McpSocketServer {
     return problem ? { code: 'INVALID_ARGUMENT', message: problem } : null;
   }
 
+  /**
+   * One connection of `paddock mcp`: the SDK's `serveStdio` pins it to the era its opening
+   * message speaks. A 2025 opening is a session as before (its own computer, `mcp:<id>`); a
+   * 2026 connection carries no session, so it acts as the owner's 2026 caller, on the computer
+   * `--computer` names or the owner's default one.
+   */
   private session(socket: Socket, hello: SocketHello, rest: Buffer): void {
     const { logger, sessions } = this.options;
     const id = randomUUID();
     const ref = sessionComputer(id, hello.computer);
     const deps = hello.toolsets ? { ...this.options.mcp, toolsets: hello.toolsets } : this.options.mcp;
-    const { server, dispose } = createMcpServer(deps, () => sessionCaller(id, ref));
-    const end = sessions.add(id, 'socket', ref);
     const limiter = new LineLimiter(this.maxMessageBytes, (dropped) => {
       logger.warn('mcp.message_oversized', { session: id, bytes: dropped.bytes });
       if (!socket.destroyed) socket.write(oversizedReply(dropped, this.maxMessageBytes));
@@ -210,39 +216,49 @@ export class McpSocketServer {
     guardSlowReader(socket, this.slowReader, (drop) =>
       logger.warn('mcp.peer_dropped', { session: id, transport: 'socket', ...drop }),
     );
+    const endings: (() => void)[] = [];
     let ended = false;
     const finish = () => {
       if (ended) return;
       ended = true;
-      end();
-      dispose();
+      for (const end of endings) end();
       logger.info('mcp.session_closed', { session: id, transport: 'socket' });
     };
+    const build = ({ era }: McpRequestContext): McpServerInstance => {
+      if (era === 'modern' && deps.modern) {
+        const { server, dispose } = createMcpServer(
+          deps,
+          () => modernCaller(OWNER, hello.computer),
+          'modern',
+        );
+        endings.push(dispose);
+        return server;
+      }
+      const { server, dispose } = createMcpServer(deps, () => sessionCaller(id, ref));
+      endings.push(sessions.add(id, 'socket', ref), dispose);
+      server.oninitialized = () => {
+        const client = server.getClientVersion();
+        if (client) sessions.setClient(id, `${client.name} ${client.version}`);
+      };
+      logger.info('mcp.session_opened', { session: id, transport: 'socket', computer: ref });
+      return server;
+    };
+    socket.write(`${JSON.stringify({ paddock: 1, ok: true, session: id, pid: process.pid })}\n`);
+    const served = serveStdio(build, {
+      transport,
+      onerror: (e) => logger.debug('mcp.socket_refused', { session: id, error: e.message }),
+    });
     transport.onclose = () => {
       finish();
       socket.destroy();
     };
     socket.once('close', () => {
       finish();
-      void server.close().catch(() => {});
+      void served.close().catch(() => {});
     });
-    server.oninitialized = () => {
-      const client = server.getClientVersion();
-      if (client) sessions.setClient(id, `${client.name} ${client.version}`);
-    };
-    socket.write(`${JSON.stringify({ paddock: 1, ok: true, session: id, pid: process.pid })}\n`);
-    server.connect(transport).then(
-      () => {
-        logger.info('mcp.session_opened', { session: id, transport: 'socket', computer: ref });
-        if (rest.length > 0) limiter.write(rest);
-        socket.pipe(limiter);
-        socket.resume();
-      },
-      (e: unknown) => {
-        logger.error('mcp.session_failed', { session: id, error: (e as Error).message });
-        socket.destroy();
-      },
-    );
+    if (rest.length > 0) limiter.write(rest);
+    socket.pipe(limiter);
+    socket.resume();
   }
 
   /** Answers one control request (`approvals`, `computers`) with the handler's reply or its refusal. */
