@@ -20,6 +20,8 @@ export class RawMcpSession {
     private readonly url: URL,
     private readonly token: string,
     private readonly agent: Agent,
+    /** Sent with every request (a Paddock-Computer header, say). */
+    private readonly extraHeaders: Record<string, string> = {},
   ) {}
 
   async open(): Promise<void> {
@@ -63,6 +65,7 @@ export class RawMcpSession {
             'content-type': 'application/json',
             accept: 'application/json, text/event-stream',
             authorization: `Bearer ${this.token}`,
+            ...this.extraHeaders,
             'content-length': Buffer.byteLength(body),
             ...(this.sessionId
               ? { 'mcp-session-id': this.sessionId, 'mcp-protocol-version': '2025-06-18' }

@@ -37,6 +37,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['terminals', './terminals.js', 'benchTerminals'],
     ['bridge', './bridge.js', 'benchBridge'],
     ['http-load', './http-load.js', 'benchHttpLoad'],
+    ['eras', './eras.js', 'benchEras'],
     ['egress', './egress.js', 'benchEgress'],
     ['warm', './warm-pool.js', 'benchWarmPool'],
     ['stores', './stores.js', 'benchStores'],

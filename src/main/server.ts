@@ -94,7 +94,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       registry: paddock.registry,
       version: VERSION,
       toolsets: loaded.config.mcp.toolsets,
-      modern: new ModernServing(background),
+      modern: new ModernServing(paddock.gateway, background),
     };
     const preview = previewRoutes(
       previewBase,

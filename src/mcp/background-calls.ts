@@ -31,6 +31,8 @@ export interface BackgroundCall {
   lastUpdatedAt: number;
   /** Set once the call became a task the client polls. */
   task: boolean;
+  /** Set once a request ended while the call went on (an answer or a poll will come for it). */
+  kept: boolean;
   /** The call ended because it was cancelled (a task's `tasks/cancel`, a revocation). */
   cancelled: boolean;
   state: CallState;
@@ -128,6 +130,7 @@ export class BackgroundCalls {
       createdAt: now,
       lastUpdatedAt: now,
       task: false,
+      kept: false,
       cancelled: false,
       state: { kind: 'working' },
       outcome,
@@ -188,6 +191,18 @@ export class BackgroundCalls {
   /** Marks the call as a task (kept until its result was kept `keepDoneMs`). */
   makeTask(call: BackgroundCall): void {
     (call as Entry).task = true;
+    this.keep(call);
+  }
+
+  /**
+   * Keeps the call after the request that started it ends (it waits for an answer, or is a
+   * task): its result stays `keepDoneMs` after it ends. A call never kept is forgotten as soon
+   * as it ends, its result having gone to the request that waited for it.
+   */
+  keep(call: BackgroundCall): void {
+    const entry = call as Entry;
+    entry.kept = true;
+    if (entry.state.kind === 'done' && !entry.expiry) this.expireLater(entry);
   }
 
   /** Cancels the call (its gateway call is aborted; the audit row says so). */
@@ -225,6 +240,11 @@ export class BackgroundCalls {
 
   private finish(entry: Entry, outcome: CallOutcome): void {
     this.set(entry, { kind: 'done', outcome });
+    if (entry.kept) this.expireLater(entry);
+    else this.drop(entry);
+  }
+
+  private expireLater(entry: Entry): void {
     entry.expiry = setTimeout(() => this.drop(entry), this.keepDoneMs);
     entry.expiry.unref();
   }

@@ -60,7 +60,10 @@ export class ModernMcpHttp {
     binding: RequestBinding,
   ): Promise<void> {
     const controller = new AbortController();
-    res.once('close', () => controller.abort());
+    // a client that leaves before its answer cancels the call (a finished exchange aborts nothing)
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
     const headers = new Headers();
     for (const name of FORWARDED) {
       const value = req.headers[name];

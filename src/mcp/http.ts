@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { classifyInboundRequest, isInitializeRequest } from '@modelcontextprotocol/server';
+import {
+  classifyInboundRequest,
+  isInitializeRequest,
+  PROTOCOL_VERSION_META_KEY,
+} from '@modelcontextprotocol/server';
 import { computerNameProblem } from '../shared/computer-name.js';
 import type { Logger } from '../shared/logger.js';
 import { type ClientPrincipal, OWNER, type Principal, principalKey } from '../shared/principal.js';
@@ -304,12 +308,20 @@ export class McpHttpEndpoint {
   /**
    * Whether a sessionless POST belongs to the 2026 era: it carries the `_meta` envelope claim,
    * or is a malformed attempt at one (the 2026 leg answers those with the specification's errors).
+   * A plain 2026 request (one message with the claim, not `initialize`) is routed on that
+   * alone, and the 2026 leg classifies it fully; anything else that looks 2026 in any part is
+   * classified here by the SDK's own predicate, so both legs agree.
    */
   private isModern(req: IncomingMessage, body: unknown): boolean {
+    const version = header(req, 'mcp-protocol-version');
+    const single = !Array.isArray(body);
+    if (single && claimsEnvelope(body) && (body as { method?: unknown }).method !== 'initialize') return true;
+    if (!(version?.startsWith('2026') || (single ? claimsEnvelope(body) : body.some(claimsEnvelope))))
+      return false;
     const route = classifyInboundRequest({
       httpMethod: 'POST',
       body,
-      ...optional('protocolVersionHeader', header(req, 'mcp-protocol-version')),
+      ...optional('protocolVersionHeader', version),
       ...optional('mcpMethodHeader', header(req, 'mcp-method')),
       ...optional('mcpNameHeader', header(req, 'mcp-name')),
     });
@@ -391,4 +403,10 @@ export class McpHttpEndpoint {
     const cutoff = Date.now() - this.idleTimeoutMs;
     for (const s of this.sessions.values()) if (s.lastSeen < cutoff) void s.transport.close();
   }
+}
+
+/** Whether a message's `params._meta` names a protocol version (the 2026 envelope claim). */
+function claimsEnvelope(message: unknown): boolean {
+  const params = (message as { params?: { _meta?: Record<string, unknown> } } | null)?.params;
+  return typeof params?._meta?.[PROTOCOL_VERSION_META_KEY] === 'string';
 }

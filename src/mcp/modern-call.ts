@@ -21,7 +21,7 @@ import {
 import * as z from 'zod';
 import { PaddockError } from '../shared/errors.js';
 import type { ApprovalAnswer, ApprovalPrompt } from '../tools/approval-gate.js';
-import type { CallOutcome } from '../tools/gateway.js';
+import type { CallOutcome, Gateway } from '../tools/gateway.js';
 import type { CallerContext } from '../tools/tool.js';
 import type { BackgroundCall, BackgroundCalls } from './background-calls.js';
 import { APPROVAL_FORM, approvalMessage, approvalNotice } from './elicitation.js';
@@ -38,6 +38,7 @@ export class ModernServing {
   readonly state: RequestStateCodec<{ call: string }>;
 
   constructor(
+    readonly gateway: Gateway,
     readonly calls: BackgroundCalls,
     /** A call still running after this long continues as a task (tasks-capable clients). */
     readonly taskAfterMs = 2000,
@@ -75,6 +76,15 @@ export async function modernToolCall(
 ): Promise<Record<string, unknown>> {
   const { calls } = serving;
   const resumed = ctx.mcpReq.requestState<{ call: string }>();
+  // a client that can neither be asked nor poll a task gets its answer in this request, as a
+  // 2025 client without elicitation does
+  if (!resumed && !request.tasks && !request.caller.approvals?.elicit) {
+    const outcome = await serving.gateway.call(request.name, request.args, {
+      ...request.caller,
+      signal: ctx.mcpReq.signal,
+    });
+    return render(outcome, request.name);
+  }
   let call: BackgroundCall;
   if (resumed?.call) {
     const found = calls.get(resumed.call, request.principal);
@@ -108,6 +118,7 @@ export async function modernToolCall(
     return { resultType: 'task', ...taskOf(serving, call) };
   }
   if (settled.kind === 'input') {
+    calls.keep(call);
     return inputRequired({
       inputRequests: { [settled.key]: inputRequired.elicit(approvalForm(settled.prompt)) },
       requestState: await serving.state.mint({ call: call.id }),
@@ -117,6 +128,11 @@ export async function modernToolCall(
   calls.cancel(call);
   throw new ProtocolError(ProtocolErrorCode.InternalError, 'The request was cancelled.');
 }
+
+/** The params of `tasks/get` and `tasks/cancel`, `tasks/update`, and their results (schemas, built once). */
+const BY_ID = z.object({ taskId: z.string() }).passthrough();
+const UPDATE = BY_ID.extend({ inputResponses: z.record(z.string(), z.unknown()) });
+const ANY_RESULT = z.object({}).passthrough();
 
 /**
  * Installs `tasks/get`, `tasks/update` and `tasks/cancel` on a 2026-era instance; every one
@@ -128,7 +144,6 @@ export function installTaskMethods(
   principal: string,
   render: (outcome: CallOutcome, tool: string) => Record<string, unknown>,
 ): void {
-  const byId = z.object({ taskId: z.string() }).passthrough();
   const find = (taskId: string): BackgroundCall => {
     const call = serving.calls.get(taskId, principal);
     if (!call?.task)
@@ -138,19 +153,18 @@ export function installTaskMethods(
       );
     return call;
   };
-  const result = z.object({}).passthrough();
-  server.setRequestHandler('tasks/get', { params: byId, result }, async ({ taskId }) =>
+  server.setRequestHandler('tasks/get', { params: BY_ID, result: ANY_RESULT }, async ({ taskId }) =>
     detailedTask(serving, find(taskId), render),
   );
   server.setRequestHandler(
     'tasks/update',
-    { params: byId.extend({ inputResponses: z.record(z.string(), z.unknown()) }), result },
+    { params: UPDATE, result: ANY_RESULT },
     async ({ taskId, inputResponses }) => {
       applyAnswer(serving.calls, find(taskId), inputResponses as InputResponses);
       return {};
     },
   );
-  server.setRequestHandler('tasks/cancel', { params: byId, result }, async ({ taskId }) => {
+  server.setRequestHandler('tasks/cancel', { params: BY_ID, result: ANY_RESULT }, async ({ taskId }) => {
     serving.calls.cancel(find(taskId));
     return {};
   });
