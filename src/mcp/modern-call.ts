@@ -129,9 +129,8 @@ export async function modernToolCall(
   throw new ProtocolError(ProtocolErrorCode.InternalError, 'The request was cancelled.');
 }
 
-/** The params of `tasks/get` and `tasks/cancel`, `tasks/update`, and their results (schemas, built once). */
+/** The params of `tasks/get`, `tasks/update` and `tasks/cancel`, and their results (schemas, built once). */
 const BY_ID = z.object({ taskId: z.string() }).passthrough();
-const UPDATE = BY_ID.extend({ inputResponses: z.record(z.string(), z.unknown()) });
 const ANY_RESULT = z.object({}).passthrough();
 
 /**
@@ -158,9 +157,10 @@ export function installTaskMethods(
   );
   server.setRequestHandler(
     'tasks/update',
-    { params: UPDATE, result: ANY_RESULT },
-    async ({ taskId, inputResponses }) => {
-      applyAnswer(serving.calls, find(taskId), inputResponses as InputResponses);
+    { params: BY_ID, result: ANY_RESULT },
+    // the SDK lifts `inputResponses` out of the params into the context, as for a retried call
+    async ({ taskId }, ctx) => {
+      applyAnswer(serving.calls, find(taskId), ctx.mcpReq.inputResponses);
       return {};
     },
   );
