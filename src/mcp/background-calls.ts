@@ -68,6 +68,8 @@ export type Settled =
  */
 export class BackgroundCalls {
   private readonly calls = new Map<string, Entry>();
+  /** Calls answered within their request, per principal, for a revocation to cancel. */
+  private readonly inRequest = new Map<string, Set<AbortController>>();
   private readonly keepDoneMs: number;
   private readonly maxPerPrincipal: number;
 
@@ -213,9 +215,35 @@ export class BackgroundCalls {
     entry.controller.abort();
   }
 
+  /**
+   * A signal for a call answered within its request (no background needed) that a revocation
+   * of `principal` aborts too; `done` forgets it.
+   */
+  track(principal: string, signal: AbortSignal): { signal: AbortSignal; done(): void } {
+    const controller = new AbortController();
+    const forward = () => controller.abort();
+    signal.addEventListener('abort', forward, { once: true });
+    const set = this.inRequest.get(principal) ?? new Set();
+    set.add(controller);
+    this.inRequest.set(principal, set);
+    return {
+      signal: controller.signal,
+      done: () => {
+        signal.removeEventListener('abort', forward);
+        set.delete(controller);
+        if (set.size === 0) this.inRequest.delete(principal);
+      },
+    };
+  }
+
   /** Cancels every call of a principal (a revoked client); how many were running. */
   cancelPrincipal(principal: string): number {
     let n = 0;
+    for (const controller of this.inRequest.get(principal) ?? []) {
+      controller.abort();
+      n++;
+    }
+    this.inRequest.delete(principal);
     for (const entry of this.calls.values()) {
       if (entry.principal !== principal) continue;
       if (entry.state.kind !== 'done') n++;

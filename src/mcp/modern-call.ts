@@ -79,11 +79,20 @@ export async function modernToolCall(
   // a client that can neither be asked nor poll a task gets its answer in this request, as a
   // 2025 client without elicitation does
   if (!resumed && !request.tasks && !request.caller.approvals?.elicit) {
-    const outcome = await serving.gateway.call(request.name, request.args, {
-      ...request.caller,
-      signal: ctx.mcpReq.signal,
-    });
-    return render(outcome, request.name);
+    // a third party's call can be ended by its revocation; the owner is never revoked
+    const tracked =
+      request.caller.principal.kind === 'owner'
+        ? undefined
+        : calls.track(request.principal, ctx.mcpReq.signal);
+    try {
+      const outcome = await serving.gateway.call(request.name, request.args, {
+        ...request.caller,
+        signal: tracked?.signal ?? ctx.mcpReq.signal,
+      });
+      return render(outcome, request.name);
+    } finally {
+      tracked?.done();
+    }
   }
   let call: BackgroundCall;
   if (resumed?.call) {
