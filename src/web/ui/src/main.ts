@@ -74,6 +74,7 @@ class DockPage {
         if (state !== 'live') {
           this.webmcp.disconnected();
           this.vmHost.disconnected();
+          this.terminals.disconnected();
         }
         this.statusBar.setConnection(state);
         this.signedOut.hidden = state !== 'signed-out';

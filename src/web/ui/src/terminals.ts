@@ -44,6 +44,8 @@ interface View {
   tab: HTMLButtonElement;
   cursor: string | undefined;
   attached: boolean;
+  /** An attach was sent on this connection and its replay has not started yet. */
+  pending: boolean;
   size: string;
 }
 
@@ -125,7 +127,11 @@ export class TerminalPanel {
   /** Starts a fresh replay for a terminal (the server sends all retained output next). */
   attached(terminalId: string, fromCursor: string | null): void {
     const view = this.views.get(terminalId);
-    if (view && fromCursor === null) view.term.reset();
+    if (!view) return;
+    view.pending = false;
+    // a full reset (RIS) through the write queue: output written before it, still queued, is
+    // parsed first and cleared with the rest, instead of landing after a synchronous reset()
+    if (fromCursor === null) view.term.write('\x1bc');
   }
 
   output(terminalId: string, data: string, cursor: string, gap: boolean): void {
@@ -136,15 +142,22 @@ export class TerminalPanel {
     view.cursor = cursor;
   }
 
+  /** The socket closed: no attach sent on it will be answered. */
+  disconnected(): void {
+    for (const view of this.views.values()) view.pending = false;
+  }
+
   /** After a reconnect or resync: resume every attached terminal from its cursor. */
   reattach(): void {
     for (const view of this.views.values()) {
-      if (!view.attached) continue;
+      // a view attached by this very snapshot already has its replay on the way
+      if (!view.attached || view.pending) continue;
       this.socket.send({
         type: 'terminal.attach',
         terminalId: view.info.id,
         ...(view.cursor ? { fromCursor: view.cursor } : {}),
       });
+      view.pending = true;
     }
     this.fitVisible(true);
   }
@@ -170,7 +183,17 @@ export class TerminalPanel {
       this.socket.send({ type: 'terminal.activate', terminalId: info.id });
     });
     this.tabs.append(tab);
-    const view: View = { info, term, fit, el, tab, cursor: undefined, attached: false, size: '' };
+    const view: View = {
+      info,
+      term,
+      fit,
+      el,
+      tab,
+      cursor: undefined,
+      attached: false,
+      pending: false,
+      size: '',
+    };
     term.onData((data) => {
       for (let i = 0; i < data.length; i += MAX_INPUT_CHARS) {
         this.socket.send({
@@ -197,6 +220,7 @@ export class TerminalPanel {
     }
     if (!view.attached) {
       view.attached = true;
+      view.pending = true;
       this.socket.send({ type: 'terminal.attach', terminalId: id });
     }
     this.fitVisible(true);
