@@ -96,6 +96,8 @@ const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
  */
 export class WebApp {
   readonly server: Server;
+  /** Sockets handed to an upgrade route (websockets), ended with the server. */
+  private readonly upgraded = new Set<Duplex>();
   private readonly allowedHosts: Set<string>;
 
   constructor(private readonly options: WebAppOptions) {
@@ -113,6 +115,9 @@ export class WebApp {
       });
     });
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      // an upgraded socket leaves the server's HTTP bookkeeping but still holds close() open
+      this.upgraded.add(socket);
+      socket.once('close', () => this.upgraded.delete(socket));
       try {
         this.upgrade(req, socket, head);
       } catch (e) {
@@ -286,11 +291,13 @@ export class WebApp {
     );
   }
 
+  /** Stops listening and ends every connection, websockets (dock pages, previews) included. */
   async close(): Promise<void> {
     await this.options.mcp.close();
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
+      for (const socket of this.upgraded) socket.destroy();
     });
   }
 }
