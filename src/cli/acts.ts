@@ -59,17 +59,8 @@ export async function performAct(p: Paddock, act: CliAct, io: ActIo, signal: Abo
   switch (act.command) {
     case 'tools.list':
       return toolsList(p, act.json, io);
-    case 'tools.call': {
-      if (!p.registry.get(act.name)) await discovered(p.integrations);
-      const outcome = await p.gateway.call(act.name, act.input, cliCaller(act.timeoutMs));
-      if (outcome.ok) {
-        const r = outcome.result;
-        line(io, 'stdout', JSON.stringify(r.structured ?? r.content ?? {}, null, 2));
-        return r.isError ? 1 : 0;
-      }
-      io.write('stderr', `${JSON.stringify(outcome.error.toJSON())}\n`);
-      return 1;
-    }
+    case 'tools.call':
+      return toolsCall(p, act, io, signal);
     case 'servers':
       return servers(p, act, io);
     case 'agents':
@@ -77,6 +68,48 @@ export async function performAct(p: Paddock, act: CliAct, io: ActIo, signal: Abo
     case 'launch':
       return launch(p, act.linkId, act.json, io, signal);
   }
+}
+
+/** Exit code of a command the person interrupted with Ctrl-C (128 + SIGINT). */
+const INTERRUPTED = 130;
+
+/**
+ * Calls a tool as the CLI. Ctrl-C ends the call's wait; a job the call started and that still
+ * runs is cancelled (through the gateway, so it is audited) and named, so nothing runs on
+ * unseen to its timeout.
+ */
+async function toolsCall(
+  p: Paddock,
+  act: Extract<CliAct, { command: 'tools.call' }>,
+  io: ActIo,
+  signal: AbortSignal,
+): Promise<number> {
+  if (!p.registry.get(act.name)) await discovered(p.integrations);
+  const outcome = await p.gateway.call(act.name, act.input, cliCaller(act.timeoutMs, signal));
+  if (signal.aborted) {
+    const structured = outcome.ok ? outcome.result.structured : undefined;
+    const jobId = typeof structured?.jobId === 'string' ? structured.jobId : undefined;
+    if (!jobId || structured?.terminationObserved === true) {
+      line(io, 'stderr', `paddock: interrupted; the call to ${act.name} was abandoned.`);
+      return INTERRUPTED;
+    }
+    const cancel = await p.gateway.call('cancel_job', { jobId }, cliCaller());
+    line(
+      io,
+      'stderr',
+      cancel.ok && !cancel.result.isError
+        ? `paddock: interrupted; cancelled job ${jobId} and every process it started.`
+        : `paddock: interrupted, but job ${jobId} could not be cancelled: ${cancel.ok ? JSON.stringify(cancel.result.structured ?? cancel.result.content) : cancel.error.message} Cancel it with \`paddock tools call cancel_job '{"jobId":"${jobId}"}'\`.`,
+    );
+    return INTERRUPTED;
+  }
+  if (outcome.ok) {
+    const r = outcome.result;
+    line(io, 'stdout', JSON.stringify(r.structured ?? r.content ?? {}, null, 2));
+    return r.isError ? 1 : 0;
+  }
+  io.write('stderr', `${JSON.stringify(outcome.error.toJSON())}\n`);
+  return 1;
 }
 
 /** Waits (bounded) until every upstream server has listed its tools once. */
