@@ -19,6 +19,7 @@ import { ComputerLog } from './logs.js';
 import { PreviewService } from './preview/preview-service.js';
 import type { ProfileInfo } from './profiles.js';
 import { ComputerContext, type ComputerServiceOptions } from './service-context.js';
+import { jobEndedServing, listeningPortsOf, servicesOf } from './services.js';
 import { type ComputerStatus, describeStatus, type LaunchResult } from './status.js';
 import { TerminalService } from './terminals/terminal-service.js';
 import type { WarmPool } from './warm-pool.js';
@@ -77,6 +78,12 @@ export class ComputerManager implements ComputerSource {
       emit({ type: 'terminal', computer: name, generation: this.current?.generation ?? null }),
     );
     this.preview.onChange((state) => emit({ type: 'preview', computer: name, state }));
+    // the preview says when the job that served it ended (not only on the next request)
+    ctx.events.subscribe((e) => {
+      if (e.type !== 'job.exited' || e.computer !== name) return;
+      const ended = jobEndedServing(this.current, e.jobId, this.preview.state());
+      if (ended) this.preview.jobEnded(e.generation, e.jobId, ended.state, ended.how);
+    });
   }
 
   /** The computer `caller` acts on: this one (the shape tools take, shared with ComputerService). */
@@ -144,6 +151,8 @@ export class ComputerManager implements ComputerSource {
     return describeStatus(this.current, this.watchUrl, {
       activeTerminal: this.terminals.active(),
       preview: this.current ? this.preview.state() : null,
+      services: servicesOf(this.current),
+      listeningPorts: listeningPortsOf(this.current),
     });
   }
 
@@ -246,6 +255,20 @@ export class ComputerManager implements ComputerSource {
 
   readJob(jobId: string, cursor: string | undefined, byteLimit: number): JobResult {
     return this.resolveJob(jobId).job.read(cursor, byteLimit);
+  }
+
+  /** read_job with waitMs: answers once there is output after `cursor` or the job ended (or at waitMs). */
+  async readJobWhenChanged(
+    jobId: string,
+    cursor: string | undefined,
+    byteLimit: number,
+    waitMs: number,
+    signal?: AbortSignal,
+  ): Promise<JobResult> {
+    const { job } = this.resolveJob(jobId);
+    job.read(cursor, 1); // a bad or expired cursor fails now, not after the wait
+    await job.waitForChange(cursor, waitMs, signal);
+    return this.readJob(jobId, cursor, byteLimit);
   }
 
   /** Kills a job and every descendant; `cancelling` when they are not all gone within a second. */

@@ -3,6 +3,7 @@
  */
 import type { Computer, Lifecycle } from './computer.js';
 import type { PreviewState } from './preview/preview-service.js';
+import type { ServiceInfo } from './services.js';
 import type { TerminalInfo } from './terminals/terminal.js';
 
 /** What launch_computer answers. */
@@ -35,6 +36,10 @@ export interface ComputerStatus {
   activeTerminal: TerminalInfo | null;
   /** The preview pane: port inside the computer, last path, and what was observed there. */
   preview: PreviewState | null;
+  /** Jobs started with run_command's `background`, with the ports they listen on. */
+  services: ServiceInfo[];
+  /** TCP ports something inside the computer listens on (navigate_preview can show any of them). */
+  listeningPorts: number[];
   /** The dock. */
   url: string;
 }
@@ -43,7 +48,12 @@ export interface ComputerStatus {
 export function describeStatus(
   c: Computer | null,
   dockUrl: string,
-  shared: { activeTerminal: TerminalInfo | null; preview: PreviewState | null } = {
+  shared: {
+    activeTerminal: TerminalInfo | null;
+    preview: PreviewState | null;
+    services?: ServiceInfo[];
+    listeningPorts?: number[];
+  } = {
     activeTerminal: null,
     preview: null,
   },
@@ -61,6 +71,8 @@ export function describeStatus(
       limits: null,
       activeTerminal: null,
       preview: null,
+      services: [],
+      listeningPorts: [],
       url: dockUrl,
       message: 'No computer was launched yet; call list_profiles, then launch_computer.',
     };
@@ -79,6 +91,8 @@ export function describeStatus(
     limits,
     activeTerminal: shared.activeTerminal,
     preview: shared.preview,
+    services: shared.services ?? [],
+    listeningPorts: shared.listeningPorts ?? [],
     url: dockUrl,
   };
 }
