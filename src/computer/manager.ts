@@ -19,7 +19,7 @@ import { ComputerLog } from './logs.js';
 import { PreviewService } from './preview/preview-service.js';
 import type { ProfileInfo } from './profiles.js';
 import { ComputerContext, type ComputerServiceOptions } from './service-context.js';
-import { jobEndedServing, listeningPortsOf, servicesOf } from './services.js';
+import { jobEndedServing, listeningPortsOf, ServicePorts, servicesOf } from './services.js';
 import { type ComputerStatus, describeStatus, type LaunchResult } from './status.js';
 import { TerminalService } from './terminals/terminal-service.js';
 import type { WarmPool } from './warm-pool.js';
@@ -79,8 +79,14 @@ export class ComputerManager implements ComputerSource {
     );
     this.preview.onChange((state) => emit({ type: 'preview', computer: name, state }));
     // the preview says when the job that served it ended (not only on the next request)
+    const ports = new ServicePorts(
+      () => this.current,
+      (generation, jobId, open) => emit({ type: 'job.ports', computer: name, generation, jobId, ports: open }),
+    );
     ctx.events.subscribe((e) => {
-      if (e.type !== 'job.exited' || e.computer !== name) return;
+      if (e.computer !== name) return;
+      if (e.type === 'job.started') ports.wake();
+      if (e.type !== 'job.exited') return;
       const ended = jobEndedServing(this.current, e.jobId, this.preview.state());
       if (ended) this.preview.jobEnded(e.generation, e.jobId, ended.state, ended.how);
     });

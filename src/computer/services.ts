@@ -76,3 +76,45 @@ export function jobEndedServing(
           : `exited with code ${job.exitCode}`;
   return { state, how };
 }
+
+/** How often the ports of running services are read again. */
+const PORTS_EVERY_MS = 1000;
+
+/**
+ * Follows the ports of a computer's running services: a listening socket makes no event, so
+ * while a service runs its ports are read every second, and a change is reported once.
+ */
+export class ServicePorts {
+  private timer: NodeJS.Timeout | null = null;
+  private readonly last = new Map<string, string>();
+
+  constructor(
+    private readonly computer: () => Computer | null,
+    private readonly changed: (generation: number, jobId: string, ports: number[]) => void,
+  ) {}
+
+  /** A job started: follow services until none runs. */
+  wake(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.tick(), PORTS_EVERY_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.last.clear();
+  }
+
+  private tick(): void {
+    const c = this.computer();
+    const running = c ? servicesOf(c).filter((s) => s.state === 'running') : [];
+    if (!c || running.length === 0) return this.stop();
+    for (const s of running) {
+      const key = s.ports.join(',');
+      if (this.last.get(s.jobId) === key) continue;
+      this.last.set(s.jobId, key);
+      this.changed(c.generation, s.jobId, s.ports);
+    }
+  }
+}

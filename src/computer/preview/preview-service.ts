@@ -15,7 +15,7 @@ import { isPaddockError, PaddockError } from '../../shared/errors.js';
 import type { Computer } from '../computer.js';
 import { GuestConnector, type GuestSocket } from '../link/guest-socket.js';
 import type { ComputerLog } from '../logs.js';
-import { jobListeningOn } from '../services.js';
+import { jobListeningOn, listeningPortsOf } from '../services.js';
 
 /** Port previewed when neither the configuration nor the profile names one. */
 export const DEFAULT_PREVIEW_PORT = 8000;
@@ -152,9 +152,14 @@ export class PreviewService {
     return state;
   }
 
-  /** Moves the preview to `path` (and reveals it), then probes the port. */
-  async navigate(path: string, signal?: AbortSignal): Promise<PreviewState> {
-    return (await this.navigateAndObserve(path, signal)).state;
+  /** Moves the preview to `path` on `port` (default the current one) and reveals it, then probes the port. */
+  async navigate(path: string, port?: number, signal?: AbortSignal): Promise<PreviewState> {
+    return (await this.navigateAndObserve(path, signal, port)).state;
+  }
+
+  /** TCP ports something inside the running computer listens on. */
+  ports(): number[] {
+    return listeningPortsOf(this.host.computer);
   }
 
   /** navigate_preview: the request as made and what the probe observed. */

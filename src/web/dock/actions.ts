@@ -142,12 +142,37 @@ export class DockActions {
         return `Watching ${message.name}.`;
       case 'preview.navigate': {
         if (!computer.preview) throw notYet('The preview');
-        const state = await computer.preview.navigate(message.path);
-        return `Navigating to ${state.path ?? message.path}.`;
+        const state = await computer.preview.navigate(message.path, message.port);
+        return `Navigating to ${state.path ?? message.path} on port ${state.port ?? message.port ?? ''}.`;
       }
+      case 'preview.ports': {
+        if (!computer.preview) throw notYet('The preview');
+        conn.client.send({ type: 'preview.ports', ports: computer.preview.ports() });
+        return 'Listed the ports.';
+      }
+      case 'job.cancel':
+        return this.cancelJob(message.jobId);
       default:
         return this.terminalAction(conn, computer, message);
     }
+  }
+
+  /** cancel_job through the gateway, as the person at the dock (audited like any call). */
+  private async cancelJob(jobId: string): Promise<string> {
+    const tools = this.deps.tools;
+    if (!tools)
+      throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server cannot cancel jobs from the dock.');
+    const result = await tools.call('cancel_job', { jobId }, AbortSignal.timeout(30_000));
+    const answer = result.structuredContent as
+      | { status?: string; code?: string; message?: string }
+      | undefined;
+    if (result.isError) {
+      throw new PaddockError(
+        (answer?.code as never) ?? 'INTERNAL',
+        answer?.message ?? `Could not cancel ${jobId}; check the jobs view and try again.`,
+      );
+    }
+    return answer?.status === 'already_finished' ? `${jobId} had already finished.` : `Cancelled ${jobId}.`;
   }
 
   /** A decision of the signed-in person (the websocket is reached only with a session). */

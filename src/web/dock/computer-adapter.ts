@@ -5,10 +5,12 @@
  */
 import type { ComputerEvent } from '../../computer/events.js';
 import type { Job } from '../../computer/jobs/job.js';
+import { portsOfProcesses } from '../../computer/jobs/listening-ports.js';
 import type { ComputerLogEntry } from '../../computer/logs.js';
 import type { ComputerManager } from '../../computer/manager.js';
 import type { OutputBuffer } from '../../computer/output-buffer.js';
 import type { ComputerService } from '../../computer/service.js';
+import { listeningPortsOf } from '../../computer/services.js';
 import type { Disposable } from '../../shared/disposable.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
@@ -240,6 +242,7 @@ class ServiceAdapter implements DockComputer {
         return;
       case 'job.started':
       case 'job.exited':
+      case 'job.ports':
         this.emit({ kind: 'job', jobId: event.jobId });
         return;
       case 'job.output':
@@ -303,7 +306,15 @@ class ServiceAdapter implements DockComputer {
       stdoutTail: tail(job.stdout, this.tailBytes),
       stderrTail: tail(job.stderr, this.tailBytes),
       outputBytes: job.stdout.endOffset + job.stderr.endOffset,
+      background: job.background,
+      ports: job.terminationObserved && !job.background ? [] : this.portsOf(job),
     };
+  }
+
+  /** Ports a job of the watched computer listens on. */
+  private portsOf(job: Job): number[] {
+    const pids = this.watched?.computer?.jobs.hostPids(job);
+    return pids ? portsOfProcesses(pids) : [];
   }
 
   /** The watched computer's terminals; follows the watch to another computer. */
@@ -340,7 +351,8 @@ class ServiceAdapter implements DockComputer {
           message: null,
           navigation: 0,
         },
-      navigate: (path) => this.acting().preview.navigate(path),
+      navigate: (path, port) => this.acting().preview.navigate(path, port),
+      ports: () => listeningPortsOf(this.watched?.computer ?? null),
       onChange: (listener) => {
         this.previewListeners.add(listener);
         this.ensureSubscribed();

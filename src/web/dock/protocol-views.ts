@@ -80,6 +80,10 @@ export const jobSchema = z.object({
   stderrTail: z.string(),
   /** Bytes the job printed in total (stdout + stderr), of which the tails are the end. */
   outputBytes: z.number().int(),
+  /** A service (run_command's `background`): no timeout ends it. */
+  background: z.boolean().optional(),
+  /** TCP ports the job's processes listen on (empty where the backend cannot tell). */
+  ports: z.array(z.number().int()).optional(),
 });
 
 /** One entry of the computer's log. */
@@ -112,6 +116,9 @@ export const previewStateSchema = z.object({
   message: z.string().nullable(),
   /** Increases with every navigation request, so the same path can be reloaded. */
   navigation: z.number().int(),
+  /** The job serving the page, and whether it ended since (its server is gone). */
+  jobId: z.string().nullable().optional(),
+  jobEnded: z.object({ jobId: z.string(), state: z.string() }).nullable().optional(),
 });
 
 /** Progress of a launch link confirmed in this server's lifetime. */

@@ -109,6 +109,10 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('terminal.attached'), terminalId, fromCursor: z.string().nullable() }),
   z.object({ type: z.literal('preview.state'), preview: previewStateSchema }),
+  z.object({
+    type: z.literal('preview.ports'),
+    ports: z.array(z.number().int()).describe('TCP ports something in the watched computer listens on.'),
+  }),
   z.object({ type: z.literal('launch.progress'), launch: launchProgressSchema }),
   z.object({ type: z.literal('agents'), agents: agentsStateSchema }),
   z.object({ type: z.literal('agent.run'), run: agentRunSchema }),
@@ -201,9 +205,18 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
     .object({
       type: z.literal('preview.navigate'),
       path: z.string().min(1).max(2048).describe('Guest path, e.g. /index.html?x=1.'),
+      port: z.number().int().min(1).max(65535).optional().describe('Port to show; default the current one.'),
       requestId,
     })
     .strict(),
+  z
+    .object({ type: z.literal('preview.ports'), requestId })
+    .strict()
+    .describe('Asks for the ports the watched computer listens on (answered with preview.ports).'),
+  z
+    .object({ type: z.literal('job.cancel'), jobId: z.string().min(1).max(160), requestId })
+    .strict()
+    .describe('Cancels a job of the watched computer through cancel_job (audited as the person).'),
   z
     .object({
       type: z.literal('agent.run'),

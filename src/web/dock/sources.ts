@@ -63,8 +63,10 @@ export interface TerminalSource {
 /** The preview pane's source (the guest's preview relay plus navigate_preview). */
 export interface PreviewSource {
   state(): DockPreview;
-  /** A navigation the person typed in the path bar; same checks as navigate_preview. */
-  navigate(path: string): Promise<DockPreview>;
+  /** A navigation the person typed in the path bar (optionally to another port); same checks as navigate_preview. */
+  navigate(path: string, port?: number): Promise<DockPreview>;
+  /** TCP ports something inside the watched computer listens on. */
+  ports(): number[];
   /** Fires on every navigation request and state change (the agent's navigate_preview included). */
   onChange(listener: (state: DockPreview) => void): Disposable;
 }

@@ -86,6 +86,14 @@ class DockPage {
     this.preview = new PreviewPanel(this.socket, toast);
     this.activity = new ActivityPanel(this.socket, toast);
     this.approvals = new ApprovalsPanel(this.socket, toast);
+    this.activity.jobs.actions = {
+      cancel: async (jobId) => {
+        const reply = await this.socket.request({ type: 'job.cancel', jobId });
+        toast(reply.message, reply.ok ? 'ok' : 'err');
+        return reply.ok ? null : reply.message;
+      },
+      preview: (port) => void this.socket.request({ type: 'preview.navigate', path: '/', port }),
+    };
     this.webmcp = new WebMcpTools(this.socket);
     this.vmHost = new BrowserVmHost(this.socket);
     root.append(
@@ -116,6 +124,7 @@ class DockPage {
     this.terminals.setLifecycle(s.status.lifecycle);
     this.preview.setFeatures(s.features);
     this.preview.set(s.preview);
+    if (s.features.preview) this.preview.ports.ask();
     this.activity.audit.reset(s.audit);
     this.activity.jobs.reset(s.jobs, s.status.generation);
     this.activity.logs.reset(s.logs);
@@ -180,6 +189,7 @@ class DockPage {
         return;
       case 'job':
         this.activity.jobs.upsert(msg.job);
+        if (msg.job.background || msg.job.state !== 'running') this.preview.ports.ask();
         if (this.launchOfPage && !this.focusedLaunchJob) this.onLaunch(this.launch);
         return;
       case 'log':
@@ -196,6 +206,9 @@ class DockPage {
         return;
       case 'preview.state':
         this.preview.set(msg.preview);
+        return;
+      case 'preview.ports':
+        this.preview.ports.set(msg.ports);
         return;
       case 'launch.progress':
         this.onLaunch(msg.launch);
