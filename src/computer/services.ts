@@ -109,7 +109,10 @@ export class ServicePorts {
   private tick(): void {
     const c = this.computer();
     const running = c ? servicesOf(c).filter((s) => s.state === 'running') : [];
-    if (!c || running.length === 0) return this.stop();
+    if (!c || running.length === 0) {
+      this.stop();
+      return;
+    }
     for (const s of running) {
       const key = s.ports.join(',');
       if (this.last.get(s.jobId) === key) continue;

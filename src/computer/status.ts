@@ -13,7 +13,28 @@ export interface LaunchResult {
   profileId: string;
   lifecycle: Lifecycle;
   url: string;
+  /**
+   * What became of the replaced generation's /workspace: `deleted` (a fresh workspace goes with
+   * its generation), `carried` (copied over with keepWorkspace), `kept` (the profile keeps it),
+   * `none` (nothing was replaced).
+   */
+  previousWorkspace: 'none' | 'kept' | 'carried' | 'deleted';
   message: string;
+}
+
+/** The launch answer's first sentence about the generation it replaced (empty when none). */
+export function replacedSentence(
+  replaced: number | null,
+  workspace: LaunchResult['previousWorkspace'],
+): string {
+  if (replaced === null || workspace === 'none') return '';
+  const what =
+    workspace === 'deleted'
+      ? 'its /workspace was deleted with it (pass keepWorkspace: true to carry it over next time)'
+      : workspace === 'carried'
+        ? 'its /workspace was copied into the new computer'
+        : 'its /workspace is kept';
+  return `Generation ${replaced} was replaced: its processes were stopped and ${what}. `;
 }
 
 /** What get_computer_status answers. */

@@ -13,8 +13,10 @@ import type { CliRunner } from '../mcp/socket-ops.js';
 import { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { DEFAULT_SLOW_READER_LIMITS } from '../shared/slow-reader.js';
+import { policyVerdict } from '../tools/policy-preview.js';
 import { WebApp } from '../web/app.js';
 import { loadOrCreateToken } from '../web/auth.js';
+import { ClientNames } from '../web/dock/client-names.js';
 import {
   createDock,
   DOCK_CALLER,
@@ -98,6 +100,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     const dockComputer = dockComputerFromService(paddock.computer, {
       logger,
       sessions: () => sessions.countByComputer((ref) => paddock.computer.keyOfRef(ref)),
+      names: new ClientNames(() => sessions.list()),
     });
     closers.push(() => dockComputer.close());
     const dock = createDock({
@@ -109,7 +112,13 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       tools: dockToolsFromGateway(paddock.gateway, DOCK_CALLER, () => dockComputer.target()),
       computer: dockComputer,
       agents: dockAgentsFromService(paddock.agents),
-      approvals: dockApprovalsFromService(paddock.approvals),
+      approvals: dockApprovalsFromService(paddock.approvals, {
+        callerLabel: (caller) => dockComputer.callerLabel?.(caller) ?? caller,
+        verdict: (tool, args) => {
+          const t = paddock.registry.get(tool);
+          return t ? policyVerdict(t, args, paddock.policy) : null;
+        },
+      }),
       browser: paddock.browser,
       secureCookie: server.publicUrl?.startsWith('https://') ?? false,
     });

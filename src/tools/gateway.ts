@@ -6,6 +6,7 @@ import type { Logger } from '../shared/logger.js';
 import { principalKey } from '../shared/principal.js';
 import type { ApprovalGate } from './approval-gate.js';
 import type { PermissionPolicy } from './permissions.js';
+import { policyVerdict, refusedBeforeApproval } from './policy-preview.js';
 import type { ToolRegistry } from './registry.js';
 import type { CallerContext, Permission, Tool, ToolContext, ToolResult } from './tool.js';
 import type { InputValidator } from './validation.js';
@@ -227,6 +228,13 @@ export class Gateway {
       caller.deadline ?? Number.POSITIVE_INFINITY,
       Date.now() + this.defaultTimeoutMs,
     );
+    // policy before approval: a call the policy refuses is refused before anyone is asked
+    const verdict =
+      permission === 'ask' ? policyVerdict(tool, input, caller.policy ?? this.deps.policy) : null;
+    if (verdict && !verdict.allow) {
+      lineage.policyRule = verdict.rule;
+      return finish({ ok: false, invocationId, protocol: false, error: refusedBeforeApproval(verdict) });
+    }
     if (permission === 'ask' && this.deps.approvals) {
       const admission = await this.deps.approvals.admit({
         tool,

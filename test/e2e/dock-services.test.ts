@@ -60,7 +60,8 @@ describe('services and ports in the dock', { concurrency: false }, () => {
 
   it('shows a background server as a service with its port, and previews any listening port from the list', async () => {
     await call('run_command', {
-      script: 'mkdir -p /workspace/a /workspace/b && echo site-a > /workspace/a/a.txt && echo site-b > /workspace/b/b.txt',
+      script:
+        'mkdir -p /workspace/a /workspace/b && echo site-a > /workspace/a/a.txt && echo site-b > /workspace/b/b.txt',
       waitMs: 5000,
     });
     const a = await call('run_command', {

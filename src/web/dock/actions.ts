@@ -13,7 +13,7 @@ import type { DockVmHosts } from './vm-hosts.js';
 import { type WebMcpMessage, webMcpActionOf } from './webmcp.js';
 
 /** Launches a profile (through the gateway when `launch_computer` is registered, so it is audited). */
-export type DockLauncher = (profileId: string) => Promise<void>;
+export type DockLauncher = (profileId: string, options?: { keepWorkspace?: boolean }) => Promise<void>;
 
 /** One connected page. */
 export interface DockConnection {
@@ -128,14 +128,16 @@ export class DockActions {
     if (!computer)
       throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs without the computer service.');
     switch (message.type) {
-      case 'launch':
+      case 'launch': {
         this.deps.vmHosts?.prefer(conn);
-        await (this.deps.launch ?? ((id: string) => computer.launch(id)))(message.profileId);
+        const keep = message.keepWorkspace ? { keepWorkspace: true } : {};
+        await (this.deps.launch ?? ((id, options) => computer.launch(id, options)))(message.profileId, keep);
         this.deps.logger.info('dock.launch', {
           profileId: message.profileId,
           caller: this.deps.caller,
         });
         return `Launching ${message.profileId}.`;
+      }
       case 'computer.watch':
         if (!computer.watch) throw notYet('Switching computers');
         computer.watch(message.name);

@@ -16,6 +16,7 @@ import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { utf8Inner } from '../../shared/text.js';
 import type { ComputerRef } from '../../tools/tool.js';
+import { type ClientNames, callerLabel, computerLabel } from './client-names.js';
 import type {
   DockComputerSummary,
   DockJob,
@@ -42,6 +43,8 @@ export interface ComputerAdapterOptions {
   sessions?: () => Map<string, number>;
   /** Bytes of each output stream a job message carries. Default 8 KiB. */
   tailBytes?: number;
+  /** Client names of MCP callers (display only). */
+  names?: ClientNames;
 }
 
 /** The computer the dock launches when it watches none yet. */
@@ -130,8 +133,8 @@ class ServiceAdapter implements DockComputer {
     return this.service.profiles.all().some((p) => p.id === profileId && p.backend === 'browser');
   }
 
-  async launch(profileId: string): Promise<void> {
-    this.acting().launch(profileId);
+  async launch(profileId: string, options: { keepWorkspace?: boolean } = {}): Promise<void> {
+    this.acting().launch(profileId, undefined, options);
   }
 
   jobs(): DockJob[] {
@@ -205,6 +208,7 @@ class ServiceAdapter implements DockComputer {
     const sessions = this.options.sessions?.() ?? new Map<string, number>();
     return this.service.list().map((c) => ({
       name: c.name,
+      label: computerLabel(c.name, this.nameOf),
       profileId: c.profileId,
       lifecycle: c.lifecycle,
       generation: c.generation,
@@ -213,6 +217,13 @@ class ServiceAdapter implements DockComputer {
       workspace: c.workspace,
     }));
   }
+
+  /** What a person calls a caller. */
+  callerLabel(caller: string): string {
+    return callerLabel(caller, this.nameOf);
+  }
+
+  private readonly nameOf = (caller: string): string | null => this.options.names?.nameOf(caller) ?? null;
 
   watching(): string | null {
     return this.service.watching();

@@ -313,7 +313,7 @@ export class DockHub {
 
   private auditRow(row: StoredInvocation): DockAuditRow {
     const computer = this.options.computer;
-    return toDockAuditRow(row, computer?.computerOf?.bind(computer));
+    return toDockAuditRow(row, computer?.computerOf?.bind(computer), computer?.callerLabel?.bind(computer));
   }
 
   private broadcast(message: Parameters<DockClient['send']>[0], key?: string): void {

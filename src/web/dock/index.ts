@@ -165,13 +165,13 @@ export function createDock(options: DockOptions): Dock {
 function launcher(gateway: Gateway | null, computer: DockComputer | null): DockLauncher | undefined {
   if (!gateway || !computer) return undefined;
   const caller: CallerContext = { caller: DOCK_CALLER, principal: OWNER, via: 'direct', attended: true };
-  return async (profileId) => {
+  return async (profileId, options = {}) => {
     if (!gateway.listTools(caller).some((t) => t.name === 'launch_computer'))
-      return computer.launch(profileId);
+      return computer.launch(profileId, options);
     const target = computer.target?.();
     const outcome = await gateway.call(
       'launch_computer',
-      { profileId },
+      { profileId, ...(options.keepWorkspace ? { keepWorkspace: true } : {}) },
       target ? { ...caller, computer: target } : caller,
     );
     if (!outcome.ok) throw outcome.error;

@@ -62,6 +62,10 @@ export const auditRowSchema = z.object({
   generation: z.number().int().nullable(),
   computer: z.string().nullable().describe('The computer that ran `generation`, when this server knows it.'),
   input: z.string().describe('Redacted input, at most 600 characters.'),
+  /** What a person calls the caller (the MCP client's name), when the server knows it. */
+  callerLabel: z.string().optional(),
+  /** One line saying what the call does with its key arguments. */
+  summary: z.string().optional(),
   /** The approval that decided this `ask` call, and who decided (null for an expiry). */
   approvalId: z.string().nullable().optional(),
   approver: z.string().nullable().optional(),
@@ -234,6 +238,12 @@ export const approvalSchema = z.object({
   runId: z.string().nullable(),
   requestedAt: z.number(),
   expiresAt: z.number(),
+  /** What the call will do, in one line a person reads. */
+  summary: z.string().optional(),
+  /** Who asks, as a person reads it (the client's name). */
+  callerLabel: z.string().optional(),
+  /** What the policy says of the call (null: the tool declares nothing the policy checks first). */
+  verdict: z.object({ allow: z.boolean(), rule: z.string(), reason: z.string() }).nullable().optional(),
 });
 
 /** An "always allow this tool for this agent" rule. */
@@ -255,6 +265,8 @@ export const approvalsStateSchema = z.object({
 /** One computer of the server, for the dock's switcher. */
 export const computerSummarySchema = z.object({
   name: z.string().describe('`named:<name>` or `private:<owner>`.'),
+  /** What a person calls it: whose it is (the client's name), or its own name. */
+  label: z.string().optional(),
   profileId: z.string().nullable(),
   lifecycle: z.string(),
   generation: z.number().int().nullable(),

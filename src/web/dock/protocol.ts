@@ -170,7 +170,14 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
       requestId,
     })
     .strict(),
-  z.object({ type: z.literal('launch'), profileId: z.string().min(1).max(64), requestId }).strict(),
+  z
+    .object({
+      type: z.literal('launch'),
+      profileId: z.string().min(1).max(64),
+      keepWorkspace: z.boolean().optional().describe('Carry the replaced computer’s /workspace over.'),
+      requestId,
+    })
+    .strict(),
   z
     .object({
       type: z.literal('terminal.input'),

@@ -106,7 +106,7 @@ export interface DockComputer {
   /** Whether a profile's computer runs in a dock page (a `browser` profile). */
   hostedByPage?(profileId: string): boolean;
   /** Replaces the current computer with a new generation of the profile; returns once started. */
-  launch(profileId: string): Promise<void>;
+  launch(profileId: string, options?: { keepWorkspace?: boolean }): Promise<void>;
   /** Jobs of the current generation, oldest first (bounded by the implementation). */
   jobs(): DockJob[];
   /** A job of the current generation, or undefined when unknown or stale. */
@@ -129,6 +129,8 @@ export interface DockComputer {
   watch?(name: string): void;
   /** The computer that ran a generation, for the activity's filter. */
   computerOf?(generation: number): string | null;
+  /** What a person calls a caller (the MCP client's name instead of `mcp:<uuid>`). */
+  callerLabel?(caller: string): string;
   terminals: TerminalSource | null;
   preview: PreviewSource | null;
 }

@@ -5,7 +5,9 @@ import type {
   DockProfile,
   DockStatus,
 } from '../../dock/protocol.js';
+import './header.css';
 import { duration, h, replace } from './dom.js';
+import { RelaunchConfirm } from './relaunch-confirm.js';
 import type { Connection, DockSocket } from './socket.js';
 
 const LIFECYCLE_LABEL: Record<DockStatus['lifecycle'], string> = {
@@ -41,7 +43,8 @@ export class StatusBar {
   private readonly conn = h('span', { class: 'conn', 'data-testid': 'connection' });
   private readonly notice = h('div', { class: 'notice', hidden: true, 'data-testid': 'notice' });
   private status: DockStatus | null = null;
-  private armedUntil = 0;
+  private watched: DockComputerSummary | null = null;
+  private readonly confirm = new RelaunchConfirm();
 
   constructor(
     private readonly socket: DockSocket,
@@ -86,17 +89,23 @@ export class StatusBar {
     replace(
       this.computers,
       ...list.map((c) => {
-        const name = c.name.startsWith('named:') ? c.name.slice('named:'.length) : c.name;
+        const name = c.label ?? (c.name.startsWith('named:') ? c.name.slice('named:'.length) : c.name);
         const sessions = `${c.sessions} session${c.sessions === 1 ? '' : 's'}`;
         const idle = c.lifecycle === 'running' ? ` · idle ${duration(c.idleMs)}` : '';
+        const workspace = c.workspace === 'keep' ? 'workspace kept' : 'fresh workspace';
         return h(
           'option',
-          { value: c.name, 'data-computer': c.name },
-          `${name} · ${c.profileId ?? 'no profile'} · ${c.lifecycle} · ${sessions}${idle} · ${c.workspace === 'keep' ? 'kept' : 'fresh'}`,
+          {
+            value: c.name,
+            'data-computer': c.name,
+            title: `${c.name} · ${sessions}${idle} · ${workspace}`,
+          },
+          `${name} · ${c.profileId ?? 'no profile'} · ${c.lifecycle}`,
         );
       }),
     );
     if (watching) el.value = watching;
+    this.watched = list.find((c) => c.name === watching) ?? null;
   }
 
   private async onWatch(): Promise<void> {
@@ -107,7 +116,7 @@ export class StatusBar {
 
   /** The row under the header (boot error, launch-link progress). */
   get banners(): HTMLElement[] {
-    return [this.bootError, this.notice];
+    return [this.confirm.el, this.bootError, this.notice];
   }
 
   setStatus(status: DockStatus): void {
@@ -128,7 +137,6 @@ export class StatusBar {
     const usable = status.lifecycle !== 'unavailable';
     this.select.disabled = !usable;
     this.launchButton.disabled = !usable || status.lifecycle === 'booting';
-    this.disarm();
     if (status.profileId && !this.select.dataset.touched) this.select.value = status.profileId;
   }
 
@@ -153,7 +161,6 @@ export class StatusBar {
     if (first) this.select.value = first.id;
     this.select.onchange = () => {
       this.select.dataset.touched = '1';
-      this.disarm();
     };
   }
 
@@ -192,24 +199,24 @@ export class StatusBar {
     if (!profileId) return;
     const s = this.status;
     const replacing = s && s.generation !== null && (s.lifecycle === 'running' || s.lifecycle === 'error');
-    if (replacing && Date.now() > this.armedUntil) {
-      this.armedUntil = Date.now() + 4000;
-      this.launchButton.textContent = `Replace g${s.generation}?`;
-      this.launchButton.classList.add('danger');
-      setTimeout(() => this.disarm(), 4100);
-      return;
+    let keepWorkspace = false;
+    if (replacing) {
+      const choice = await this.confirm.ask({
+        generation: s.generation ?? 0,
+        from: s.profileName ?? s.profileId ?? 'unknown',
+        to: this.select.selectedOptions[0]?.textContent ?? profileId,
+        workspaceKept: this.watched?.workspace === 'keep',
+      });
+      if (choice === null) return;
+      keepWorkspace = choice === 'keep' && this.watched?.workspace !== 'keep';
     }
-    this.armedUntil = 0;
-    this.disarm();
     this.launchButton.disabled = true;
-    const reply = await this.socket.request({ type: 'launch', profileId });
+    const reply = await this.socket.request({
+      type: 'launch',
+      profileId,
+      ...(keepWorkspace ? { keepWorkspace: true } : {}),
+    });
     this.launchButton.disabled = false;
     if (!reply.ok) this.toast(reply.message, 'err');
-  }
-
-  private disarm(): void {
-    if (Date.now() <= this.armedUntil) return;
-    this.launchButton.textContent = 'Launch';
-    this.launchButton.classList.remove('danger');
   }
 }
