@@ -282,12 +282,7 @@ export class WebApp {
           )
         : 'Bearer realm="paddock"',
     );
-    return sendJsonRpcError(
-      res,
-      401,
-      -32000,
-      refusal ??
-        'Missing or wrong bearer token: send "Authorization: Bearer <token>" (the token is in the data directory), or sign in with OAuth.',
+    return sendJsonRpcError(res, 401, -32000, tokenRefusal(token, refusal, oauth !== undefined),
     );
   }
 
@@ -316,4 +311,17 @@ function rejectUpgrade(socket: Duplex, status: number, message: string): void {
       'Content-Type: text/plain; charset=utf-8\r\n' +
       `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${message}`,
   );
+}
+
+/** Where a client finds the server token (never its path: the caller is not signed in). */
+const TOKEN_WHERE =
+  'The server token is the file "token" in the data directory of `paddock serve` (`paddock status` prints that directory); `paddock mcp` connects without one.';
+
+/** Why /mcp refused: no token at all, or one that is neither the server's nor a live OAuth token. */
+function tokenRefusal(token: string | undefined, oauthRefusal: string | undefined, oauth: boolean): string {
+  if (token === undefined) {
+    return `No bearer token: send "Authorization: Bearer <token>"${oauth ? ', or sign in with OAuth' : ''}. ${TOKEN_WHERE}`;
+  }
+  const why = oauthRefusal ? ` (as an OAuth access token: ${oauthRefusal})` : '';
+  return `The bearer token is wrong: it is not this server's token${why}. ${TOKEN_WHERE}`;
 }
