@@ -50,7 +50,7 @@ export async function auditCommand(args: string[]): Promise<number> {
         ? { ...row, input: (await audit.fullInput(row.inputSha256)) ?? row.input }
         : row;
     const print = async (row: StoredInvocation) =>
-      out(values.json ? JSON.stringify(await whole(row)) : formatAuditRow(row));
+      out(values.json ? JSON.stringify(await whole(row)) : formatAuditRow(row, { what: true }));
     // where following starts: rows that end after this are new, whichever process writes them
     const from = values.follow ? await audit.lastEndSeq() : 0;
     const rows = (await audit.query({ ...query, limit })).reverse();

@@ -282,8 +282,7 @@ export class WebApp {
           )
         : 'Bearer realm="paddock"',
     );
-    return sendJsonRpcError(res, 401, -32000, tokenRefusal(token, refusal, oauth !== undefined),
-    );
+    return sendJsonRpcError(res, 401, -32000, tokenRefusal(token, refusal, oauth !== undefined));
   }
 
   /** Stops listening and ends every connection, websockets (dock pages, previews) included. */
