@@ -30,6 +30,7 @@ import { type PreviewPorts, PreviewRelay } from '../web/preview/relay.js';
 import { newPreviewBasePath, previewRoutes } from '../web/preview/routes.js';
 
 import { type Closer, closeInReverse, VERSION } from './common.js';
+import { exitWhenIdle } from './idle-exit.js';
 import { createPaddock, type Paddock } from './paddock.js';
 import { endClient, revokeClient } from './revocation.js';
 
@@ -210,6 +211,21 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     });
     const { replacedStale } = await socket.listen({ version: VERSION, url });
     closers.push(() => socket.close());
+    const idleExit = loaded.config.mcp.idleExitSeconds;
+    if (options.background && idleExit > 0) {
+      const use = {
+        sessions: () => sessions.size,
+        pages: () => dock.hub.size,
+        activeComputers: () =>
+          paddock.computer.list().filter((c) => c.lifecycle === 'running' || c.lifecycle === 'booting')
+            .length,
+      };
+      const end = exitWhenIdle(use, idleExit * 1000, () => {
+        logger.info('server.idle_exit', { idleSeconds: idleExit });
+        requestStop();
+      });
+      closers.push(end);
+    }
     paddock.agents.scheduler.start();
     closers.push(() => paddock.agents.scheduler.stop());
     logger.info('server.started', { url, dataDir: loaded.dataDir, socket: paths.socket, replacedStale });

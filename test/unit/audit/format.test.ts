@@ -32,13 +32,21 @@ describe('formatAuditRow', () => {
 
   it('names the host and port of an egress row, and what other calls did, when asked for', () => {
     const egress = formatAuditRow(
-      { ...base, tool: 'egress', via: 'direct', input: '{"kind":"connect","host":"pypi.org","port":443,"method":"CONNECT"}' },
+      {
+        ...base,
+        tool: 'egress',
+        via: 'direct',
+        input: '{"kind":"connect","host":"pypi.org","port":443,"method":"CONNECT"}',
+      },
       { utc: true, what: true },
     );
     assert.match(egress, /\sok\s+connect pypi\.org:443$/);
     const read = formatAuditRow({ ...base, input: '{"path":"/workspace/a.txt"}' }, { utc: true, what: true });
     assert.match(read, /\sok\s+reads \/workspace\/a\.txt$/);
-    const evil = formatAuditRow({ ...base, tool: 'egress', input: '{"host":"a\\u001b[2J","port":1}' }, { what: true });
+    const evil = formatAuditRow(
+      { ...base, tool: 'egress', input: '{"host":"a\\u001b[2J","port":1}' },
+      { what: true },
+    );
     assert.equal(/[\u0000-\u001f]/.test(evil), false);
   });
 
