@@ -75,6 +75,8 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('vm.boot'),
     vm: vmId,
+    /** The computer's generation: the page marks it as living in this tab. */
+    generation: z.number().int().optional(),
     memoryMb: z.number().int().positive(),
     cmdline: z.string(),
     /** The emulator's devices (v86 options of scripts/browser-image/machine.json). */

@@ -96,6 +96,7 @@ class DockPage {
     };
     this.webmcp = new WebMcpTools(this.socket);
     this.vmHost = new BrowserVmHost(this.socket);
+    this.vmHost.onHosting = (generations) => this.statusBar.setHosted(generations);
     root.append(
       this.statusBar.el,
       ...this.statusBar.banners,

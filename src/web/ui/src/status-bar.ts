@@ -41,6 +41,18 @@ export class StatusBar {
     'Launch',
   );
   private readonly conn = h('span', { class: 'conn', 'data-testid': 'connection' });
+  /** Shown when the computer on screen runs in this very tab (a browser computer). */
+  private readonly inThisTab = h(
+    'span',
+    {
+      class: 'chip in-tab',
+      hidden: true,
+      'data-testid': 'in-this-tab',
+      title: 'This computer runs in this browser tab: closing or reloading the tab ends it.',
+    },
+    'runs in this tab',
+  );
+  private hosted: number[] = [];
   private readonly notice = h('div', { class: 'notice', hidden: true, 'data-testid': 'notice' });
   private status: DockStatus | null = null;
   private watched: DockComputerSummary | null = null;
@@ -63,7 +75,7 @@ export class StatusBar {
       { class: 'topbar' },
       brand,
       this.computers,
-      h('div', { class: 'status' }, this.pill, this.details),
+      h('div', { class: 'status' }, this.pill, this.inThisTab, this.details),
       h('div', { class: 'spacer' }),
       launch,
       h(
@@ -119,8 +131,20 @@ export class StatusBar {
     return [this.confirm.el, this.bootError, this.notice];
   }
 
+  /** The generations of the computers this tab runs (browser computers). */
+  setHosted(generations: number[]): void {
+    this.hosted = generations;
+    this.markHosted();
+  }
+
+  private markHosted(): void {
+    const g = this.status?.generation;
+    this.inThisTab.hidden = g === null || g === undefined || !this.hosted.includes(g);
+  }
+
   setStatus(status: DockStatus): void {
     this.status = status;
+    this.markHosted();
     this.pill.className = `pill ${status.lifecycle}`;
     this.pill.textContent = LIFECYCLE_LABEL[status.lifecycle];
     const parts: (Node | string)[] = [];
