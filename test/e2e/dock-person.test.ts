@@ -154,6 +154,24 @@ describe('the dock for a person', { concurrency: false }, () => {
     const answer = await pending;
     assert.equal(answer.isError, true);
     assert.match(JSON.stringify(answer.content), /not now/);
+
+    // the history: who asked, what, the decision, who made it and why; the refused call never asked
+    const history = await page.context().newPage();
+    await history.goto(`${serve.url}/approvals`);
+    const rows = history.locator('#approvals tbody tr');
+    assert.equal(await rows.count(), 1);
+    const text = (await rows.first().textContent()) ?? '';
+    assert.match(text, /http_post\s*POST to http:\/\/127\.0\.0\.1:9\/hook/);
+    assert.match(text, /claude-code-with-a-rather-long-client-name 1\.0\.0 #\w{4}/);
+    assert.match(text, /denied/);
+    assert.match(text, /you \(dock, owner\)/);
+    assert.match(text, /not now/);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await history.setViewportSize({ width: 1280, height: 800 });
+    await history.screenshot({ path: join(ARTIFACTS, 'dock-person-approvals-history-1280x800.png') });
+    await history.setViewportSize({ width: 1920, height: 1080 });
+    await history.screenshot({ path: join(ARTIFACTS, 'dock-person-approvals-history-1920x1080.png') });
+    await history.close();
   });
 
   it('a relaunch from the dock says /workspace is deleted, and keeps it when the person asks', async () => {

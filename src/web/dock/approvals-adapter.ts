@@ -43,6 +43,21 @@ export function dockApprovalsFromService(
       await service.removeRule(ruleId, by);
     },
     onChange: (listener) => service.watch({ listener: () => listener(), decider: true }),
+    history: async (limit) => {
+      const label = (caller: string) => extras.callerLabel?.(caller) ?? caller;
+      return (await service.list({ pendingOnly: false, limit })).map((a) => ({
+        id: a.id,
+        tool: a.tool,
+        summary: summarizeCall(a.tool, a.arguments),
+        askedBy: a.agent ? `agent ${a.agent}` : label(a.caller),
+        requestedAt: a.requestedAt,
+        status: a.status,
+        scope: a.scope,
+        decidedBy: a.decidedBy ? label(a.decidedBy) : a.status === 'expired' ? 'nobody (expired)' : null,
+        decidedAt: a.decidedAt,
+        reason: a.reason,
+      }));
+    },
   };
 }
 

@@ -12,6 +12,7 @@ import { OWNER } from '../../shared/principal.js';
 import type { Gateway } from '../../tools/gateway.js';
 import type { CallerContext } from '../../tools/tool.js';
 import type { SessionValidator, WebRoute, WebUpgradeRoute } from '../app.js';
+import { approvalsPageRoute } from './approvals-page.js';
 import type { ClientLimits } from './client.js';
 import { DockHub, type DockLauncher } from './hub.js';
 import { LaunchNonces } from './launch-page.js';
@@ -126,8 +127,10 @@ export function createDock(options: DockOptions): Dock {
     const { code, expiresAt } = login.issueCode();
     return { url: `${base.replace(/\/+$/, '')}/login?code=${code}`, expiresAt };
   };
+  const history = options.approvals?.history;
   const routes = [
     ...(options.browser ? vmRoutes(options.browser.image) : []),
+    ...(history ? [approvalsPageRoute(history)] : []),
     ...dockRoutes({
       auth: options.auth,
       login,

@@ -169,7 +169,26 @@ export interface DockApprovals {
   removeRule(ruleId: string, by: string): Promise<void>;
   /** Called on every request, decision and rule change; watching counts as a deciding dock page. */
   onChange(listener: () => void): Disposable;
+  /** Approvals decided or waiting, newest first (the `/approvals` page). */
+  history?: DockApprovalHistory;
 }
+
+/** One approval of the history page, in words a person reads. */
+export interface DockApprovalHistoryRow {
+  id: string;
+  tool: string;
+  summary: string;
+  askedBy: string;
+  requestedAt: number;
+  status: string;
+  scope: string | null;
+  decidedBy: string | null;
+  decidedAt: number | null;
+  reason: string | null;
+}
+
+/** The newest approvals, at most `limit`. */
+export type DockApprovalHistory = (limit: number) => Promise<DockApprovalHistoryRow[]>;
 
 export interface DockAgents {
   list(): Promise<DockAgent[]>;

@@ -67,8 +67,7 @@ export class BrowserVmHost {
       if (msg.generation !== undefined) this.generations.set(msg.vm, msg.generation);
       this.hostingChanged();
       void this.boot(msg);
-    }
-    else if (msg.type === 'vm.serial') {
+    } else if (msg.type === 'vm.serial') {
       const vm = this.vms.get(msg.vm);
       const data = fromBase64(msg.data);
       if (vm?.early) vm.early.push({ port: msg.port, data });

@@ -82,6 +82,16 @@ export class StatusBar {
         'a',
         {
           class: 'muted',
+          href: '/approvals',
+          title: 'Every call that asked for approval, and who decided',
+          'data-testid': 'approvals-link',
+        },
+        'Approvals',
+      ),
+      h(
+        'a',
+        {
+          class: 'muted',
           href: '/clients',
           title: 'MCP clients signed in with OAuth',
           'data-testid': 'clients-link',
