@@ -218,6 +218,10 @@ class ServiceAdapter implements DockComputer {
     }));
   }
 
+  launchedAt(): number | null {
+    return this.watched?.computer?.launchedAt ?? null;
+  }
+
   /** What a person calls a caller. */
   callerLabel(caller: string): string {
     return callerLabel(caller, this.nameOf);

@@ -14,6 +14,7 @@ import type { CallerContext } from '../../tools/tool.js';
 import type { SessionValidator, WebRoute, WebUpgradeRoute } from '../app.js';
 import { approvalsPageRoute } from './approvals-page.js';
 import type { ClientLimits } from './client.js';
+import { filesRoutes } from './files-routes.js';
 import { DockHub, type DockLauncher } from './hub.js';
 import { LaunchNonces } from './launch-page.js';
 import { DockLogin, type DockLoginOptions } from './login.js';
@@ -131,6 +132,7 @@ export function createDock(options: DockOptions): Dock {
   const routes = [
     ...(options.browser ? vmRoutes(options.browser.image) : []),
     ...(history ? [approvalsPageRoute(history)] : []),
+    ...(options.tools && computer ? filesRoutes(options.tools, () => computer.launchedAt?.() ?? null) : []),
     ...dockRoutes({
       auth: options.auth,
       login,

@@ -131,6 +131,8 @@ export interface DockComputer {
   computerOf?(generation: number): string | null;
   /** What a person calls a caller (the MCP client's name instead of `mcp:<uuid>`). */
   callerLabel?(caller: string): string;
+  /** When the watched computer's generation launched (epoch ms), if one did. */
+  launchedAt?(): number | null;
   terminals: TerminalSource | null;
   preview: PreviewSource | null;
 }
