@@ -51,7 +51,7 @@ export function callerLabel(caller: string, nameOf: (caller: string) => string |
     case 'cli':
       return 'CLI';
     case 'agent':
-      return `agent run ${tag(rest)}`;
+      return `agent run ${tag(rest.replace(/^run_/, ''))}`;
     case 'channel':
       return `script in ${rest || 'a job'}`;
     default:
