@@ -3,9 +3,9 @@
  * stream stdout/stderr as data frames, report the root's exit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chownSync, closeSync, lstatSync, mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import {
   type JobAccount,
   SHELL_ID_PREFIX,
@@ -15,16 +15,23 @@ import {
   TOOL_CHANNEL_ROOT,
 } from './account.js';
 import { writeReply } from './channel-reply.js';
-import { ChannelScanner } from './channel-scanner.js';
+import type { ChannelScanner } from './channel-scanner.js';
 import { type ConfineRequest, confinedArgv, confineTokens } from './confine.js';
 import { GuestFailure } from './failure.js';
 import { Fd } from './frames.js';
 import { openDirNoFollow } from './fs-walk.js';
+import { jobChannel } from './job-channel.js';
 import { EXPORTABLE_NAME, spareArgv, spareJob, wrapperScript } from './job-scripts.js';
 import type { GuestLink } from './link.js';
 import type { CallArgs } from './protocol.js';
 import { type JobChild, SpawnedProcess, type Spawner } from './spawner.js';
-import { closeWriteEnd, type StdioPipe, type StdioPipes } from './stdio-pipes.js';
+import {
+  type Outputs,
+  type StdioPipe,
+  type StdioPipes,
+  spawnerOutputs,
+  spawnWithPipes,
+} from './stdio-pipes.js';
 
 /** After the root exits, how long output may stay quiet before the exit is reported. */
 const EXIT_QUIET_MS = 15;
@@ -56,13 +63,6 @@ interface RunningJob {
   stderrName: string | null;
 }
 
-/** Where a job's output is read: the child's own streams, or the read ends of its pipes. */
-interface Outputs {
-  stdout: NodeJS.ReadableStream;
-  stderr: NodeJS.ReadableStream;
-  stderrName: string | null;
-}
-
 /** The jobs of this agent, by channel. */
 export class JobRunner {
   private readonly jobs = new Map<number, RunningJob>();
@@ -77,25 +77,6 @@ export class JobRunner {
     private readonly pipes: StdioPipes | null = null,
   ) {
     mkdirSync(TOOL_CHANNEL_ROOT, { recursive: true, mode: 0o711 });
-  }
-
-  /**
-   * Creates a job's channel directory: the agent's own, in a parent only the agent can change,
-   * handed to the job's account once the files the agent writes there exist.
-   */
-  private channelDirFor(dir: string): void {
-    const root = lstatSync(TOOL_CHANNEL_ROOT);
-    if (dirname(dir) !== TOOL_CHANNEL_ROOT || !root.isDirectory() || root.uid !== process.getuid?.()) {
-      throw new GuestFailure(
-        'INTERNAL',
-        `${dir} is not in the agent's own ${TOOL_CHANNEL_ROOT}; relaunch the computer.`,
-      );
-    }
-    // the shell client's pool of reply FIFOs lives beside it (see shellFifo)
-    for (const path of [dir, `${dir}${SHELL_POOL_SUFFIX}`]) {
-      mkdirSync(path, { mode: 0o700 });
-      if (this.account) chownSync(path, this.account.uid, this.account.gid);
-    }
   }
 
   /** Starts a job; resolves with its pid once spawned (held jobs wait for `release`). */
@@ -130,7 +111,7 @@ export class JobRunner {
     const script = wrapperScript(args, pipes?.[1]?.identity ?? null);
     const argv = ['/bin/sh', '-c', script, 'paddock-job', ...program];
     const [file, ...rest] = scopedArgv(this.scope, argv);
-    const spawned = this.spawnWith(pipes, () =>
+    const spawned = spawnWithPipes(pipes, () =>
       spawn(file, rest, {
         cwd: cwdFd === null ? args.cwd : `/proc/self/fd/${cwdFd}`,
         env: args.env,
@@ -178,31 +159,6 @@ export class JobRunner {
   }
 
   /**
-   * Spawns a child whose stdout and stderr are `pipes` (when given): the agent's copies of the
-   * write ends close once the child has them, so the read ends see the end of the job's output.
-   */
-  private spawnWith(
-    pipes: StdioPipe[] | null,
-    start: () => ChildProcess,
-  ): { child: ChildProcess; outputs: Outputs } {
-    let child: ChildProcess;
-    try {
-      child = start();
-    } finally {
-      for (const p of pipes ?? []) closeWriteEnd(p);
-    }
-    const [out, err] = pipes ?? [];
-    if (out && err) {
-      child.once('error', () => {
-        out.reader.destroy();
-        err.reader.destroy();
-      });
-      return { child, outputs: { stdout: out.reader, stderr: err.reader, stderrName: err.identity } };
-    }
-    return { child, outputs: { stdout: child.stdout!, stderr: child.stderr!, stderrName: null } };
-  }
-
-  /**
    * Starts a spare shell: the next job's process, spawned ahead and held, in its own session,
    * with the rlimits of jobs, no environment and no job yet. `exec` with `spare` hands it one.
    */
@@ -213,29 +169,18 @@ export class JobRunner {
     const argv = scopedArgv(this.scope, spareArgv(args.rlimits, args.shell));
     // the spawner forks without blocking this loop (it always makes a new session); else spawn here
     const fromSpawner = args.newSession ? await this.spawner?.start(argv).catch(() => null) : null;
-    let child: JobChild;
-    let outputs: Outputs;
-    if (fromSpawner) {
-      child = fromSpawner;
-      outputs = {
-        stdout: fromSpawner.stdout,
-        stderr: fromSpawner.stderr,
-        stderrName: fromSpawner.stderrName,
-      };
-    } else {
-      const pipes = await this.takePipes();
-      const spawned = this.spawnWith(pipes, () =>
-        spawn(argv[0]!, argv.slice(1), {
-          cwd: '/',
-          env: {},
-          stdio: ['ignore', pipes?.[0]?.writeFd ?? 'pipe', pipes?.[1]?.writeFd ?? 'pipe', 'pipe'],
-          detached: args.newSession,
-          ...spawnIdentity(this.account),
-        }),
-      );
-      child = spawned.child;
-      outputs = spawned.outputs;
-    }
+    const pipes = fromSpawner ? null : await this.takePipes();
+    const { child, outputs } = fromSpawner
+      ? { child: fromSpawner as JobChild, outputs: spawnerOutputs(fromSpawner) }
+      : spawnWithPipes(pipes, () =>
+          spawn(argv[0]!, argv.slice(1), {
+            cwd: '/',
+            env: {},
+            stdio: ['ignore', pipes?.[0]?.writeFd ?? 'pipe', pipes?.[1]?.writeFd ?? 'pipe', 'pipe'],
+            detached: args.newSession,
+            ...spawnIdentity(this.account),
+          }),
+        );
     return this.track(args.stream, child, {
       hold: true,
       newSession: args.newSession,
@@ -285,18 +230,7 @@ export class JobRunner {
 
   /** The tool channel's directory and stderr scanner of a job (null without a channel). */
   private channelFor(args: CallArgs<'exec'>): ChannelScanner | null {
-    if (!args.toolChannel) return null;
-    this.channelDirFor(args.toolChannel.dir);
-    const stream = args.stream;
-    const nonce = args.toolChannel.nonce;
-    return new ChannelScanner(nonce, (frame) =>
-      this.link.send({
-        t: 'channel.request',
-        stream,
-        nonce,
-        frame: frame.kind === 'malformed' ? { ...frame, reason: frame.reason.slice(0, 256) } : frame,
-      }),
-    );
+    return jobChannel(this.link, this.account, args);
   }
 
   /** Waits for a spawned job's process and follows its output and exit on `stream`. */

@@ -12,7 +12,7 @@
  *
  * Where `mkfifo` is missing or fails, `take` answers null and the caller falls back to sockets.
  */
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { chownSync, closeSync, constants, mkdirSync, openSync, rmSync, unlinkSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
@@ -130,4 +130,42 @@ export function closeWriteEnd(pipe: StdioPipe): void {
   } catch {
     // already closed
   }
+}
+
+/** Where a job's output is read: the child's own streams, or the read ends of its pipes. */
+export interface Outputs {
+  stdout: NodeJS.ReadableStream;
+  stderr: NodeJS.ReadableStream;
+  /** What `readlink /proc/self/fd/2` shows in the job, when known. */
+  stderrName: string | null;
+}
+
+/**
+ * Spawns a child whose stdout and stderr are `pipes` (when given): the agent's copies of the
+ * write ends close once the child has them, so the read ends see the end of the job's output.
+ */
+export function spawnWithPipes(
+  pipes: StdioPipe[] | null,
+  start: () => ChildProcess,
+): { child: ChildProcess; outputs: Outputs } {
+  let child: ChildProcess;
+  try {
+    child = start();
+  } finally {
+    for (const p of pipes ?? []) closeWriteEnd(p);
+  }
+  const [out, err] = pipes ?? [];
+  if (out && err) {
+    child.once('error', () => {
+      out.reader.destroy();
+      err.reader.destroy();
+    });
+    return { child, outputs: { stdout: out.reader, stderr: err.reader, stderrName: err.identity } };
+  }
+  return { child, outputs: { stdout: child.stdout!, stderr: child.stderr!, stderrName: null } };
+}
+
+/** The outputs of a spare the spawner started (its streams and the name its stderr has). */
+export function spawnerOutputs(spare: Omit<Outputs, 'stderrName'> & { stderrName: string | null }): Outputs {
+  return { stdout: spare.stdout, stderr: spare.stderr, stderrName: spare.stderrName };
 }

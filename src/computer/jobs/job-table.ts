@@ -319,8 +319,7 @@ export class JobTable {
       throw e;
     }
     // a service runs until cancel_job, a relaunch or the end of its computer
-    if (!job.background) held.timer = setTimeout(() => void this.onTimeout(held), req.timeoutMs);
-    held.timer?.unref();
+    if (!job.background) held.timer = setTimeout(() => void this.onTimeout(held), req.timeoutMs).unref();
     this.log('info', 'job.start', `${job.id} started: ${command}`, job.id);
     this.options.emit({
       type: 'job.started',
@@ -395,16 +394,10 @@ export class JobTable {
   }
 
   private emitExit(job: Job): void {
-    this.options.emit({
-      type: 'job.exited',
-      computer: this.options.computer,
-      generation: this.options.generation,
-      jobId: job.id,
-      exitCode: job.exitCode,
-      signal: job.signal,
-      timedOut: job.timedOut,
-      canceled: job.canceled,
-    });
+    const { computer, generation } = this.options;
+    const { id: jobId, exitCode, signal, timedOut, canceled } = job;
+    const event = { computer, generation, jobId, exitCode, signal, timedOut, canceled };
+    this.options.emit({ type: 'job.exited', ...event });
   }
 
   private log(level: 'info' | 'ok' | 'warn' | 'err', event: string, message: string, jobId: string): void {
