@@ -15,11 +15,14 @@
 import { type ChildProcess, execFile } from 'node:child_process';
 import { chownSync, closeSync, constants, mkdirSync, openSync, rmSync, unlinkSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { join } from 'node:path';
-import type { JobAccount } from './account.js';
+import { dirname, join } from 'node:path';
+import { type JobAccount, TOOL_CHANNEL_ROOT } from './account.js';
 
-/** Where the pool's FIFOs wait (the agent's own directory in the computer's private /tmp). */
-export const STDIO_FIFO_DIR = '/tmp/.paddock-stdio';
+/**
+ * Where the pool's FIFOs wait: the agent's own directory (0700) in its tool-channel root, which
+ * jobs may pass through but not list; no job's channel is named like it (theirs are numbers).
+ */
+export const STDIO_FIFO_DIR = `${TOOL_CHANNEL_ROOT}/stdio`;
 /** FIFOs one `mkfifo` makes. */
 const BATCH = 96;
 /** A refill starts when fewer than this many FIFOs wait. */
@@ -47,6 +50,7 @@ export class StdioPipes {
     private readonly dir: string = STDIO_FIFO_DIR,
   ) {
     try {
+      mkdirSync(dirname(this.dir), { recursive: true, mode: 0o711 });
       rmSync(this.dir, { recursive: true, force: true });
       mkdirSync(this.dir, { mode: 0o700 });
     } catch {

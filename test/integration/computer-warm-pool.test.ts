@@ -137,7 +137,7 @@ describe('warm pool (bwrap)', { concurrency: false }, () => {
       await pollUntil(() => processesWith('sleep 4711').length > 0, 10_000, "A's background process");
       // the probes B runs below see A's traces inside A (so they can fail)
       const probes = {
-        files: "find /workspace /tmp -mindepth 1 -not -path '/tmp/.paddock-*' | wc -l", // the agent's own dirs
+        files: "find /workspace /tmp -mindepth 1 -not -path '/tmp/.paddock-channel*' | wc -l",
         secret: 'grep -rl a-secret /workspace /tmp 2>/dev/null | wc -l',
         process: 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" " " | grep -c "sleep [4]711"; true',
         environ: 'cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n" | grep -c "a-[s]ecret"; true',
