@@ -160,6 +160,8 @@ export function explainIssue(issue: z.core.$ZodIssue, schema: z.ZodType, raw: un
       .join('\n');
   }
   const value = valueAt(raw, path);
+  // a schema's own message already speaks to the person: keep it
+  if (!/^Invalid (input|option)/.test(issue.message)) return `${where}: ${issue.message}`;
   if (issue.code === 'invalid_type') {
     const expected = KIND_WORDS[issue.expected] ?? issue.expected;
     const line = `${where}: expected ${expected}, got ${described(value)}`;
