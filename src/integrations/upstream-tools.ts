@@ -4,6 +4,7 @@ import type { Tool, ToolAnnotations } from '../tools/tool.js';
 import type { McpClientPool, UpstreamToolDef } from './client-pool.js';
 import type { McpServerConfig } from './load-config.js';
 import { upstreamToolName } from './naming.js';
+import { definitionHash } from './tool-pins.js';
 
 const ANNOTATION_KEYS = [
   'title',
@@ -16,6 +17,8 @@ const ANNOTATION_KEYS = [
 /** An upstream tool as a registry {@link Tool}, with the upstream name it forwards to. */
 export interface UpstreamTool extends Tool {
   upstreamName: string;
+  /** SHA-256 of the canonical definition (what a pin holds). */
+  definitionHash: string;
 }
 
 /**
@@ -57,6 +60,6 @@ export function upstreamTools(
           onProgress: (p) => ctx.progress(p),
         }),
     });
-    return { ...tool, upstreamName: def.name };
+    return { ...tool, upstreamName: def.name, definitionHash: definitionHash(def) };
   });
 }

@@ -144,6 +144,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       plugins,
       logger,
       toolCacheFile: join(dataDir, 'mcp-tools.json'),
+      pins: { store: stores.toolPins, audit },
     });
     closers.push(() => integrations.close());
     // upstream rules first: paddock.yaml is declared later and wins ties
@@ -181,6 +182,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       late: {
         settled: () => integrations.discovered(),
         discover: (name, deadline) => integrations.discover(name, deadline),
+        quarantined: (name) => integrations.quarantined(name),
       },
     });
 

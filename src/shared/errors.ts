@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'CHANNEL_CLOSED',
   'IDEMPOTENCY_CONFLICT',
   'UPSTREAM_ERROR',
+  'TOOL_QUARANTINED',
   'INTERNAL',
 ] as const;
 
@@ -35,6 +36,8 @@ export const ERROR_HTTP_STATUS: Record<ErrorCode, number> = {
   CHANNEL_CLOSED: 410,
   IDEMPOTENCY_CONFLICT: 409,
   UPSTREAM_ERROR: 502,
+  // the tool exists but a person must review its changed definition first
+  TOOL_QUARANTINED: 409,
   INTERNAL: 500,
 };
 

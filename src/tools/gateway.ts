@@ -27,6 +27,8 @@ export interface GatewayDeps {
   late?: {
     settled(): Promise<void>;
     discover(name: string, deadline: number): Promise<void>;
+    /** TOOL_QUARANTINED when `name` is an upstream tool held for a person's review. */
+    quarantined?(name: string): Promise<PaddockError | undefined>;
   };
   /** Decides `ask` calls (who waits, the approval record); without it attended callers run them as before. */
   approvals?: ApprovalGate;
@@ -125,6 +127,8 @@ export class Gateway {
       await this.deps.late.discover(name, deadline).catch(() => undefined);
       tool = this.deps.registry.get(name);
     }
+    const quarantine = tool ? undefined : await this.deps.late?.quarantined?.(name).catch(() => undefined);
+    if (!tool && !quarantine) tool = this.deps.registry.get(name);
     const lineage: {
       generation?: number;
       jobId?: string;
@@ -176,6 +180,7 @@ export class Gateway {
       approver: lineage.approver ?? null,
     });
 
+    if (quarantine) return finish({ ok: false, invocationId, protocol: false, error: quarantine });
     if (!tool || (caller.allowTool && !caller.allowTool(name, tool))) {
       return finish({
         ok: false,

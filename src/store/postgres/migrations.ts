@@ -195,6 +195,24 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE UNIQUE INDEX approval_rules_active ON approval_rules (agent, tool) WHERE removed_at IS NULL;
     `,
   },
+  {
+    version: 2,
+    name: 'tool_pins',
+    // What each upstream MCP tool looked like when it was trusted (pinned) or refused (rejected),
+    // shared by the fleet: the canonical JSON of its definition and that text's SHA-256.
+    sql: `
+      CREATE TABLE tool_pins (
+        server text NOT NULL,
+        tool text NOT NULL,
+        decision text NOT NULL CHECK (decision IN ('pinned', 'rejected')),
+        hash text NOT NULL,
+        definition text NOT NULL,
+        decided_at bigint NOT NULL,
+        decided_by text NOT NULL,
+        PRIMARY KEY (server, tool, decision)
+      );
+    `,
+  },
 ];
 
 /** Key of the session advisory lock held while migrating (any bigint unique to Paddock). */

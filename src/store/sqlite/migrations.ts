@@ -282,6 +282,24 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX tool_invocations_running;
     `,
   },
+  {
+    version: 12,
+    name: 'tool_pins',
+    // What each upstream MCP tool looked like when it was trusted (pinned) or refused (rejected):
+    // the canonical JSON of its definition and that text's SHA-256.
+    sql: `
+      CREATE TABLE tool_pins (
+        server TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        decision TEXT NOT NULL CHECK (decision IN ('pinned', 'rejected')),
+        hash TEXT NOT NULL,
+        definition TEXT NOT NULL,
+        decided_at INTEGER NOT NULL,
+        decided_by TEXT NOT NULL,
+        PRIMARY KEY (server, tool, decision)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 const LEDGER_SQL = `
