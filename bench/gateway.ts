@@ -13,7 +13,7 @@ import { InputValidator } from '../src/tools/validation.js';
 import { connectStdio } from '../test/helpers/clients.js';
 import { tempProject } from '../test/helpers/paddock-process.js';
 import type { Figure } from './run.js';
-import { median, timeCalls } from './stats.js';
+import { median, timeAlternately, timeCalls } from './stats.js';
 
 /** Gateway pipeline in-process, and the MCP round trip over stdio (HTTP load: http-load.ts). */
 export async function benchGateway(): Promise<Figure[]> {
@@ -21,6 +21,7 @@ export async function benchGateway(): Promise<Figure[]> {
   const dir = mkdtempSync(join(tmpdir(), 'paddock-bench-'));
   try {
     const db = openDatabase(join(dir, 'bench.db'));
+    const plainDb = openDatabase(join(dir, 'bench-unchained.db'));
     const registry = new ToolRegistry();
     registry.register([
       {
@@ -33,23 +34,34 @@ export async function benchGateway(): Promise<Figure[]> {
         execute: async () => ({ structured: { ok: true } }),
       },
     ]);
-    const gateway = new Gateway({
-      registry,
-      audit: new SqliteAuditStore(db),
-      policy: createWhitelistSandbox(policySchema.parse({})),
-      permissions: new PermissionPolicy([]),
-      validator: new InputValidator(),
-      logger: silentLogger(),
-    });
+    const gatewayOver = (audit: SqliteAuditStore) =>
+      new Gateway({
+        registry,
+        audit,
+        policy: createWhitelistSandbox(policySchema.parse({})),
+        permissions: new PermissionPolicy([]),
+        validator: new InputValidator(),
+        logger: silentLogger(),
+      });
+    const gateway = gatewayOver(new SqliteAuditStore(db));
+    // the same pipeline whose audit rows are not hashed into the chain: what the chain costs
+    const unchained = gatewayOver(new SqliteAuditStore(plainDb, { hashChain: false }));
     const caller = { caller: 'bench', via: 'direct' as const, attended: true };
-    const inproc = await timeCalls(20_000, () => gateway.call('noop', { n: 1 }, caller), 2000);
+    const [inproc, plain] = await timeAlternately(
+      20_000,
+      () => gateway.call('noop', { n: 1 }, caller),
+      () => unchained.call('noop', { n: 1 }, caller),
+      2000,
+    );
     figures.push({
       name: 'gateway+validation+audit, no-op (median)',
       value: median(inproc) * 1000,
       unit: 'µs/call',
       target: '≤ 50 µs',
+      peers: [{ name: 'audit rows not hashed into the chain', value: median(plain) * 1000 }],
     });
     db.close();
+    plainDb.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

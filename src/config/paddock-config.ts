@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { agentsConfigSchema } from './agents-schema.js';
+import { auditConfigSchema } from './audit-schema.js';
 import { computerSchema } from './computer-schema.js';
 import { notifySchema } from './notify-schema.js';
 import { buildConfigSchema } from './schema.js';
@@ -7,6 +8,7 @@ import { buildConfigSchema } from './schema.js';
 /** The schema of paddock.yaml, composed from each module's section. */
 export const paddockConfigSchema = buildConfigSchema({
   notify: notifySchema.default({ channels: {} }),
+  audit: auditConfigSchema.default({}).describe('The audit log: signing of its hash chain.'),
   agents: agentsConfigSchema
     .default(agentsConfigSchema.parse({}))
     .describe('Agents: providers and scheduling.'),

@@ -22,6 +22,7 @@ import { IntegrationsService } from '../integrations/service.js';
 import { compileInjectRules } from '../net/egress/inject.js';
 import { loadTerminatingCa } from '../net/egress/tls-ca.js';
 import { DEFAULT_EGRESS_LIMITS } from '../net/egress/types.js';
+import type { Notifier } from '../net/notifier.js';
 import { compilePolicy } from '../policy/compile.js';
 import { createSystemHostResolver } from '../policy/index.js';
 import type { Sandbox } from '../policy/types.js';
@@ -95,6 +96,8 @@ export interface Paddock {
   integrations: IntegrationsService;
   computer: ComputerService;
   agents: AgentsService;
+  /** Delivers to the notify channels of paddock.yaml. */
+  notifier: Notifier;
   /** The dock pages that host browser computers, and the image they boot. */
   browser: { hosts: DockVmHosts; image: BrowserImage };
   /** Tells the services where the dock listens (links in launch answers and approval requests). */
@@ -278,6 +281,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       integrations,
       computer,
       agents,
+      notifier,
       browser,
       setDockUrl: (url) => {
         dockBase = url;

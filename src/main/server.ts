@@ -29,6 +29,7 @@ import { newPreviewBasePath, previewRoutes } from '../web/preview/routes.js';
 
 import { type Closer, closeInReverse, VERSION } from './common.js';
 import { createPaddock, type Paddock } from './paddock.js';
+import { startHeadSigner } from './signing.js';
 
 /** How `paddock serve` listens. */
 export interface ServerOptions {
@@ -186,6 +187,8 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     closers.push(() => socket.close());
     paddock.agents.scheduler.start();
     closers.push(() => paddock.agents.scheduler.stop());
+    const signer = startHeadSigner(paddock);
+    if (signer) closers.push(() => signer.stop());
     logger.info('server.started', { url, dataDir: loaded.dataDir, socket: paths.socket, replacedStale });
     return {
       paddock,

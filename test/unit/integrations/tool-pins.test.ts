@@ -89,7 +89,10 @@ describe('tool definitions and their pins', () => {
     const text = diffText(
       definitionDiff(definitionText(echo), definitionText({ ...echo, description: 'Now different.' })),
     );
-    assert.match(text, /^- {3}"description": "Echoes a message\.",\n\+ {3}"description": "Now different\.",$/m);
+    assert.match(
+      text,
+      /^- {3}"description": "Echoes a message\.",\n\+ {3}"description": "Now different\.",$/m,
+    );
     const added = definitionDiff(null, definitionText(other));
     assert.ok(added.every((l) => l.op === '+'));
   });
