@@ -22,6 +22,7 @@ import {
   dockApprovalsFromService,
   dockComputerFromService,
 } from '../web/dock/index.js';
+import { dockToolReviewFromService } from '../web/dock/trust.js';
 import { listenOrFallBack } from '../web/listen.js';
 import { createOAuth } from '../web/oauth/index.js';
 import { type PreviewPorts, PreviewRelay } from '../web/preview/relay.js';
@@ -110,6 +111,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       computer: dockComputer,
       agents: dockAgentsFromService(paddock.agents),
       approvals: dockApprovalsFromService(paddock.approvals),
+      toolReview: dockToolReviewFromService(paddock.integrations),
       browser: paddock.browser,
       secureCookie: server.publicUrl?.startsWith('https://') ?? false,
     });

@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'IDEMPOTENCY_CONFLICT',
   'UPSTREAM_ERROR',
   'TOOL_QUARANTINED',
+  'TERMINAL_HELD_BY_PERSON',
   'INTERNAL',
 ] as const;
 
@@ -38,6 +39,8 @@ export const ERROR_HTTP_STATUS: Record<ErrorCode, number> = {
   UPSTREAM_ERROR: 502,
   // the tool exists but a person must review its changed definition first
   TOOL_QUARANTINED: 409,
+  // a person took control of the terminal; the agent's input waits for them
+  TERMINAL_HELD_BY_PERSON: 423,
   INTERNAL: 500,
 };
 
