@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { policySchema } from '../src/config/schema.js';
@@ -6,6 +8,7 @@ import { createWhitelistSandbox } from '../src/policy/index.js';
 import { silentLogger } from '../src/shared/logger.js';
 import { SqliteAuditStore } from '../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
+import { OtlpTracer } from '../src/telemetry/otlp-tracer.js';
 import { Gateway } from '../src/tools/gateway.js';
 import { PermissionPolicy } from '../src/tools/permissions.js';
 import { ToolRegistry } from '../src/tools/registry.js';
@@ -53,6 +56,43 @@ export async function benchGateway(): Promise<Figure[]> {
       () => unchained.call('noop', { n: 1 }, caller),
       2000,
     );
+    // the same pipeline with OTLP tracing on, exporting to a local sink that drains every batch
+    const sink = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200).end());
+    });
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    const tracer = new OtlpTracer({
+      endpoint: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
+      service: { name: 'bench', version: '0', instanceId: 'bench' },
+      logger: silentLogger(),
+    });
+    const tracedDb = openDatabase(join(dir, 'bench-traced.db'));
+    const traced = new Gateway({
+      registry,
+      audit: new SqliteAuditStore(tracedDb),
+      policy: createWhitelistSandbox(policySchema.parse({})),
+      permissions: new PermissionPolicy([]),
+      validator: new InputValidator(),
+      logger: silentLogger(),
+      tracer,
+    });
+    const [withTrace, withoutTrace] = await timeAlternately(
+      20_000,
+      () => traced.call('noop', { n: 1 }, caller),
+      () => gateway.call('noop', { n: 1 }, caller),
+      2000,
+    );
+    await tracer.close();
+    await new Promise<void>((resolve) => sink.close(() => resolve()));
+    tracedDb.close();
+    figures.push({
+      name: 'gateway call with OTLP tracing on, no-op (median)',
+      value: median(withTrace) * 1000,
+      unit: 'µs/call',
+      target: 'a span costs little beside the audit row',
+      peers: [{ name: 'tracing off (the same pipeline)', value: median(withoutTrace) * 1000 }],
+    });
     figures.push({
       name: 'gateway+validation+audit, no-op (median)',
       value: median(inproc) * 1000,

@@ -43,12 +43,20 @@ export class ChannelSession {
   private readonly seen = new Set<string>();
   private readonly controller = new AbortController();
   private readonly caller: CallerContext;
+  private readonly jobKey: string;
 
   constructor(
     private readonly gateway: Gateway,
     private readonly grant: ChannelGrant,
     private readonly logger: Logger,
   ) {
+    // the job's span (a child of its run_command's): the parent of its channel calls until it ends
+    this.jobKey = `job:${grant.jobId}`;
+    gateway.tracer.start(`job ${grant.jobId}`, {
+      key: this.jobKey,
+      parentKey: grant.parentId,
+      attributes: { 'paddock.job.id': grant.jobId, 'paddock.caller': grant.caller.caller },
+    });
     const outer = grant.caller.allowTool;
     this.caller = {
       caller: `channel:${grant.jobId}`,
@@ -74,6 +82,7 @@ export class ChannelSession {
 
   /** The command's root exited: later calls fail at once with CHANNEL_CLOSED; running ones are cancelled. */
   close(): void {
+    if (!this.closed) this.gateway.tracer.endKey(this.jobKey);
     this.closed = true;
     this.controller.abort(
       new PaddockError('CHANNEL_CLOSED', 'The command that opened the tool channel has ended.'),

@@ -32,6 +32,8 @@ export interface IntegrationsOptions {
    * registered as listed; servers with `pins` in mcp_servers.yaml are checked by those instead.
    */
   pins?: { store: ToolPinStore; audit?: AuditStore };
+  /** Spans of upstream calls carry their inputs (telemetry.otlp.includeInputs). */
+  traceInputs?: boolean;
 }
 
 /** A server as `paddock servers list` shows it. */
@@ -298,7 +300,11 @@ export class IntegrationsService {
       previous.from = from;
       return false;
     }
-    this.byServer.set(config.name, { tools: upstreamTools(config, defs, this.pool), from, defsKey });
+    this.byServer.set(config.name, {
+      tools: upstreamTools(config, defs, this.pool, this.options.traceInputs === true),
+      from,
+      defsKey,
+    });
     return true;
   }
 

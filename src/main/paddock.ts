@@ -30,6 +30,7 @@ import { isPaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { openStores } from '../store/open.js';
 import type { Stores } from '../store/stores.js';
+import { createTracer } from '../telemetry/index.js';
 import { createBuiltinServices, createBuiltinTools } from '../tools/builtin/index.js';
 import { Gateway } from '../tools/gateway.js';
 import { PermissionPolicy, type PermissionRule } from '../tools/permissions.js';
@@ -125,6 +126,9 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
   const env = options.env ?? process.env;
   const stores = await openStores(config.store, { dataDir, env, logger: logger.child({ domain: 'store' }) });
   const closers: Closer[] = [() => stores.close()];
+  // closed after every service (closers run in reverse), so the last spans are sent
+  const tracer = createTracer(config.telemetry, stores.serverId, logger.child({ domain: 'telemetry' }));
+  closers.push(() => tracer.close());
   try {
     const { audit, memory } = stores;
     const interrupted = await audit.reconcile();
@@ -148,6 +152,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       logger,
       toolCacheFile: join(dataDir, 'mcp-tools.json'),
       pins: { store: stores.toolPins, audit },
+      traceInputs: tracer.includeInputs,
     });
     closers.push(() => integrations.close());
     // upstream rules first: paddock.yaml is declared later and wins ties
@@ -172,6 +177,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     });
     closers.push(() => approvals.close());
     const gateway = new Gateway({
+      tracer,
       approvals,
       registry,
       audit,

@@ -3,6 +3,8 @@ import type { Sandbox } from '../policy/types.js';
 import { PaddockError, toPaddockError } from '../shared/errors.js';
 import { timeOrderedId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
+import { toolCallAttributes } from '../telemetry/attributes.js';
+import { NOOP_TRACER, type Tracer } from '../telemetry/types.js';
 import type { ApprovalGate } from './approval-gate.js';
 import type { PermissionPolicy } from './permissions.js';
 import type { ToolRegistry } from './registry.js';
@@ -34,6 +36,8 @@ export interface GatewayDeps {
   approvals?: ApprovalGate;
   /** Longest wait of the first listing for {@link late} sources (default 10 s; main passes the slowest server's start timeout). */
   firstListingWaitMs?: number;
+  /** Spans of calls (off by default). */
+  tracer?: Tracer;
 }
 
 /**
@@ -67,9 +71,12 @@ const PROGRESS_INTERVAL_MS = 1000;
  */
 export class Gateway {
   private readonly defaultTimeoutMs: number;
+  /** Where every call's span goes (the channel and the agent runner add theirs). */
+  readonly tracer: Tracer;
 
   constructor(private readonly deps: GatewayDeps) {
     this.defaultTimeoutMs = deps.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.tracer = deps.tracer ?? NOOP_TRACER;
   }
 
   /** The permission of a tool (for listings and the tool channel). */
@@ -117,6 +124,14 @@ export class Gateway {
     const invocationId = timeOrderedId('inv');
     const startedAt = Date.now();
     const started = performance.now();
+    // a channel call's parent is its job's span, else its parent invocation's (or agent run's)
+    const span = this.tracer.start(`execute_tool ${name}`, {
+      key: invocationId,
+      parentKey: [caller.jobId && caller.via === 'channel' ? `job:${caller.jobId}` : null, caller.parentId],
+      ...(this.tracer.enabled
+        ? { attributes: toolCallAttributes(name, invocationId, caller, input, this.tracer.includeInputs) }
+        : {}),
+    });
     let tool = this.deps.registry.get(name);
     if (!tool && this.deps.late) {
       // a configured server that has not listed yet (cold start): start it within the deadline
@@ -158,11 +173,13 @@ export class Gateway {
         else await this.deps.audit.record({ ...start(), ...end });
       } catch (e) {
         this.deps.logger.error('audit.failed', { tool: name, invocationId, error: (e as Error).message });
+        span.end({ errorType: 'INTERNAL', message: 'the audit row could not be written' });
         return unrecorded(invocationId);
       }
       if (error) {
         this.deps.logger.info('tool.failed', { tool: name, caller: caller.caller, code: error.code });
       }
+      span.end({ errorType: end.errorCode, message: error?.message ?? null });
       return outcome;
     };
     const start = () => ({
@@ -231,6 +248,7 @@ export class Gateway {
       Date.now() + this.defaultTimeoutMs,
     );
     if (permission === 'ask' && this.deps.approvals) {
+      const wait = span.child('approval wait', { attributes: { 'gen_ai.tool.name': name } });
       const admission = await this.deps.approvals.admit({
         tool,
         input,
@@ -239,6 +257,11 @@ export class Gateway {
         rule,
         deadline,
       });
+      wait.setAttributes({
+        'paddock.approval.id': admission.approvalId,
+        'paddock.approval.run': admission.run,
+      });
+      wait.end({ errorType: admission.run ? null : admission.error.code });
       if (admission.approvalId !== undefined) lineage.approvalId = admission.approvalId;
       if (admission.approver !== undefined) lineage.approver = admission.approver;
       if (!admission.run) return finish({ ok: false, invocationId, protocol: false, error: admission.error });
@@ -299,6 +322,7 @@ export class Gateway {
         ownProgress = true;
         caller.onProgress?.(p);
       },
+      span,
     };
 
     try {
