@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../src/shared/logger.js';
 import type { InvocationRecord } from '../src/store/audit.js';
+import { chainLink, contentDigest } from '../src/store/audit-chain.js';
 import { openStores } from '../src/store/open.js';
 import { SqliteAuditStore } from '../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
@@ -131,6 +132,18 @@ export async function benchStores(): Promise<Figure[]> {
     const unchained = { one: unchainedOne, many: unchainedMany };
     chainedDb.close();
     plainDb.close();
+    // the chain's own work per row (content digest and link), beside a whole row's write
+    const sample = {
+      ...row(),
+      input: JSON.stringify(row().input),
+      inputSha256: null,
+      state: 'ended' as const,
+    };
+    const hashing = await timeCalls(
+      20_000,
+      async () => chainLink('0'.repeat(64), 1, contentDigest(sample)),
+      2000,
+    );
     const pg = await openStores(
       { url: cluster.url },
       {
@@ -168,6 +181,13 @@ export async function benchStores(): Promise<Figure[]> {
         unit: 'rows/s',
         target: 'group commit keeps its speed',
         peers: [{ name: 'SQLite, rows not hashed', value: unchained.many }],
+      },
+      {
+        name: 'chain link of one audit row (content digest and link), median',
+        value: median(hashing) * 1000,
+        unit: 'µs/row',
+        target: 'a sliver of a row’s write',
+        peers: [{ name: 'one row written (SQLite, one writer), in µs', value: 1e6 / chainedOne }],
       },
       {
         name: `recall_memory over ${NOTES.toLocaleString('en-US')} notes, median (PostgreSQL)`,

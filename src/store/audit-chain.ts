@@ -7,8 +7,17 @@
  * statement that takes the end seq), so one verifier reads both. The chain's head (the last
  * end seq and link) is kept in a one-row table beside the rows.
  */
-import { createHash } from 'node:crypto';
+import crypto from 'node:crypto';
 import type { StoredInvocation } from './audit.js';
+
+/**
+ * SHA-256 (hex) of a string. `crypto.hash` (Node 20.12 and later) is one call with no hash
+ * object: a fifth of the cost of createHash for inputs this small; older Node builds fall back.
+ */
+const sha256: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'hex')
+    : (text) => crypto.createHash('sha256').update(text).digest('hex');
 
 /** The link before the first row of a chain. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -65,12 +74,12 @@ export function contentDigest(row: ChainContent): string {
     row.approver ?? null,
     row.state,
   ];
-  return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
+  return sha256(JSON.stringify(fields));
 }
 
 /** The link of a row: its content digest bound to its end seq and to the link before it. */
 export function chainLink(prev: string, endSeq: number, digest: string): string {
-  return createHash('sha256').update(`${prev}|${endSeq}|${digest}`).digest('hex');
+  return sha256(`${prev}|${endSeq}|${digest}`);
 }
 
 /** The head of the chain: the last end seq given and its link. */

@@ -6,7 +6,7 @@
  */
 import { MAX_INPUT_BYTES, redactedJson } from '../shared/redact.js';
 import { truncateUtf8 } from '../shared/text.js';
-import type { Attributes } from './types.js';
+import type { Attributes, Span, Tracer } from './types.js';
 
 /** The caller of a call as spans record it. */
 export interface CallerFacts {
@@ -15,6 +15,35 @@ export interface CallerFacts {
   parentId?: string | null | undefined;
   jobId?: string | null | undefined;
   runId?: string | null | undefined;
+}
+
+/**
+ * The span of one gateway call, registered under its invocation id: a channel call's parent is
+ * its job's span, else its parent invocation's (or agent run's).
+ */
+export function startCallSpan(
+  tracer: Tracer,
+  tool: string,
+  invocationId: string,
+  caller: CallerFacts,
+  input: unknown,
+): Span {
+  return tracer.start(`execute_tool ${tool}`, {
+    key: invocationId,
+    parentKey: [caller.jobId && caller.via === 'channel' ? `job:${caller.jobId}` : null, caller.parentId],
+    ...(tracer.enabled
+      ? { attributes: toolCallAttributes(tool, invocationId, caller, input, tracer.includeInputs) }
+      : {}),
+  });
+}
+
+/** Ends the span of an approval wait with its outcome (refused or expired: an error). */
+export function endApprovalSpan(
+  span: Span,
+  admission: { run: boolean; approvalId?: string | undefined; error?: { code: string } },
+): void {
+  span.setAttributes({ 'paddock.approval.id': admission.approvalId, 'paddock.approval.run': admission.run });
+  span.end({ errorType: admission.run ? null : (admission.error?.code ?? 'refused') });
 }
 
 /** Attributes of a gateway call's span. */

@@ -3,7 +3,7 @@ import type { Sandbox } from '../policy/types.js';
 import { PaddockError, toPaddockError } from '../shared/errors.js';
 import { timeOrderedId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
-import { toolCallAttributes } from '../telemetry/attributes.js';
+import { endApprovalSpan, startCallSpan } from '../telemetry/attributes.js';
 import { NOOP_TRACER, type Tracer } from '../telemetry/types.js';
 import type { ApprovalGate } from './approval-gate.js';
 import type { PermissionPolicy } from './permissions.js';
@@ -124,14 +124,7 @@ export class Gateway {
     const invocationId = timeOrderedId('inv');
     const startedAt = Date.now();
     const started = performance.now();
-    // a channel call's parent is its job's span, else its parent invocation's (or agent run's)
-    const span = this.tracer.start(`execute_tool ${name}`, {
-      key: invocationId,
-      parentKey: [caller.jobId && caller.via === 'channel' ? `job:${caller.jobId}` : null, caller.parentId],
-      ...(this.tracer.enabled
-        ? { attributes: toolCallAttributes(name, invocationId, caller, input, this.tracer.includeInputs) }
-        : {}),
-    });
+    const span = startCallSpan(this.tracer, name, invocationId, caller, input);
     let tool = this.deps.registry.get(name);
     if (!tool && this.deps.late) {
       // a configured server that has not listed yet (cold start): start it within the deadline
@@ -257,11 +250,7 @@ export class Gateway {
         rule,
         deadline,
       });
-      wait.setAttributes({
-        'paddock.approval.id': admission.approvalId,
-        'paddock.approval.run': admission.run,
-      });
-      wait.end({ errorType: admission.run ? null : admission.error.code });
+      endApprovalSpan(wait, admission);
       if (admission.approvalId !== undefined) lineage.approvalId = admission.approvalId;
       if (admission.approver !== undefined) lineage.approver = admission.approver;
       if (!admission.run) return finish({ ok: false, invocationId, protocol: false, error: admission.error });

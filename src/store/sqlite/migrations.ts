@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { PaddockError } from '../../shared/errors.js';
+import { AUDIT_CHAIN_MIGRATION, TOOL_PINS_MIGRATION } from './migrations-trust.js';
 
 /** One step of the schema. Versions are 1, 2, 3… in list order; a released step is never edited. */
 export interface Migration {
@@ -282,44 +283,8 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX tool_invocations_running;
     `,
   },
-  {
-    version: 12,
-    name: 'tool_pins',
-    // What each upstream MCP tool looked like when it was trusted (pinned) or refused (rejected):
-    // the canonical JSON of its definition and that text's SHA-256.
-    sql: `
-      CREATE TABLE tool_pins (
-        server TEXT NOT NULL,
-        tool TEXT NOT NULL,
-        decision TEXT NOT NULL CHECK (decision IN ('pinned', 'rejected')),
-        hash TEXT NOT NULL,
-        definition TEXT NOT NULL,
-        decided_at INTEGER NOT NULL,
-        decided_by TEXT NOT NULL,
-        PRIMARY KEY (server, tool, decision)
-      ) WITHOUT ROWID;
-    `,
-  },
-  {
-    version: 13,
-    name: 'audit_chain',
-    // Every row that ends joins a hash chain in end_seq order (see store/audit-chain.ts): its
-    // link and the link before it. audit_chain holds the head: the last end seq given (end seqs
-    // now come from it), its link, and where the chain started — rows that ended before this step
-    // stay unlinked.
-    sql: `
-      ALTER TABLE tool_invocations ADD COLUMN chain_prev TEXT;
-      ALTER TABLE tool_invocations ADD COLUMN chain_hash TEXT;
-      CREATE TABLE audit_chain (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        end_seq INTEGER NOT NULL,
-        hash TEXT NOT NULL,
-        start_end_seq INTEGER NOT NULL
-      );
-      INSERT INTO audit_chain (id, end_seq, hash, start_end_seq)
-        SELECT 1, coalesce(max(end_seq), 0), '0000000000000000000000000000000000000000000000000000000000000000', coalesce(max(end_seq), 0) FROM tool_invocations;
-    `,
-  },
+  TOOL_PINS_MIGRATION,
+  AUDIT_CHAIN_MIGRATION,
 ];
 
 const LEDGER_SQL = `
