@@ -2,8 +2,9 @@
  * `paddock audit verify`: walks the hash chain of the audit log (see store/audit-chain.ts) in
  * end seq order, page by page, recomputing every row's link, and names the first row that was
  * changed, removed, inserted or moved. Each row's own link proves its content and place; the
- * link it names proves its predecessor; end seqs are dense, so a gap is a removed row; the head
- * row proves the tail (and a signed head, kept outside the database, proves the head).
+ * link it names proves its predecessor; end seqs are dense, so a gap is a removed row. The tail
+ * is proven by a signed head kept outside the database (and on PostgreSQL also by the head row,
+ * which an editor must rewrite too).
  */
 import {
   type ChainedInvocation,

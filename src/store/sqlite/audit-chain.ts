@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { type ChainedInvocation, type ChainHead, chainLink } from '../audit-chain.js';
+import { type ChainedInvocation, type ChainHead, chainLink, GENESIS_HASH } from '../audit-chain.js';
 import {
   CHAIN_COLUMNS,
   type ChainedRow,
@@ -18,16 +18,17 @@ export interface PendingLink {
 }
 
 /**
- * The audit chain on SQLite: the head row is read once per transaction (the group commit opens
- * and closes it around its writes, see `GroupCommit`), links are computed in the process, and
- * the head is written back once before the commit. Every write runs in a `BEGIN IMMEDIATE`
+ * The audit chain on SQLite. The head is the last ended row (through the end_seq index), read
+ * once per transaction — the group commit opens and closes it around its writes, see
+ * `GroupCommit` — and links are computed in the process; nothing but the rows is written, so a
+ * commit writes no page more than before the chain. Every write runs in a `BEGIN IMMEDIATE`
  * transaction, so another process on the same file cannot take an end seq in between.
+ * (PostgreSQL keeps a head row instead: its lock orders the fleet's end seqs.)
  */
 export class SqliteChain {
   private head: { endSeq: number; hash: string } | null = null;
-  private dirty = false;
-  private readonly readHead: BetterSqlite3.Statement;
-  private readonly writeHead: BetterSqlite3.Statement;
+  private readonly lastRow: BetterSqlite3.Statement;
+  private readonly start: BetterSqlite3.Statement;
   private readonly chainedRows: BetterSqlite3.Statement;
   private readonly byHash: BetterSqlite3.Statement;
   private readonly unlinkedRows: BetterSqlite3.Statement;
@@ -37,8 +38,10 @@ export class SqliteChain {
     db: BetterSqlite3.Database,
     private readonly hashing = true,
   ) {
-    this.readHead = db.prepare('SELECT end_seq, hash, start_end_seq FROM audit_chain WHERE id = 1');
-    this.writeHead = db.prepare('UPDATE audit_chain SET end_seq = ?, hash = ? WHERE id = 1');
+    this.lastRow = db.prepare(
+      'SELECT end_seq, chain_hash FROM tool_invocations WHERE end_seq IS NOT NULL ORDER BY end_seq DESC LIMIT 1',
+    );
+    this.start = db.prepare('SELECT start_end_seq FROM audit_chain WHERE id = 1').pluck();
     const columns = `${INVOCATION_COLUMNS}, ${CHAIN_COLUMNS}`;
     this.chainedRows = db.prepare(
       `SELECT ${columns} FROM tool_invocations WHERE end_seq > ? ORDER BY end_seq LIMIT ?`,
@@ -52,36 +55,34 @@ export class SqliteChain {
   /** A transaction begins: the head is read again at the first link. */
   open(): void {
     this.head = null;
-    this.dirty = false;
   }
 
   /** The link a row gets if it is written now; `digest` is called once (never without hashing). */
   link(digest: () => string): PendingLink {
-    if (!this.head) {
-      const row = this.readHead.get() as { end_seq: number; hash: string };
-      this.head = { endSeq: row.end_seq, hash: row.hash };
-    }
+    this.head ??= this.readHead();
     const endSeq = this.head.endSeq + 1;
     const hash = this.hashing ? chainLink(this.head.hash, endSeq, digest()) : this.head.hash;
     return { endSeq, prev: this.head.hash, hash };
   }
 
+  /** The last ended row's end seq and link (the genesis after rows older than the chain). */
+  private readHead(): { endSeq: number; hash: string } {
+    const row = this.lastRow.get() as { end_seq: number; chain_hash: string | null } | undefined;
+    return { endSeq: row?.end_seq ?? 0, hash: row?.chain_hash ?? GENESIS_HASH };
+  }
+
   /** The row of `link` was written: the head moves to it. */
   advance(link: PendingLink): void {
     this.head = { endSeq: link.endSeq, hash: link.hash };
-    this.dirty = true;
   }
 
-  /** Before the commit: the head is written back once. */
+  /** Before the commit: the next transaction reads the head again. */
   close(): void {
-    if (this.dirty && this.head) this.writeHead.run(this.head.endSeq, this.head.hash);
-    this.dirty = false;
     this.head = null;
   }
 
   currentHead(): ChainHead {
-    const row = this.readHead.get() as { end_seq: number; hash: string; start_end_seq: number };
-    return { endSeq: row.end_seq, hash: row.hash, startEndSeq: row.start_end_seq };
+    return { ...this.readHead(), startEndSeq: this.start.get() as number };
   }
 
   chained(afterEndSeq: number, limit?: number): ChainedInvocation[] {

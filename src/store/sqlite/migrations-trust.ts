@@ -34,19 +34,15 @@ export const AUDIT_CHAIN_MIGRATION: Step = {
   version: 13,
   name: 'audit_chain',
   // Every row that ends joins a hash chain in end_seq order (see store/audit-chain.ts): its
-  // link and the link before it. audit_chain holds the head: the last end seq given (end seqs
-  // now come from it), its link, and where the chain started — rows that ended before this step
-  // stay unlinked.
+  // link and the link before it. The head is the last ended row; audit_chain records where the
+  // chain started — rows that ended before this step stay unlinked.
   sql: `
     ALTER TABLE tool_invocations ADD COLUMN chain_prev TEXT;
     ALTER TABLE tool_invocations ADD COLUMN chain_hash TEXT;
     CREATE TABLE audit_chain (
       id INTEGER PRIMARY KEY CHECK (id = 1),
-      end_seq INTEGER NOT NULL,
-      hash TEXT NOT NULL,
       start_end_seq INTEGER NOT NULL
     );
-    INSERT INTO audit_chain (id, end_seq, hash, start_end_seq)
-      SELECT 1, coalesce(max(end_seq), 0), '0000000000000000000000000000000000000000000000000000000000000000', coalesce(max(end_seq), 0) FROM tool_invocations;
+    INSERT INTO audit_chain (id, start_end_seq) SELECT 1, coalesce(max(end_seq), 0) FROM tool_invocations;
   `,
 };
