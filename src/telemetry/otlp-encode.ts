@@ -30,8 +30,12 @@ const STATUS = { unset: 0, ok: 1, error: 2 } as const;
 
 /** A growable byte buffer with the protobuf wire primitives. */
 class Writer {
-  private buf = Buffer.allocUnsafe(1024);
+  private buf: Buffer;
   private len = 0;
+
+  constructor(size = 64) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
 
   private ensure(n: number): void {
     if (this.len + n <= this.buf.length) return;
@@ -41,8 +45,17 @@ class Writer {
   }
 
   varint(value: number | bigint): void {
-    let v = BigInt.asUintN(64, BigInt(value));
     this.ensure(10);
+    if (typeof value === 'number' && value >= 0 && value <= 0x7fffffff) {
+      let n = value;
+      while (n > 0x7f) {
+        this.buf[this.len++] = (n & 0x7f) | 0x80;
+        n >>>= 7;
+      }
+      this.buf[this.len++] = n;
+      return;
+    }
+    let v = BigInt.asUintN(64, BigInt(value));
     while (v > 0x7fn) {
       this.buf[this.len++] = Number(v & 0x7fn) | 0x80;
       v >>= 7n;
@@ -63,7 +76,11 @@ class Writer {
   }
 
   string(field: number, text: string): void {
-    this.bytes(field, Buffer.from(text, 'utf8'));
+    const n = Buffer.byteLength(text, 'utf8');
+    this.tag(field, 2);
+    this.varint(n);
+    this.ensure(n);
+    this.len += this.buf.write(text, this.len, n, 'utf8');
   }
 
   fixed64(field: number, value: bigint): void {
@@ -80,11 +97,19 @@ class Writer {
     this.len += 8;
   }
 
-  /** A nested message written by `write`. */
+  /** A nested message written by `write`: its length is filled in afterwards (at most 2^28 bytes). */
   message(field: number, write: (w: Writer) => void): void {
-    const inner = new Writer();
-    write(inner);
-    this.bytes(field, inner.finish());
+    this.tag(field, 2);
+    // four bytes reserved for the length, written as a padded varint so nothing moves
+    this.ensure(4);
+    const at = this.len;
+    this.len += 4;
+    write(this);
+    const n = this.len - at - 4;
+    this.buf[at] = (n & 0x7f) | 0x80;
+    this.buf[at + 1] = ((n >>> 7) & 0x7f) | 0x80;
+    this.buf[at + 2] = ((n >>> 14) & 0x7f) | 0x80;
+    this.buf[at + 3] = (n >>> 21) & 0x7f;
   }
 
   finish(): Buffer {
@@ -144,7 +169,7 @@ function span(w: Writer, s: SpanRecord): void {
 
 /** ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; } with one resource and scope. */
 export function encodeTraceRequest(spans: readonly SpanRecord[], meta: ExportMeta): Buffer {
-  const w = new Writer();
+  const w = new Writer(512 * Math.max(1, spans.length));
   w.message(1, (rs) => {
     rs.message(1, (resource) => keyValues(resource, 1, meta.resource));
     rs.message(2, (ss) => {

@@ -5,7 +5,7 @@
  * at most 4,096 ended spans wait. Spans are remembered by key (invocation, run or job id) for
  * their children, the newest 20,000.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { Logger } from '../shared/logger.js';
 import { type ExportMeta, encodeTraceRequest, type SpanRecord } from './otlp-encode.js';
 import type {
@@ -43,10 +43,14 @@ export class OtlpTracer implements Tracer {
   private readonly meta: ExportMeta;
   private queue: SpanRecord[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private readonly keyed = new Map<string, LiveSpan>();
+  /** Spans by key in two generations: when the newer fills, the older is dropped whole (O(1)). */
+  private keyed = new Map<string, LiveSpan>();
+  private older = new Map<string, LiveSpan>();
   private readonly sending = new Set<Promise<void>>();
   private readonly originNs = BigInt(Date.now()) * 1_000_000n - process.hrtime.bigint();
   private dropped = 0;
+  private readonly pool = Buffer.alloc(4096);
+  private poolAt = 4096;
   private closed = false;
 
   constructor(private readonly options: OtlpTracerOptions) {
@@ -69,18 +73,18 @@ export class OtlpTracer implements Tracer {
     const keys = typeof options.parentKey === 'string' ? [options.parentKey] : (options.parentKey ?? []);
     let parent: SpanContext | undefined;
     for (const key of keys) {
-      parent = key ? this.keyed.get(key)?.context : undefined;
+      parent = key ? this.byKey(key)?.context : undefined;
       if (parent) break;
     }
     return this.open(name, options.kind ?? 'internal', options.attributes, parent, options.key);
   }
 
   spanOf(key: string): Span | undefined {
-    return this.keyed.get(key);
+    return this.byKey(key);
   }
 
   endKey(key: string, outcome?: SpanEnd): void {
-    this.keyed.get(key)?.end(outcome);
+    this.byKey(key)?.end(outcome);
   }
 
   /** A new span; `parent` links it, `key` remembers it. */
@@ -91,18 +95,32 @@ export class OtlpTracer implements Tracer {
     parent?: SpanContext,
     key?: string,
   ): LiveSpan {
-    const context = {
-      traceId: parent?.traceId ?? randomBytes(16).toString('hex'),
-      spanId: randomBytes(8).toString('hex'),
-    };
+    const context = { traceId: parent?.traceId ?? this.randomHex(16), spanId: this.randomHex(8) };
     const span = new LiveSpan(this, name, kind, context, parent?.spanId ?? null, this.now());
     if (attributes) span.setAttributes(attributes);
     if (key !== undefined) {
-      this.keyed.delete(key);
       this.keyed.set(key, span);
-      if (this.keyed.size > MAX_KEYED) this.keyed.delete(this.keyed.keys().next().value as string);
+      if (this.keyed.size >= MAX_KEYED / 2) {
+        this.older = this.keyed;
+        this.keyed = new Map();
+      }
     }
     return span;
+  }
+
+  private byKey(key: string): LiveSpan | undefined {
+    return this.keyed.get(key) ?? this.older.get(key);
+  }
+
+  /** `bytes` random bytes as hex, from a pool refilled 4 KiB at a time. */
+  private randomHex(bytes: number): string {
+    if (this.poolAt + bytes > this.pool.length) {
+      randomFillSync(this.pool);
+      this.poolAt = 0;
+    }
+    const hex = this.pool.toString('hex', this.poolAt, this.poolAt + bytes);
+    this.poolAt += bytes;
+    return hex;
   }
 
   /** Wall-clock nanoseconds, monotonic within the process. */
