@@ -6,6 +6,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { loadConfig } from '../src/config/load.js';
 import { createPaddock } from '../src/main.js';
 import { silentLogger } from '../src/shared/logger.js';
+import { OWNER } from '../src/shared/principal.js';
 import type { CallerContext } from '../src/tools/tool.js';
 import { REPO_ROOT, startServe, tempProject } from '../test/helpers/paddock-process.js';
 import type { Figure } from './run.js';
@@ -39,7 +40,7 @@ export async function benchChannel(): Promise<Figure[]> {
     logger: silentLogger(),
   });
   try {
-    const caller: CallerContext = { caller: 'mcp:bench', via: 'direct', attended: true };
+    const caller: CallerContext = { principal: OWNER, caller: 'mcp:bench', via: 'direct', attended: true };
     const run = async (script: string) => {
       const o = await paddock.gateway.call(
         'run_command',

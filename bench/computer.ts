@@ -21,6 +21,7 @@ import { computerSchema } from '../src/config/computer-schema.js';
 import { policySchema } from '../src/config/schema.js';
 import { createWhitelistSandbox } from '../src/policy/index.js';
 import { silentLogger } from '../src/shared/logger.js';
+import { OWNER } from '../src/shared/principal.js';
 import { SqliteAuditStore } from '../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
 import type { Tool, ToolContext } from '../src/tools/tool.js';
@@ -47,7 +48,7 @@ function manager(dataDir: string, useDiskImages = true): ComputerManager {
 export function toolContext(): ToolContext {
   return {
     invocationId: 'bench',
-    caller: { caller: 'bench', via: 'direct', attended: true },
+    caller: { principal: OWNER, caller: 'bench', via: 'direct', attended: true },
     signal: new AbortController().signal,
     deadline: Date.now() + 3_600_000,
     policy: createWhitelistSandbox(policySchema.parse({})),
@@ -320,6 +321,7 @@ async function serveMcp(dataDir: string): Promise<void> {
     logger: silentLogger(),
   });
   const { server } = createMcpServer({ gateway, registry, version: 'bench' }, () => ({
+    principal: OWNER,
     caller: 'mcp:bench',
     via: 'direct',
     attended: true,

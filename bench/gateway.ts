@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { policySchema } from '../src/config/schema.js';
 import { createWhitelistSandbox } from '../src/policy/index.js';
 import { silentLogger } from '../src/shared/logger.js';
+import { OWNER } from '../src/shared/principal.js';
 import { SqliteAuditStore } from '../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
 import { OtlpTracer } from '../src/telemetry/otlp-tracer.js';
@@ -49,7 +50,7 @@ export async function benchGateway(): Promise<Figure[]> {
     const gateway = gatewayOver(new SqliteAuditStore(db));
     // the same pipeline whose audit rows are not hashed into the chain: what the chain costs
     const unchained = gatewayOver(new SqliteAuditStore(plainDb, { hashChain: false }));
-    const caller = { caller: 'bench', via: 'direct' as const, attended: true };
+    const caller = { principal: OWNER, caller: 'bench', via: 'direct' as const, attended: true };
     const [inproc, plain] = await timeAlternately(
       20_000,
       () => gateway.call('noop', { n: 1 }, caller),

@@ -7,6 +7,7 @@ import { IntegrationsService } from '../src/integrations/service.js';
 import { judge } from '../src/integrations/tool-pins.js';
 import { PaddockError } from '../src/shared/errors.js';
 import { silentLogger } from '../src/shared/logger.js';
+import { OWNER } from '../src/shared/principal.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
 import { SqliteToolPinStore } from '../src/store/sqlite/tool-pin-store.js';
 import type { ToolContext } from '../src/tools/tool.js';
@@ -72,7 +73,7 @@ export async function benchIntegrations(
     const controller = new AbortController();
     const ctx: ToolContext = {
       invocationId: 'inv_bench',
-      caller: { caller: 'cli', via: 'direct', attended: true },
+      caller: { principal: OWNER, caller: 'cli', via: 'direct', attended: true },
       signal: controller.signal,
       deadline: Date.now() + 3_600_000,
       policy: {

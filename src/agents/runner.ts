@@ -158,6 +158,7 @@ async function loop(
   const provider = spec.provider();
   const caller: AgentCallerContext = {
     caller: `agent:${spec.runId}`,
+    principal: { kind: 'agent', name: agent.name },
     via: spec.trigger === 'schedule' || spec.trigger === 'catch-up' ? 'schedule' : 'agent',
     parentId: spec.runId,
     runId: spec.runId,

@@ -11,15 +11,18 @@ export interface ElicitDeps {
 }
 
 /**
- * Asks the client of `request`, when it declared elicitation, and records its answer as the
- * decision. A decision made elsewhere first stands; a client that cannot ask leaves the dock
- * and the CLI to decide. Aborting `signal` withdraws the question.
+ * Asks the client of `request`, when it declared elicitation. When its person may decide
+ * (`decides`), the answer is recorded as the decision; otherwise the question only tells them
+ * that the call waits for the owner, and whatever they answer is ignored. A decision made
+ * elsewhere first stands; a client that cannot ask leaves the dock and the CLI to decide.
+ * Aborting `signal` withdraws the question.
  */
 export function elicitDecision(
   request: AdmitRequest,
   approval: Approval,
   signal: AbortSignal,
   deps: ElicitDeps,
+  decides: boolean,
 ): void {
   const { caller, tool } = request;
   const elicit = caller.approvals?.elicit;
@@ -30,10 +33,11 @@ export function elicitDecision(
     description: tool.description,
     arguments: request.input ?? {},
     expiresAt: approval.expiresAt,
+    decides,
   };
   elicit(prompt, signal).then(
     (answer) => {
-      if (!deps.waiting(approval.id)) return;
+      if (!decides || !deps.waiting(approval.id)) return;
       const decision = { approve: answer.approve, by: caller.caller, via: 'elicitation' as const };
       deps.decide(approval.id, { ...decision, reason: answer.reason }).catch(() => {
         // decided elsewhere in the meantime: the first decision stands

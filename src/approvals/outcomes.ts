@@ -1,7 +1,39 @@
 /** What an ended approval means for its call and for a late decision. */
 import { PaddockError } from '../shared/errors.js';
-import type { Admission } from '../tools/approval-gate.js';
-import type { Approval } from './types.js';
+import { randomId } from '../shared/ids.js';
+import type { Admission, AdmitRequest } from '../tools/approval-gate.js';
+import { argumentsSha256, canonicalJson } from './canonical.js';
+import type { Approval, ApprovalRequest } from './types.js';
+
+/** The refusal of a call when `max` calls of its caller already wait for approval. */
+export function tooManyPending(max: number): PaddockError {
+  return new PaddockError(
+    'LIMIT_EXCEEDED',
+    `${max} calls of this caller already wait for approval; wait for a decision on them (\`paddock approvals list\`) before asking again.`,
+    { limit: max },
+  );
+}
+
+/** The record of an `ask` call that waits from `now` for at most `windowMs` (and its deadline). */
+export function approvalRequest(request: AdmitRequest, now: number, windowMs: number): ApprovalRequest {
+  const { tool, caller } = request;
+  return {
+    id: randomId('apr', 9),
+    invocationId: request.invocationId,
+    tool: tool.name,
+    source: tool.source,
+    arguments: canonicalJson(request.input ?? {}),
+    argumentsSha256: argumentsSha256(request.input ?? {}),
+    caller: caller.caller,
+    via: caller.via,
+    parentId: caller.parentId ?? null,
+    runId: caller.runId ?? null,
+    agent: caller.approvals?.agent ?? null,
+    permissionRule: request.rule,
+    requestedAt: now,
+    expiresAt: Math.min(request.deadline, now + windowMs),
+  };
+}
 
 export function alreadyEnded(a: Approval): PaddockError {
   const by = a.decidedBy ? ` by ${a.decidedBy}` : '';

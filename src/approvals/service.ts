@@ -1,12 +1,12 @@
 import { PaddockError } from '../shared/errors.js';
-import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
 import { pidAlive } from '../shared/pid.js';
+import type { Principal } from '../shared/principal.js';
 import type { Admission, AdmitRequest, ApprovalGate } from '../tools/approval-gate.js';
 import type { CallerContext, Tool } from '../tools/tool.js';
-import { argumentsSha256, canonicalJson } from './canonical.js';
+import { assertMayDecide, DEFAULT_DECIDERS, type Decider, type Deciders, decidersOf } from './deciders.js';
 import { elicitDecision } from './elicit.js';
-import { admissionOf, alreadyEnded } from './outcomes.js';
+import { admissionOf, alreadyEnded, approvalRequest, tooManyPending } from './outcomes.js';
 import { ApprovalRulesCache } from './rules-cache.js';
 import type {
   Approval,
@@ -20,7 +20,7 @@ import type {
   Disposable,
 } from './types.js';
 
-export type { ApprovalView };
+export type { ApprovalView, Decider, Deciders };
 
 /** Who waits for an `ask` call of an attended MCP client (paddock.yaml `approvals.mcp`). */
 export type McpApprovalMode = 'client' | 'gateway';
@@ -43,6 +43,8 @@ export interface ApprovalServiceOptions {
   describe?: (tool: string) => string | undefined;
   /** A link to an approval in the dock, for prompts and notifications. */
   link?: (approvalId: string) => string | undefined;
+  /** Who may decide whose calls; {@link DEFAULT_DECIDERS} when absent. */
+  deciders?: Deciders;
 }
 
 /** How often a waiting call tells a caller that asked for progress that it still waits. */
@@ -50,6 +52,8 @@ const PROGRESS_INTERVAL_MS = 1000;
 
 interface Waiter {
   approval: Approval;
+  /** Whose call waits (decides who may decide it). */
+  principal: Principal;
   settle(approval: Approval): void;
 }
 
@@ -91,9 +95,18 @@ export class ApprovalService implements ApprovalGate {
     return agent !== undefined && this.ruleCache.allows(agent, tool.name);
   }
 
-  /** Who decides this caller's `ask` calls. */
+  /** Where a person may decide the calls of `principal`. */
+  decidersOf(principal: Principal): readonly Decider[] {
+    return decidersOf(this.options.deciders ?? DEFAULT_DECIDERS, principal);
+  }
+
+  /**
+   * Who decides this caller's `ask` calls. A third party's attended call always waits for the
+   * gateway: no client confirms its own call, and one nobody decides expires as a denial.
+   */
   whoWaits(caller: CallerContext): 'client' | 'gateway' | 'nobody' {
     if (!caller.attended) return caller.approvals?.waitMs !== undefined ? 'gateway' : 'nobody';
+    if (caller.principal.kind !== 'owner') return 'gateway';
     if (!caller.caller.startsWith('mcp:')) return 'client';
     if (this.options.mcp) return this.options.mcp;
     return caller.approvals?.elicit || this.dockOpen() ? 'gateway' : 'client';
@@ -139,35 +152,10 @@ export class ApprovalService implements ApprovalGate {
   private async wait(request: AdmitRequest): Promise<Admission> {
     const { tool, caller, store } = { ...request, store: this.options.store };
     const max = this.options.maxPendingPerCaller;
-    if ((await store.pendingCount(caller.caller)) >= max) {
-      return {
-        run: false,
-        error: new PaddockError(
-          'LIMIT_EXCEEDED',
-          `${max} calls of this caller already wait for approval; wait for a decision on them (\`paddock approvals list\`) before asking again.`,
-          { limit: max },
-        ),
-      };
-    }
+    if ((await store.pendingCount(caller.caller)) >= max) return { run: false, error: tooManyPending(max) };
     const now = Date.now();
     const windowMs = caller.attended ? this.options.timeoutMs : (caller.approvals?.waitMs ?? 0);
-    const args = canonicalJson(request.input ?? {});
-    const approval = await store.insert({
-      id: randomId('apr', 9),
-      invocationId: request.invocationId,
-      tool: tool.name,
-      source: tool.source,
-      arguments: args,
-      argumentsSha256: argumentsSha256(request.input ?? {}),
-      caller: caller.caller,
-      via: caller.via,
-      parentId: caller.parentId ?? null,
-      runId: caller.runId ?? null,
-      agent: caller.approvals?.agent ?? null,
-      permissionRule: request.rule,
-      requestedAt: now,
-      expiresAt: Math.min(request.deadline, now + windowMs),
-    });
+    const approval = await store.insert(approvalRequest(request, now, windowMs));
     this.options.logger.info('approval.requested', {
       approvalId: approval.id,
       tool: tool.name,
@@ -196,6 +184,7 @@ export class ApprovalService implements ApprovalGate {
         void this.endByServer(approval.id, 'cancelled', 'The caller cancelled the call while it waited.');
       this.waiters.set(approval.id, {
         approval,
+        principal: caller.principal,
         settle: (a) => {
           clearTimeout(timer);
           clearInterval(heartbeat);
@@ -209,11 +198,17 @@ export class ApprovalService implements ApprovalGate {
       else caller.signal?.addEventListener('abort', onAbort, { once: true });
       this.emit({ kind: 'requested', approval });
       void this.told(caller, { id: approval.id, tool: tool.name });
-      elicitDecision(request, approval, elicitation.signal, {
-        waiting: (id) => this.waiters.has(id),
-        decide: (id, decision) => this.decide(id, decision),
-        logger: this.options.logger,
-      });
+      elicitDecision(
+        request,
+        approval,
+        elicitation.signal,
+        {
+          waiting: (id) => this.waiters.has(id),
+          decide: (id, decision) => this.decide(id, decision),
+          logger: this.options.logger,
+        },
+        this.decidersOf(caller.principal).includes('elicitation'),
+      );
     });
     await this.told(caller, null);
     return admissionOf(ended);
@@ -252,6 +247,8 @@ export class ApprovalService implements ApprovalGate {
       );
     }
     const waiter = this.waiters.get(id);
+    if (waiter)
+      assertMayDecide(this.options.deciders ?? DEFAULT_DECIDERS, waiter.principal, decision.via, id);
     const owner = await store.ownerPid(id);
     if (!waiter && owner !== null && owner !== process.pid && pidAlive(owner)) {
       throw new PaddockError(

@@ -39,7 +39,8 @@ export class ChannelSession {
   readonly nonce = randomId('', 18);
   private used = 0;
   private frames = 0;
-  private closed = false;
+  /** Set once the channel is closed: what every later call is refused with. */
+  private closedBy: PaddockError | null = null;
   private readonly seen = new Set<string>();
   private readonly controller = new AbortController();
   private readonly caller: CallerContext;
@@ -60,6 +61,8 @@ export class ChannelSession {
     const outer = grant.caller.allowTool;
     this.caller = {
       caller: `channel:${grant.jobId}`,
+      // a command's calls act for whoever started the command (owner, client or agent)
+      principal: grant.caller.principal,
       onBehalfOf: grant.caller.onBehalfOf ?? grant.caller.caller,
       via: 'channel',
       parentId: grant.parentId,
@@ -80,12 +83,21 @@ export class ChannelSession {
     return this.used;
   }
 
-  /** The command's root exited: later calls fail at once with CHANNEL_CLOSED; running ones are cancelled. */
-  close(): void {
-    if (!this.closed) this.gateway.tracer.endKey(this.jobKey);
-    this.closed = true;
+  /**
+   * The command's root exited: later calls fail at once with CHANNEL_CLOSED; running ones are
+   * cancelled. With `reason` (its caller was revoked) they fail with that instead.
+   */
+  close(reason?: PaddockError): void {
+    if (this.closedBy) return;
+    this.gateway.tracer.endKey(this.jobKey);
+    this.closedBy =
+      reason ??
+      new PaddockError(
+        'CHANNEL_CLOSED',
+        'The command that opened this tool channel has ended; background processes cannot call tools. Call tools from the command itself.',
+      );
     this.controller.abort(
-      new PaddockError('CHANNEL_CLOSED', 'The command that opened the tool channel has ended.'),
+      reason ?? new PaddockError('CHANNEL_CLOSED', 'The command that opened the tool channel has ended.'),
     );
   }
 
@@ -136,14 +148,7 @@ export class ChannelSession {
     }
     if (frame.kind === 'malformed')
       return fail(new PaddockError('INVALID_ARGUMENT', `Malformed channel frame: ${frame.reason}.`));
-    if (this.closed) {
-      return fail(
-        new PaddockError(
-          'CHANNEL_CLOSED',
-          'The command that opened this tool channel has ended; background processes cannot call tools. Call tools from the command itself.',
-        ),
-      );
-    }
+    if (this.closedBy) return fail(this.closedBy);
     if (Date.now() >= this.grant.deadline) {
       return fail(
         new PaddockError(

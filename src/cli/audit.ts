@@ -5,9 +5,9 @@ import type { AuditQuery, StoredInvocation } from '../audit/types.js';
 import { CONFIG_OPTION, out, parseCommandArgs, UsageError } from './args.js';
 import { withStores } from './context.js';
 
-const HELP = `Usage: paddock audit [--tool T] [--since 1h] [--failed] [--caller C] [--limit N] [--json [--full]] [--follow]
+const HELP = `Usage: paddock audit [--tool T] [--since 1h] [--failed] [--caller C] [--principal P] [--limit N] [--json [--full]] [--follow]
 
-Prints tool invocations, oldest first. --since takes 45s, 30m, 1h, 2d or an ISO time.
+Prints tool invocations, oldest first. --principal takes owner, client:<id> or agent:<name>. --since takes 45s, 30m, 1h, 2d or an ISO time.
 --follow keeps printing new rows as they are committed (Ctrl-C to stop).
 --full (with --json) prints each row's whole input where the row keeps only a preview.
 
@@ -28,6 +28,7 @@ export async function auditCommand(args: string[]): Promise<number> {
       since: { type: 'string' },
       failed: { type: 'boolean' },
       caller: { type: 'string' },
+      principal: { type: 'string' },
       limit: { type: 'string' },
       json: { type: 'boolean' },
       full: { type: 'boolean' },
@@ -46,6 +47,7 @@ export async function auditCommand(args: string[]): Promise<number> {
   const query: AuditQuery = {
     ...(typeof values.tool === 'string' ? { tool: values.tool } : {}),
     ...(typeof values.caller === 'string' ? { caller: values.caller } : {}),
+    ...(typeof values.principal === 'string' ? { principal: values.principal } : {}),
     ...(typeof values.since === 'string' ? { since: parseSince(values.since) } : {}),
     ...(values.failed ? { failed: true } : {}),
   };

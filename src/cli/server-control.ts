@@ -58,7 +58,7 @@ export async function statusCommand(args: string[]): Promise<number> {
   out(`  Sessions:  ${sessions.length === 0 ? 'none' : sessions.length}`);
   for (const s of sessions)
     out(
-      `    mcp:${s.id}  ${s.transport.padEnd(6)}  computer ${s.computer}  ${s.client ?? ''}  since ${s.openedAt}`,
+      `    mcp:${s.id}  ${s.transport.padEnd(6)}  ${s.principalName ?? 'owner'}  computer ${s.computer}  ${s.client ?? ''}  since ${s.openedAt}`,
     );
   out(`  Computers: ${computers.length === 0 ? 'none' : computers.length}`);
   for (const c of computers)

@@ -3,6 +3,7 @@
  * JSON. Rows are plain data, so a listing kept in the tool catalog prints the same as a fresh one.
  */
 import type { Paddock } from '../main/paddock.js';
+import { OWNER } from '../shared/principal.js';
 import { neutralizeControls } from '../shared/terminal-text.js';
 import { describeTool } from '../tools/describe.js';
 import type { CallerContext, Permission } from '../tools/tool.js';
@@ -21,6 +22,7 @@ export type ToolRow = Record<string, unknown> & {
 export function cliCaller(timeoutMs?: number): CallerContext {
   return {
     caller: 'cli',
+    principal: OWNER,
     via: 'direct',
     attended: true,
     ...(timeoutMs ? { deadline: Date.now() + timeoutMs } : {}),

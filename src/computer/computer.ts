@@ -245,6 +245,11 @@ export class Computer {
     return this.options.egress?.env(id, lineage) ?? {};
   }
 
+  /** Withdraws the egress proxy credentials of job or terminal `id`; whether it had any. */
+  revokeEgress(id: string): boolean {
+    return this.options.egress?.revoke(id) ?? false;
+  }
+
   /** Kills everything of this generation and removes its host directory (never a kept workspace). */
   async destroy(reason: PaddockError): Promise<void> {
     const was = this.lifecycle;

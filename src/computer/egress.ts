@@ -15,6 +15,7 @@ import type { TerminatingCa } from '../net/egress/tls-ca.js';
 import type { EgressLimits, EgressPrincipal, EgressSession } from '../net/egress/types.js';
 import type { HostResolver, Sandbox } from '../policy/types.js';
 import { randomId } from '../shared/ids.js';
+import { principalKey } from '../shared/principal.js';
 import type { CallerContext } from '../tools/tool.js';
 import type { Computer } from './computer.js';
 import type { GuestClient } from './link/guest-client.js';
@@ -127,6 +128,7 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
       password,
       principal: {
         caller: caller?.caller ?? `computer:g${this.generation}`,
+        ...(caller ? { principal: principalKey(caller.principal) } : {}),
         via: caller?.via ?? 'direct',
         ...(lineage ? { parentId: lineage.parentId } : {}),
         jobId: id,
@@ -157,6 +159,14 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
       });
     }
     return env;
+  }
+
+  /**
+   * Withdraws the proxy credentials of one job (its caller was revoked): its next connection or
+   * proxied request is refused as unauthenticated. Whether there were any.
+   */
+  revoke(id: string): boolean {
+    return this.principals.delete(id);
   }
 
   principal(credentials: { user: string; password: string } | null): EgressPrincipal | null {

@@ -190,15 +190,48 @@ export class ComputerManager implements ComputerSource {
     return this.startOn(c, req, signal);
   }
 
-  private startOn(c: Computer, req: RunRequest, signal?: AbortSignal): Promise<JobResult> {
+  private async startOn(c: Computer, req: RunRequest, signal?: AbortSignal): Promise<JobResult> {
     const factory = this.context.toolChannels;
     const grant = req.channel;
     const enabled = c.profile.toolChannel ?? this.context.config.toolChannel;
-    const open =
-      factory && grant && enabled
-        ? (jobId: string) => factory({ ...grant, jobId, deadline: Date.now() + req.timeoutMs })
-        : undefined;
-    return c.jobs.run(req, signal, open);
+    // the job counts against its caller's principal from its start until its root exits
+    const ticket = this.context.reserveJob(grant?.caller, this.name);
+    let jobId: string | null = null;
+    const open = (id: string) => {
+      jobId = id;
+      ticket.started(id);
+      return factory && grant && enabled
+        ? factory({ ...grant, jobId: id, deadline: Date.now() + req.timeoutMs })
+        : null;
+    };
+    try {
+      return await c.jobs.run(req, signal, open);
+    } catch (e) {
+      // a job that never started gives its slot back (one that runs on keeps it until it exits)
+      const id = jobId;
+      if (id === null || !c.jobs.list().some((j) => j.id === id)) ticket.release();
+      throw e;
+    }
+  }
+
+  /**
+   * Ends one job of a revoked caller: its tool channel refuses every later call with `reason`
+   * at once, its egress proxy credentials are withdrawn, and the job is cancelled with every
+   * descendant. Null when the job is gone already.
+   */
+  async revokeJob(
+    jobId: string,
+    reason: PaddockError,
+  ): Promise<{ cancel: CancelResult; channel: boolean; egress: boolean } | null> {
+    let found: ReturnType<ComputerManager['resolveJob']>;
+    try {
+      found = this.resolveJob(jobId);
+    } catch {
+      return null;
+    }
+    const channel = found.computer.jobs.closeChannel(found.job, reason);
+    const egress = found.computer.revokeEgress(found.job.id);
+    return { cancel: await found.computer.jobs.cancel(found.job), channel, egress };
   }
 
   /** Whether `generation` was one of this computer's (its ids are stale, not another's). */

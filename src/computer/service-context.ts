@@ -21,12 +21,14 @@ import type { ComputerConfig, ProfileConfig } from '../config/computer-schema.js
 import { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { LaunchLinkStore } from '../store/launch-links.js';
+import type { CallerContext } from '../tools/tool.js';
 import { DISK_SPARE_PATTERN } from './backend/disk-image.js';
 import type { ComputerBackend } from './backend/types.js';
 import type { EgressService } from './egress.js';
 import { ComputerEvents } from './events.js';
 import type { ToolChannelFactory } from './jobs/tool-channel.js';
 import { namedWorkspaceDir } from './kept-workspaces.js';
+import type { ComputerQuotas, JobTicket } from './principals.js';
 import { ProfileCatalog } from './profiles.js';
 import type { BootedSandbox } from './sandbox-boot.js';
 import { WARM_DIR_PATTERN, WarmPool } from './warm-pool.js';
@@ -49,6 +51,8 @@ export interface ComputerServiceOptions {
   egress?: EgressService;
   /** Read-only host directories every computer sees (e.g. the skills of `.paddock/skills` at /skills). */
   sharedMounts?: { source: string; target: string; readOnly: true }[];
+  /** What each client and agent may hold (paddock.yaml `principals`); none: no per-principal limits. */
+  quotas?: ComputerQuotas;
 }
 
 /** The checks a service adds over its computers. */
@@ -59,6 +63,8 @@ export interface ContextHooks {
   launched?(key: string, generation: number): void;
   /** Computers booting or running (what counts against `computer.maxComputers`). */
   activeComputers?(): number;
+  /** A job slot for `caller` on computer `key` (LIMIT_EXCEEDED over its principal's quota). */
+  reserveJob?(caller: CallerContext | undefined, key: string): JobTicket;
 }
 
 /** Whether a computer's /workspace is kept across generations. */
@@ -198,6 +204,11 @@ export class ComputerContext {
   /** LIMIT_EXCEEDED when computer `key` may not start another running computer. */
   assertCapacity(key: string): void {
     this.hooks.assertCapacity?.(key);
+  }
+
+  /** A job slot for `caller` on computer `key`; LIMIT_EXCEEDED over its principal's quota. */
+  reserveJob(caller: CallerContext | undefined, key: string): JobTicket {
+    return this.hooks.reserveJob?.(caller, key) ?? { started: () => {}, release: () => {} };
   }
 
   /** The next generation number of the server (unique across its computers), for computer `key`. */

@@ -7,10 +7,12 @@
  */
 import type { Disposable } from '../shared/disposable.js';
 import { PaddockError } from '../shared/errors.js';
+import { principalKey } from '../shared/principal.js';
 import type { LaunchLinkStore } from '../store/launch-links.js';
 import type { CallerContext, ComputerRef } from '../tools/tool.js';
 import type { ComputerEvent } from './events.js';
-import { ComputerManager } from './manager.js';
+import { type CancelResult, ComputerManager } from './manager.js';
+import { ComputerPrincipals } from './principals.js';
 import type { ProfileCatalog, ProfileInfo } from './profiles.js';
 import { ComputerContext, type ComputerServiceOptions } from './service-context.js';
 import type { WarmPool } from './warm-pool.js';
@@ -28,6 +30,17 @@ export interface ComputerSummary {
   workspace: 'keep' | 'fresh';
 }
 
+/** What {@link ComputerService.endPrincipal} ended. */
+export interface PrincipalEnded {
+  jobs: { jobId: string; status: CancelResult['status'] | 'gone' }[];
+  /** Tool channels closed (each refuses every later call). */
+  channels: number;
+  /** Jobs whose egress proxy credentials were withdrawn. */
+  egressCredentials: number;
+  /** Private computers stopped and forgotten. */
+  computers: string[];
+}
+
 /** Generations whose computer the service remembers. */
 const MAX_REMEMBERED_GENERATIONS = 10_000;
 
@@ -38,14 +51,19 @@ export class ComputerService {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private focus: string | null = null;
   private readonly generations = new Map<number, string>();
+  /** Who holds which computer and job, and the quotas over them. */
+  readonly principals: ComputerPrincipals;
 
   constructor(private readonly options: ComputerServiceOptions) {
+    this.principals = new ComputerPrincipals(options.quotas);
     this.context = new ComputerContext(options, {
       assertCapacity: (key) => this.assertCapacity(key),
       launched: (key) => this.setFocus(key),
       activeComputers: () => [...this.managers.values()].filter((m) => m.active).length,
+      reserveJob: (caller, key) => this.principals.reserveJob(caller, key),
     });
     this.context.events.subscribe((event) => {
+      if (event.type === 'job.exited') this.principals.jobExited(event.jobId);
       if (event.type !== 'lifecycle' || this.generations.get(event.generation) === event.computer) return;
       this.generations.set(event.generation, event.computer);
       // a bounded memory of which computer ran which generation (for the dock's filters)
@@ -104,9 +122,14 @@ export class ComputerService {
       : { kind: 'private', owner: key.slice('private:'.length) };
   }
 
-  /** The computer `caller` acts on (created on first use); each use counts as activity. */
+  /**
+   * The computer `caller` acts on (created on first use); each use counts as activity. A
+   * computer the caller's principal may not reach is NOT_FOUND (see ComputerPrincipals).
+   */
   for(caller: CallerContext): ComputerManager {
-    return this.byKey(this.keyOf(caller));
+    const key = this.keyOf(caller);
+    this.principals.admit(caller, key);
+    return this.byKey(key);
   }
 
   /** The computer with this key (created on first use); each use counts as activity. */
@@ -262,21 +285,64 @@ export class ComputerService {
     clearTimeout(this.timers.get(key));
     this.timers.delete(key);
     if (this.focus === key) this.focus = null;
+    this.principals.forget(key);
     manager.log.add('info', 'computer.release', `${key} released: ${why}.`);
     await manager.stop(
       new PaddockError('NOT_FOUND', `This computer was released (${why}); launch a new one.`),
     );
   }
 
+  /**
+   * Ends everything principal `who` (a revoked client) has running: each job's tool channel is
+   * closed with `reason` at once, its egress credentials withdrawn and the job cancelled; then
+   * its private computers are stopped and forgotten. What was ended.
+   */
+  async endPrincipal(who: string, reason: PaddockError): Promise<PrincipalEnded> {
+    const jobs = this.principals.jobsOf(who);
+    const managers = jobs.map((j) => this.managers.get(j.computer));
+    let channels = 0;
+    // every channel refuses before any cancel is awaited
+    for (const [i, j] of jobs.entries()) {
+      const c = managers[i]?.computer;
+      const job = c?.jobs.list().find((x) => x.id === j.jobId);
+      if (c && job && c.jobs.closeChannel(job, reason)) channels++;
+    }
+    let egress = 0;
+    const ended = await Promise.all(
+      jobs.map(async (j, i) => {
+        const result = await managers[i]?.revokeJob(j.jobId, reason).catch(() => null);
+        if (result?.egress) egress++;
+        return { jobId: j.jobId, status: result?.cancel.status ?? ('gone' as const) };
+      }),
+    );
+    const computers = this.principals.computersOf(who);
+    await Promise.all(computers.map((key) => this.forget(key, 'its client was revoked')));
+    return { jobs: ended, channels, egressCredentials: egress, computers };
+  }
+
   private assertCapacity(key: string): void {
     const max = this.options.config.maxComputers;
     const running = [...this.managers.values()].filter((m) => m.active && m.name !== key);
+    const own = this.principals.capacityProblem(
+      key,
+      running.map((m) => m.name),
+      max,
+    );
+    if (own) throw own;
     if (running.length < max) return;
-    const names = running.slice(0, 5).map((m) => m.name);
+    // only computers of the same principal are named: a refusal never lists another's
+    const mine = running.filter((m) => sameHolder(this.principals, m.name, key));
+    const names = mine.slice(0, 5).map((m) => m.name);
+    const which = names.length > 0 ? ` (yours: ${names.join(', ')}${mine.length > 5 ? ', …' : ''})` : '';
     throw new PaddockError(
       'LIMIT_EXCEEDED',
-      `This server already runs ${running.length} computers, its limit computer.maxComputers (${max}). Stop one first — end a session that holds one, or let one go idle (${names.join(', ')}${running.length > 5 ? ', …' : ''}) — or raise computer.maxComputers.`,
+      `This server already runs ${running.length} computers, its limit computer.maxComputers (${max}). Stop one first — end a session that holds one, or let one go idle${which} — or raise computer.maxComputers.`,
       { limit: 'computer.maxComputers', max, running: running.length },
     );
   }
+}
+
+/** Whether computers `a` and `b` have the same holder. */
+function sameHolder(principals: ComputerPrincipals, a: string, b: string): boolean {
+  return principalKey(principals.holderOf(a)) === principalKey(principals.holderOf(b));
 }

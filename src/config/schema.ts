@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { principalsSchema } from './principals-schema.js';
 import { storeSchema } from './store-schema.js';
 
 const permission = z.enum(['auto', 'ask', 'deny']);
@@ -195,8 +196,39 @@ export const mcpSchema = z
   })
   .strict();
 
+/** Who may decide an approval: the person in the MCP client itself (elicitation), the dock, the CLI. */
+const decider = z.enum(['elicitation', 'dock', 'cli']);
+const thirdPartyDecider = z.enum(['dock', 'cli'], {
+  message:
+    'third parties are decided for in the dock or the CLI only; "elicitation" would let a client approve itself',
+});
+
+export const decidersSchema = z
+  .object({
+    owner: z
+      .array(decider)
+      .default(['elicitation', 'dock', 'cli'])
+      .describe(
+        "Who decides the owner's own MCP clients' `ask` calls. `elicitation`: the owner's client asks its person and that answer decides; leave it out and the client is only told, while the dock or the CLI decides.",
+      ),
+    clients: z
+      .array(thirdPartyDecider)
+      .default(['dock', 'cli'])
+      .describe(
+        "Who decides an OAuth client's `ask` calls (never the client itself: what it is shown is information only). An empty list: nobody, so each call waits for its expiry and is denied.",
+      ),
+    agents: z
+      .array(thirdPartyDecider)
+      .default(['dock', 'cli'])
+      .describe("Who decides an agent's `ask` calls (when the agent may wait for approval)."),
+  })
+  .strict();
+
 export const approvalsSchema = z
   .object({
+    deciders: decidersSchema
+      .default(decidersSchema.parse({}))
+      .describe('Who may decide approvals, by whose call it is (owner, OAuth clients, agents).'),
     mcp: z
       .enum(['client', 'gateway'])
       .optional()
@@ -227,7 +259,7 @@ export function buildConfigSchema<S extends z.ZodRawShape>(extra: S) {
       server: serverSchema.default(serverSchema.parse({})).describe('The HTTP server (dock, /mcp).'),
       mcp: mcpSchema.default({ toolsets: [] }).describe('MCP endpoint options.'),
       approvals: approvalsSchema
-        .default({ timeoutSeconds: 300, maxPendingPerCaller: 10 })
+        .default(approvalsSchema.parse({}))
         .describe('Approvals of `ask` tools: who waits, for how long.'),
       policy: policySchema
         .default(policySchema.parse({}))
@@ -236,6 +268,11 @@ export function buildConfigSchema<S extends z.ZodRawShape>(extra: S) {
         .record(z.string().min(1), permission)
         .default({})
         .describe('Tool-name globs → auto | ask | deny. The most specific pattern wins.'),
+      principals: principalsSchema
+        .default(principalsSchema.parse({}))
+        .describe(
+          "Who may hold what: quotas of each OAuth client and agent, the owner's reserve, and explicit memory sharing (docs/principals.md).",
+        ),
       plugins: z
         .array(z.string().min(1))
         .default([])

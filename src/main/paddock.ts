@@ -32,6 +32,7 @@ import { openStores } from '../store/open.js';
 import type { Stores } from '../store/stores.js';
 import { createTracer } from '../telemetry/index.js';
 import { createBuiltinServices, createBuiltinTools } from '../tools/builtin/index.js';
+import { explicitNamespaces } from '../tools/builtin/save-memory.js';
 import { Gateway } from '../tools/gateway.js';
 import { PermissionPolicy, type PermissionRule } from '../tools/permissions.js';
 import { ToolRegistry } from '../tools/registry.js';
@@ -170,6 +171,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       store: stores.approvals,
       logger: logger.child({ domain: 'approvals' }),
       mcp: config.approvals.mcp,
+      deciders: config.approvals.deciders,
       timeoutMs: config.approvals.timeoutSeconds * 1000,
       maxPendingPerCaller: config.approvals.maxPendingPerCaller,
       describe: (name) => registry.get(name)?.description,
@@ -211,6 +213,11 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       launchLinks: stores.launchLinks,
       egress: createEgress(loaded, policy, audit, env),
       ...(options.preview ? { preview: options.preview } : {}),
+      quotas: {
+        clients: config.principals.clients,
+        agents: config.principals.agents,
+        ownerReserve: config.principals.ownerReserve.computers,
+      },
       sharedMounts: existsSync(skillsDir)
         ? [{ source: skillsDir, target: SKILLS_GUEST_ROOT, readOnly: true }]
         : [],
@@ -223,7 +230,8 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     closers.push(() => computer.close());
     // memories of an agent's runs (and of their commands' tool calls) live under agent:<name>
     const runs = stores.runs;
-    const namespaceOf = createAgentNamespaceOf(runs);
+    // a client's under client:<id>, the owner's by kind of caller; principals.memory shares explicitly
+    const namespaceOf = explicitNamespaces(config.principals.memory, createAgentNamespaceOf(runs));
     const { http, notifier } = createBuiltinServices({ memory, notify: config.notify, logger });
     registry.register(
       createBuiltinTools({ memory, notify: config.notify, logger, notifier, httpClient: http, namespaceOf }),

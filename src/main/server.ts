@@ -30,6 +30,7 @@ import { newPreviewBasePath, previewRoutes } from '../web/preview/routes.js';
 
 import { type Closer, closeInReverse, VERSION } from './common.js';
 import { createPaddock, type Paddock } from './paddock.js';
+import { endClient, revokeClient } from './revocation.js';
 import { startHeadSigner } from './signing.js';
 
 /** How `paddock serve` listens. */
@@ -130,12 +131,27 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
           })
         : undefined;
     const slowReader = { ...DEFAULT_SLOW_READER_LIMITS, stallMs: server.stalledPeerSeconds * 1000 };
-    const mcp = new McpHttpEndpoint(mcpDeps, logger, {
+    const principals = loaded.config.principals;
+    const mcp: McpHttpEndpoint = new McpHttpEndpoint(mcpDeps, logger, {
       sessions,
       slowReader,
-      ...(oauth ? { revokedGrants: (ids: string[]) => oauth.store.revokedAmong(ids) } : {}),
+      quotas: { perClient: principals.clients.maxSessions, ownerReserve: principals.ownerReserve.sessions },
+      ...(oauth
+        ? {
+            revokedGrants: (ids: string[]) => oauth.store.revokedAmong(ids),
+            // revoked by another process sharing the store: end the rest of the client here
+            onClientsRevoked: (clients: string[]) => {
+              for (const client of clients)
+                void endClient(paddock, mcp, client, [], 'store').catch((e: unknown) =>
+                  logger.error('oauth.end_failed', { client, error: (e as Error).message }),
+                );
+            },
+          }
+        : {}),
     });
-    oauth?.onRevoked((ids) => mcp.closeGrants(ids));
+    oauth?.onRevoked(async (clientId, ids) => {
+      await endClient(paddock, mcp, clientId, ids, 'dock:owner');
+    });
     const app = new WebApp({
       host: options.host,
       port: options.port,
@@ -182,6 +198,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
         stop: () => requestStop(),
         approvals: (request) => answerApprovalRequest(paddock.approvals, request, 'cli'),
         computers: (request) => answerComputersRequest(paddock.computer, loaded.dataDir, request),
+        clients: (request) => answerClientsRequest(paddock, mcp, request),
         ...(options.cli ? { cli: options.cli(paddock) } : {}),
       },
     });
@@ -225,4 +242,19 @@ function watchedPreview(computers: ComputerService): PreviewPorts {
       return watched.preview.openPort(port);
     },
   };
+}
+
+/** Answers `paddock clients revoke` over the socket: the server revokes and ends everything of the client. */
+async function answerClientsRequest(
+  paddock: Paddock,
+  mcp: McpHttpEndpoint,
+  request: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const id = request.id;
+  if (request.action !== 'revoke' || typeof id !== 'string' || id === '')
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      'Say which client to revoke, e.g. `paddock clients revoke cl_…`.',
+    );
+  return { ended: await revokeClient(paddock, mcp, id, 'cli') };
 }

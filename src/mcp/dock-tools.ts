@@ -5,6 +5,7 @@
  * (or wait for an approval) like any other unattended caller's.
  */
 
+import { OWNER } from '../shared/principal.js';
 import { describeTool } from '../tools/describe.js';
 import type { Gateway } from '../tools/gateway.js';
 import type { CallerContext, ComputerRef, Tool } from '../tools/tool.js';
@@ -17,6 +18,8 @@ const computerOnly = (_name: string, tool: Tool) => tool.source === 'computer';
 export function dockToolsFromGateway(gateway: Gateway, caller: string, target?: () => ComputerRef) {
   const context = (signal?: AbortSignal): CallerContext => ({
     caller,
+    // the person signed in to the dock
+    principal: OWNER,
     via: 'webmcp',
     attended: false,
     allowTool: computerOnly,

@@ -40,12 +40,35 @@ export function approvalMessage(prompt: ApprovalPrompt): string {
   ].join('\n');
 }
 
-/** Asks the client's person within the approval's time; decline and cancel are denials. */
+/** The text of a notice to a client that may not decide: what waits, and who decides it. */
+export function approvalNotice(prompt: ApprovalPrompt): string {
+  return [
+    `Paddock: the call to "${prompt.tool}" waits for the owner's approval (approval ${prompt.approvalId}).`,
+    '',
+    'The owner decides it in the Paddock dock or with `paddock approvals`; nothing answered here approves or denies it.',
+    '',
+    'Arguments:',
+    JSON.stringify(prompt.arguments, null, 2),
+  ].join('\n');
+}
+
+/**
+ * Asks the client's person within the approval's time; decline and cancel are denials. For a
+ * prompt that does not decide, the person is shown a notice with nothing to fill in, and the
+ * answer (whatever it is) counts for nothing.
+ */
 export async function elicitApproval(
   ctx: ServerContext,
   prompt: ApprovalPrompt,
   signal: AbortSignal,
 ): Promise<ApprovalAnswer> {
+  if (!prompt.decides) {
+    await ctx.mcpReq.elicitInput(
+      { mode: 'form', message: approvalNotice(prompt), requestedSchema: { type: 'object', properties: {} } },
+      { signal, timeout: Math.max(1, prompt.expiresAt - Date.now()) },
+    );
+    return { approve: false, reason: 'informational notice; not a decision' };
+  }
   const result = await ctx.mcpReq.elicitInput(
     { mode: 'form', message: approvalMessage(prompt), requestedSchema: APPROVAL_FORM as never },
     { signal, timeout: Math.max(1, prompt.expiresAt - Date.now()) },

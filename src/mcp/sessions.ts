@@ -1,9 +1,10 @@
+import { OWNER, type Principal, principalKey, principalName } from '../shared/principal.js';
 import type { CallerContext, ComputerRef } from '../tools/tool.js';
 import type { SessionSummary } from './socket-protocol.js';
 
 /** An MCP session as the rest of the server sees it when it ends. */
 export interface EndedSession {
-  /** `mcp:<session id>`. */
+  /** The session's caller: `mcp:<session id>` (or `mcp:<client>:<session id>` for an OAuth client). */
   caller: string;
   computer: ComputerRef;
 }
@@ -14,25 +15,36 @@ export interface EndedSession {
  * session ends (its private computer can then be released).
  */
 export class McpSessions {
-  private readonly open = new Map<string, SessionSummary & { ref: ComputerRef }>();
+  private readonly open = new Map<string, SessionSummary & { ref: ComputerRef; caller: string }>();
 
   constructor(private readonly onEnd: (session: EndedSession) => void = () => {}) {}
 
-  /** Registers an opened session; the returned function ends it (idempotent). */
-  add(id: string, transport: SessionSummary['transport'], ref: ComputerRef, client?: string): () => void {
+  /**
+   * Registers an opened session of `principal` (the owner by default) whose calls are made as
+   * `caller` (`mcp:<id>` by default); the returned function ends it (idempotent).
+   */
+  add(
+    id: string,
+    transport: SessionSummary['transport'],
+    ref: ComputerRef,
+    principal: Principal = OWNER,
+    caller = `mcp:${id}`,
+  ): () => void {
     this.open.set(id, {
       id,
       transport,
       computer: ref.kind === 'named' ? ref.name : 'private',
       openedAt: new Date().toISOString(),
-      ...(client ? { client } : {}),
+      principal: principalKey(principal),
+      principalName: principalName(principal),
       ref,
+      caller,
     });
     return () => {
       const session = this.open.get(id);
       if (!session) return;
       this.open.delete(id);
-      this.onEnd({ caller: `mcp:${id}`, computer: session.ref });
+      this.onEnd({ caller: session.caller, computer: session.ref });
     };
   }
 
@@ -43,7 +55,7 @@ export class McpSessions {
   }
 
   list(): SessionSummary[] {
-    return [...this.open.values()].map(({ ref: _ref, ...summary }) => summary);
+    return [...this.open.values()].map(({ ref: _ref, caller: _caller, ...summary }) => summary);
   }
 
   /** Open sessions per computer, keyed by `keyOf` of each session's computer. */
@@ -60,13 +72,18 @@ export class McpSessions {
 
 /**
  * The computer a session acts on: the named one it asked for, else a private one owned by
- * the session (`mcp:<id>`).
+ * the session (its caller, `mcp:<id>` by default).
  */
-export function sessionComputer(id: string, name?: string): ComputerRef {
-  return name ? { kind: 'named', name } : { kind: 'private', owner: `mcp:${id}` };
+export function sessionComputer(id: string, name?: string, caller = `mcp:${id}`): ComputerRef {
+  return name ? { kind: 'named', name } : { kind: 'private', owner: caller };
 }
 
-/** The caller context of every call in one MCP session. */
-export function sessionCaller(id: string, computer: ComputerRef): CallerContext {
-  return { caller: `mcp:${id}`, via: 'direct', attended: true, computer };
+/** The caller context of every call in one MCP session (of the owner unless `principal` says otherwise). */
+export function sessionCaller(
+  id: string,
+  computer: ComputerRef,
+  principal: Principal = OWNER,
+  caller = `mcp:${id}`,
+): CallerContext {
+  return { caller, principal, via: 'direct', attended: true, computer };
 }

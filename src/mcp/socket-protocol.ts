@@ -7,7 +7,7 @@
 import type { ConfigIdentity } from './instance.js';
 
 /** Operations of the socket: an MCP session, or a one-shot request of the CLI. */
-export type SocketOp = 'mcp' | 'status' | 'stop' | 'open' | 'approvals' | 'computers' | 'cli';
+export type SocketOp = 'mcp' | 'status' | 'stop' | 'open' | 'approvals' | 'computers' | 'clients' | 'cli';
 
 /** Largest opening line a client may send. */
 export const MAX_HELLO_BYTES = 64 * 1024;
@@ -27,6 +27,8 @@ export interface SocketHello {
   approvals?: Record<string, unknown>;
   /** `computers`: `{action: list}`, `{action: stop | rm, name}`. */
   computers?: Record<string, unknown>;
+  /** `clients`: `{action: revoke, id}`. */
+  clients?: Record<string, unknown>;
   /** `cli`: the acting CLI command to run inside the server (see src/cli/acts.ts). */
   cli?: Record<string, unknown>;
 }
@@ -44,6 +46,10 @@ export interface SessionSummary {
   computer: string;
   openedAt: string;
   client?: string;
+  /** Whose session it is: `owner` or `client:<id>` (see src/shared/principal.ts). */
+  principal?: string;
+  /** The principal as a person reads it: `owner`, or the OAuth client's registered name. */
+  principalName?: string;
 }
 
 /** Why a `cli` command failed in the server, for the CLI to print as it would have itself. */

@@ -41,6 +41,8 @@ export interface SocketControl {
   approvals?(request: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** Answers `paddock computers` (list, stop, rm); throws a PaddockError sent back as the refusal. */
   computers?(request: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Answers `paddock clients revoke` (the server ends everything of the client); throws a PaddockError. */
+  clients?(request: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** Runs an acting CLI command inside the server (`paddock tools call`, `agents run`, …). */
   cli?: CliRunner;
 }
@@ -159,6 +161,8 @@ export class McpSocketServer {
       void this.control(socket, control.approvals, hello.approvals ?? {}, 'This server keeps no approvals.');
     else if (hello.op === 'computers')
       void this.control(socket, control.computers, hello.computers ?? {}, 'This server runs no computers.');
+    else if (hello.op === 'clients')
+      void this.control(socket, control.clients, hello.clients ?? {}, 'This server has no OAuth clients.');
     else if (hello.op === 'cli' && control.cli)
       serveCli(socket, hello.cli ?? {}, control.cli, this.options.logger, this.slowReader);
     else if (hello.op === 'cli')
@@ -289,8 +293,10 @@ function parseHello(line: string): SocketHello | string {
   const v = value as Partial<SocketHello> | null;
   if (!v || typeof v !== 'object' || v.paddock !== 1)
     return 'The opening line must be a {"paddock":1,…} object.';
-  if (!['mcp', 'status', 'stop', 'open', 'approvals', 'computers', 'cli'].includes(v.op as string))
-    return 'op must be one of mcp, status, stop, open, approvals, computers, cli.';
+  if (!['mcp', 'status', 'stop', 'open', 'approvals', 'computers', 'clients', 'cli'].includes(v.op as string))
+    return 'op must be one of mcp, status, stop, open, approvals, computers, clients, cli.';
+  if (v.clients !== undefined && (typeof v.clients !== 'object' || v.clients === null))
+    return 'clients must be an object.';
   if (v.cli !== undefined && (typeof v.cli !== 'object' || v.cli === null)) return 'cli must be an object.';
   if (v.approvals !== undefined && (typeof v.approvals !== 'object' || v.approvals === null))
     return 'approvals must be an object.';

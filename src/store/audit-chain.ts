@@ -45,6 +45,7 @@ export type ChainContent = Pick<
   | 'policyRule'
   | 'approvalId'
   | 'approver'
+  | 'principal'
   | 'state'
 >;
 
@@ -73,6 +74,7 @@ export function contentDigest(row: ChainContent): string {
     row.approvalId ?? null,
     row.approver ?? null,
     row.state,
+    row.principal ?? null,
   ];
   return sha256(JSON.stringify(fields));
 }

@@ -31,7 +31,7 @@ export interface PreparedInvocation extends Omit<StoredInvocation, 'seq' | 'endS
 
 /**
  * The values both stores insert first, in column order: id … policy_rule, state, owner_pid,
- * input_sha256, approval_id, approver. `success` as the store's driver wants it (SQLite has
+ * input_sha256, approval_id, approver, principal. `success` as the store's driver wants it (SQLite has
  * no booleans).
  */
 export function insertValues(
@@ -62,6 +62,7 @@ export function insertValues(
     stored.inputSha256,
     stored.approvalId,
     stored.approver,
+    stored.principal,
   ];
 }
 
@@ -96,6 +97,7 @@ export function prepareInvocation(
     policyRule: row.policyRule ?? null,
     approvalId: row.approvalId ?? null,
     approver: row.approver ?? null,
+    principal: row.principal ?? null,
     state,
   };
 }
@@ -200,6 +202,7 @@ export interface InvocationRow {
   input_sha256: string | null;
   approval_id: string | null;
   approver: string | null;
+  principal: string | null;
 }
 
 /** The chain columns after {@link INVOCATION_COLUMNS}. */
@@ -223,7 +226,7 @@ export const UNLINKED_WHERE =
 /** The columns of an {@link InvocationRow}. */
 export const INVOCATION_COLUMNS =
   'seq, end_seq, id, started_at, duration_ms, tool, source, caller, via, parent_id, generation, job_id, input, ' +
-  'output_bytes, sent_bytes, success, error_code, error_message, policy_rule, state, input_sha256, approval_id, approver';
+  'output_bytes, sent_bytes, success, error_code, error_message, policy_rule, state, input_sha256, approval_id, approver, principal';
 
 /** A stored row from its columns. */
 export function fromInvocationRow(r: InvocationRow): StoredInvocation {
@@ -251,5 +254,6 @@ export function fromInvocationRow(r: InvocationRow): StoredInvocation {
     inputSha256: r.input_sha256,
     approvalId: r.approval_id,
     approver: r.approver,
+    principal: r.principal,
   };
 }

@@ -36,6 +36,11 @@ export interface InvocationRecord {
   approvalId?: string | null;
   /** Who approved or refused it (`dock:owner`, `cli`, `mcp:<session>`); null when it expired. */
   approver?: string | null;
+  /**
+   * On whose behalf the call was made: `owner`, `client:<id>` (an OAuth client) or
+   * `agent:<name>`; null for rows written before principals were recorded.
+   */
+  principal?: string | null;
 }
 
 /**
@@ -89,6 +94,8 @@ export interface AuditQuery {
   /** `true`: failed rows only (`success = 0`). `false` or absent: no filter on the outcome. */
   failed?: boolean;
   caller?: string;
+  /** Rows of one principal (`owner`, `client:<id>`, `agent:<name>`). */
+  principal?: string;
   parentId?: string;
   jobId?: string;
   /** Rows with seq greater than this. */

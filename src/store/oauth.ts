@@ -71,6 +71,11 @@ export interface OAuthStore {
   /** Drops secrets expired for a day; how many went. */
   pruneExpired(): Promise<number>;
   touch(grantId: string): Promise<void>;
+  /**
+   * Replaces the scopes of a live grant (the owner opens or closes a named computer to the
+   * client on the dock's Clients page); the grant as changed, or null when it is not live.
+   */
+  setScopes(grantId: string, scopes: readonly string[]): Promise<OAuthGrant | null>;
   /** Revokes one grant and every secret of it; false when it was not live. */
   revokeGrant(grantId: string): Promise<boolean>;
   /** Revokes every live grant of a client (by Paddock's id or its client_id); the grant ids. */

@@ -14,6 +14,11 @@ export interface ApprovalPrompt {
   /** The exact arguments of the call. */
   arguments: unknown;
   expiresAt: number;
+  /**
+   * Whether the answer decides the approval. False for a caller that may not approve its own
+   * calls (a third party): the person is only told that the call waits for the owner.
+   */
+  decides: boolean;
 }
 
 /** The client person's answer; `approve: false` with the reason they gave (or why none came). */

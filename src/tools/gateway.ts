@@ -3,6 +3,7 @@ import type { Sandbox } from '../policy/types.js';
 import { PaddockError, toPaddockError } from '../shared/errors.js';
 import { timeOrderedId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
+import { principalKey } from '../shared/principal.js';
 import { endApprovalSpan, startCallSpan } from '../telemetry/attributes.js';
 import { NOOP_TRACER, type Tracer } from '../telemetry/types.js';
 import type { ApprovalGate } from './approval-gate.js';
@@ -181,6 +182,7 @@ export class Gateway {
       tool: name,
       source: tool?.source ?? 'unknown',
       caller: caller.caller,
+      principal: principalKey(caller.principal),
       via: caller.via,
       parentId: caller.parentId ?? null,
       generation: lineage.generation ?? null,

@@ -1,5 +1,6 @@
 import type { Sandbox } from '../policy/types.js';
 import type { Logger } from '../shared/logger.js';
+import type { Principal } from '../shared/principal.js';
 import type { Via } from '../shared/via.js';
 import type { Span } from '../telemetry/types.js';
 import type { CallerApprovals } from './approval-gate.js';
@@ -41,6 +42,12 @@ export type ComputerRef = { kind: 'named'; name: string } | { kind: 'private'; o
 export interface CallerContext {
   /** `mcp:<session>`, `dock:<user>`, `agent:<run>`, `channel:<job>`, `cli`. */
   caller: string;
+  /**
+   * On whose behalf the call is made (the owner, an OAuth client, an agent); a tool-channel
+   * call carries the principal of the call that started its job. Computers, memories, quotas
+   * and approvals are decided on it.
+   */
+  principal: Principal;
   /** For calls made on someone's behalf (the tool channel): the caller that started it all. */
   onBehalfOf?: string;
   via: Via;

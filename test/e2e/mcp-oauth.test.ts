@@ -8,19 +8,11 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import {
-  Client,
-  type OAuthClientInformationMixed,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
-  type OAuthTokens,
-  StreamableHTTPClientTransport,
-  UnauthorizedError,
-} from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { CHROMIUM } from '../helpers/clients.js';
 import { auditCallerOf } from '../helpers/oauth.js';
+import { MemoryProvider } from '../helpers/oauth-provider.js';
 import {
   pollUntil,
   runCli,
@@ -29,57 +21,6 @@ import {
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
-
-/** An in-memory OAuth client provider, as a desktop MCP client would keep it on disk. */
-class MemoryProvider implements OAuthClientProvider {
-  info: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  discovery: OAuthDiscoveryState | undefined;
-  authorizationUrl: URL | undefined;
-
-  constructor(
-    readonly redirectUrl: string,
-    private readonly name: string,
-  ) {}
-
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: this.name,
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  saveDiscoveryState(state: OAuthDiscoveryState) {
-    this.discovery = state;
-  }
-  discoveryState() {
-    return this.discovery;
-  }
-}
 
 describe('OAuth sign-in of the MCP SDK client, approved in the dock (Chromium)', () => {
   let project: TempProject;

@@ -22,8 +22,8 @@ export async function register(base: string, body: Record<string, unknown> = {})
   });
 }
 
-export async function registeredClientId(base: string): Promise<string> {
-  const res = await register(base);
+export async function registeredClientId(base: string, name?: string): Promise<string> {
+  const res = await register(base, name === undefined ? {} : { client_name: name });
   if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { client_id: string }).client_id;
 }
@@ -80,11 +80,14 @@ export async function consent(
   const html = await page.text();
   const request = /name="request" value="([^"]+)"/.exec(html)?.[1];
   if (!request) throw new Error(`no consent form (${page.status}): ${html.slice(0, 400)}`);
+  const form = new URLSearchParams({ request, decision });
+  // as a browser does: the named computers left ticked go with the form
+  for (const m of html.matchAll(/name="computer" value="([^"]+)" checked/g)) form.append('computer', m[1]!);
   const answer = await fetch(`${base}/oauth/authorize`, {
     method: 'POST',
     redirect: 'manual',
     headers: { cookie, origin: base, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ request, decision }),
+    body: form,
   });
   if (answer.status !== 303) throw new Error(`consent answered ${answer.status}: ${await answer.text()}`);
   return new URL(answer.headers.get('location')!).searchParams;
@@ -108,10 +111,10 @@ export interface Tokens {
 /** Register, approve and exchange: a fresh grant's tokens. */
 export async function grantTokens(
   serve: ServeProcess,
-  options: { base?: string; scope?: string } = {},
+  options: { base?: string; scope?: string; name?: string } = {},
 ): Promise<{ clientId: string; tokens: Tokens }> {
   const base = options.base ?? serve.url;
-  const clientId = await registeredClientId(base);
+  const clientId = await registeredClientId(base, options.name);
   const { verifier, challenge } = pkcePair();
   const cookie = await dockCookie(serve, base);
   const answer = await consent(base, cookie, {
@@ -161,4 +164,17 @@ export async function auditCallerOf(project: TempProject, tool: string, marker: 
     .map((l) => JSON.parse(l) as { caller: string; input: string })
     .find((r) => r.input.includes(marker));
   return row?.caller ?? '';
+}
+
+/** Paddock's id (`cl_…`) of the client registered as `clientId`, from `paddock clients list`. */
+export async function paddockClientId(project: TempProject, clientId: string): Promise<string> {
+  const list = await runCli(project, ['clients', 'list', '--json']);
+  const row = list.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { id: string; clientId: string })
+    .find((r) => r.clientId === clientId);
+  if (!row) throw new Error(`client ${clientId} is not listed: ${list.stdout}${list.stderr}`);
+  return row.id;
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { OWNER } from '../../src/shared/principal.js';
 import { agentMd, startAgentsProject } from '../fixtures/providers/agents-project.js';
 
 const WORKER = agentMd(
@@ -58,7 +59,7 @@ describe('an agent run that uses the computer', () => {
   it('gives a scheduled run a computer of its own: the session’s computer, its jobs and its generation are untouched', async () => {
     const p = await startAgentsProject({ agents: { worker: WORKER } });
     try {
-      const session = { caller: 'mcp:person', via: 'direct' as const, attended: true };
+      const session = { principal: OWNER, caller: 'mcp:person', via: 'direct' as const, attended: true };
       const call = async (name: string, input: Record<string, unknown>) => {
         const o = await p.paddock.gateway.call(name, input, session);
         assert.ok(o.ok, JSON.stringify(o));

@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.js';
 import { createPaddock } from '../../src/main.js';
 import { silentLogger } from '../../src/shared/logger.js';
+import { OWNER } from '../../src/shared/principal.js';
 import { toDockAuditRow } from '../../src/web/dock/views.js';
 import { rows } from '../helpers/audit-rows.js';
 import { REPO_ROOT } from '../helpers/paddock-process.js';
@@ -76,7 +77,7 @@ describe('secrets never reach the database', () => {
       const paddock = await createPaddock(loadConfig({ cwd: dir, env: { PADDOCK_DATA: dataDir } }), {
         logger: silentLogger(),
       });
-      const caller = { caller: 'mcp:secrets', via: 'direct' as const, attended: true };
+      const caller = { principal: OWNER, caller: 'mcp:secrets', via: 'direct' as const, attended: true };
       let calls = 0;
       const dock: string[] = [];
       const sub = paddock.audit.subscribe((row) => dock.push(JSON.stringify(toDockAuditRow(row))));
@@ -157,7 +158,7 @@ describe('credential shapes as stored in the audit table', () => {
       const paddock = await createPaddock(loadConfig({ cwd: dir, env: { PADDOCK_DATA: dataDir } }), {
         logger: silentLogger(),
       });
-      const caller = { caller: 'mcp:shapes', via: 'direct' as const, attended: true };
+      const caller = { caller: 'mcp:shapes', principal: OWNER, via: 'direct' as const, attended: true };
       for (const { tool, input } of cases) await paddock.gateway.call(tool, input, caller);
       await paddock.close();
       const stored = rows(dataDir);

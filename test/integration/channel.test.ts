@@ -6,10 +6,11 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.js';
 import { createPaddock, type Paddock } from '../../src/main.js';
 import { silentLogger } from '../../src/shared/logger.js';
+import { OWNER } from '../../src/shared/principal.js';
 import type { CallerContext } from '../../src/tools/tool.js';
 import { pollUntil } from '../helpers/paddock-process.js';
 
-const caller: CallerContext = { caller: 'mcp:channel-test', via: 'direct', attended: true };
+const caller: CallerContext = { principal: OWNER, caller: 'mcp:channel-test', via: 'direct', attended: true };
 
 interface JobOut {
   jobId: string;

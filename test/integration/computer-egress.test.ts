@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildAgentSandbox } from '../../src/agents/policy-narrowing.js';
 import { policySchema } from '../../src/config/schema.js';
+import { OWNER } from '../../src/shared/principal.js';
 import { type LocalServer, startServer } from '../unit/net/helpers.js';
 import { withEgressComputer } from './egress-fixture.js';
 import { buildGitRepo, buildNpmRegistry, buildWheelIndex, serveDirectory } from './egress-packages.js';
@@ -151,7 +152,7 @@ PY`,
       const r = await run(
         `curl -sS -w '\\nstatus=%{http_code}\\n' http://stub.test:${stub.port}/agent`,
         60_000,
-        { caller: 'agent:run_1', via: 'agent', attended: false, policy: agent.sandbox },
+        { principal: OWNER, caller: 'agent:run_1', via: 'agent', attended: false, policy: agent.sandbox },
       );
       assert.equal(r.exitCode, 0, r.stderr);
       assert.match(r.stdout, /status=403/);

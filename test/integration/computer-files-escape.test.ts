@@ -12,9 +12,10 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.js';
 import { createPaddock, type Paddock } from '../../src/main.js';
 import { silentLogger } from '../../src/shared/logger.js';
+import { OWNER } from '../../src/shared/principal.js';
 import { pollUntil } from '../helpers/paddock-process.js';
 
-const caller = { caller: 'mcp:escape', via: 'direct' as const, attended: true };
+const caller = { caller: 'mcp:escape', principal: OWNER, via: 'direct' as const, attended: true };
 
 describe('file tools and links planted by a job (default policy, whole server)', () => {
   let dir: string;

@@ -16,6 +16,7 @@ import { policySchema } from '../../src/config/schema.js';
 import { createWhitelistSandbox } from '../../src/policy/index.js';
 import { isPaddockError } from '../../src/shared/errors.js';
 import { silentLogger } from '../../src/shared/logger.js';
+import { OWNER } from '../../src/shared/principal.js';
 import type { CallerContext, Tool, ToolContext } from '../../src/tools/tool.js';
 import { pollUntil } from '../unit/computer/fixture.js';
 
@@ -48,6 +49,7 @@ function startServer(root: string, computer: Record<string, unknown> = {}): Serv
   const tools = new Map<string, Tool>(createComputerTools(service).map((t) => [t.name, t]));
   const session = (id: string, name?: string): Session => {
     const caller: CallerContext = {
+      principal: OWNER,
       caller: `mcp:${id}`,
       via: 'direct',
       attended: true,

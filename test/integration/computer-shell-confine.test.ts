@@ -15,6 +15,7 @@ import type { ComputerManager } from '../../src/computer/manager.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createPaddock } from '../../src/main.js';
 import { silentLogger } from '../../src/shared/logger.js';
+import { OWNER } from '../../src/shared/principal.js';
 import { pollUntil } from '../helpers/paddock-process.js';
 import { type Call, launchRunning, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
@@ -295,7 +296,7 @@ describe('a confined program and the tool channel', () => {
     const paddock = await createPaddock(loadConfig({ cwd: dir, env: { PADDOCK_DATA: join(dir, 'data') } }), {
       logger: silentLogger(),
     });
-    const caller = { caller: 'mcp:confine', via: 'direct' as const, attended: true };
+    const caller = { caller: 'mcp:confine', principal: OWNER, via: 'direct' as const, attended: true };
     try {
       const call = async (name: string, input: Record<string, unknown>) => {
         const outcome = await paddock.gateway.call(name, input, caller);

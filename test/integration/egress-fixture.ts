@@ -19,6 +19,7 @@ import { DEFAULT_EGRESS_LIMITS, type EgressLimits } from '../../src/net/egress/t
 import { createWhitelistSandbox } from '../../src/policy/index.js';
 import type { Sandbox } from '../../src/policy/types.js';
 import { silentLogger } from '../../src/shared/logger.js';
+import { OWNER } from '../../src/shared/principal.js';
 import { SqliteAuditStore } from '../../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../../src/store/sqlite/database.js';
 import { SqliteLaunchLinkStore } from '../../src/store/sqlite/launch-link-store.js';
@@ -95,7 +96,7 @@ export async function withEgressComputer(
   const run = async (
     script: string,
     timeoutMs = 60_000,
-    caller: CallerContext = { caller: 'mcp:egress-test', via: 'direct', attended: true },
+    caller: CallerContext = { principal: OWNER, caller: 'mcp:egress-test', via: 'direct', attended: true },
   ) => {
     runs += 1;
     const parentId = `inv_run_${runs}`;

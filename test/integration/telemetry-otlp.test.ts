@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/shared/logger.js';
+import { OWNER } from '../../src/shared/principal.js';
 import { createTracer } from '../../src/telemetry/index.js';
 import { NOOP_TRACER } from '../../src/telemetry/types.js';
 import { fixturePath } from '../fixtures/mcp/harness.js';
@@ -139,7 +140,7 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       logger: silentLogger(),
       tracer,
     });
-    const caller = { caller: 'mcp:t', via: 'direct' as const, attended: true };
+    const caller = { principal: OWNER, caller: 'mcp:t', via: 'direct' as const, attended: true };
     assert.ok((await gateway.call('login', { user: 'ann', password: 'hunter2-very-secret' }, caller)).ok);
     assert.equal((await gateway.call('no_such_tool', {}, caller)).ok, false);
     await tracer.close();

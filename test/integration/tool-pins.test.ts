@@ -11,10 +11,11 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.js';
 import { createPaddock, type Paddock } from '../../src/main.js';
 import { silentLogger } from '../../src/shared/logger.js';
+import { OWNER } from '../../src/shared/principal.js';
 import { fixturePath } from '../fixtures/mcp/harness.js';
 import { pollUntil, runCli, tempProject } from '../helpers/paddock-process.js';
 
-const caller = { caller: 'mcp:pins', via: 'direct' as const, attended: true };
+const caller = { principal: OWNER, caller: 'mcp:pins', via: 'direct' as const, attended: true };
 
 function serversYaml(extraArgs: string[] = [], more = ''): string {
   const args = [fixturePath('stdio-server'), '--mode', 'normal', ...extraArgs]

@@ -158,6 +158,16 @@ export class JobTable {
     return shape(this.familyGone(held) ? 'cancelled' : 'cancelling');
   }
 
+  /**
+   * Ends a job's tool channel before the job itself ends (its caller was revoked): every later
+   * call is refused with `reason`, calls under way are cancelled. Whether it had one.
+   */
+  closeChannel(job: Job, reason: PaddockError): boolean {
+    const channel = this.jobs.get(job.n)?.channel;
+    channel?.close(reason);
+    return channel !== undefined && channel !== null;
+  }
+
   /** Bytes from the guest on one of a job's fds (stdout 1, stderr 2). */
   onData(n: number, fd: number, payload: Buffer): void {
     const job = this.jobs.get(n)?.job;

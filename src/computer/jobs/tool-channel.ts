@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { ChannelGrant } from '../../channel/session.js';
 import { TOOL_CHANNEL_ROOT } from '../../guest/account.js';
 import type { ChannelFrame } from '../../guest/protocol.js';
+import type { PaddockError } from '../../shared/errors.js';
 
 /** The host side of one job's tool channel (implemented in src/channel/, wired by main.ts). */
 export interface ToolChannel {
@@ -11,8 +12,11 @@ export interface ToolChannel {
   readonly toolCalls: number;
   /** Answers one frame: the reply line for the client's FIFO, or null when it cannot be answered. */
   handle(frame: ChannelFrame): Promise<string | null>;
-  /** The job's root exited: later calls fail at once. */
-  close(): void;
+  /**
+   * The job's root exited (or its caller was revoked, `reason`): later calls fail at once with
+   * the reason (CHANNEL_CLOSED by default), calls under way are cancelled.
+   */
+  close(reason?: PaddockError): void;
 }
 
 /** Opens a channel for a job; null when the caller has none to offer. */

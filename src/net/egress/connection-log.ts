@@ -106,6 +106,7 @@ export class ConnectionRecord {
       tool: EGRESS_TOOL,
       source: 'computer',
       caller: p?.caller ?? 'computer',
+      principal: p?.principal ?? null,
       via: p?.via ?? 'direct',
       parentId: p?.parentId ?? null,
       generation: p?.generation ?? null,

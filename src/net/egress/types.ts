@@ -12,6 +12,8 @@ import type { TerminatingCa } from './tls-ca.js';
 export interface EgressPrincipal {
   /** Audit caller, e.g. `mcp:abc` or `computer:g3`. */
   caller: string;
+  /** The principal key of the job's caller (`owner`, `client:<id>`, `agent:<name>`); absent for a terminal. */
+  principal?: string;
   via: Via;
   /** Invocation id of the `run_command` that started the job. */
   parentId?: string;

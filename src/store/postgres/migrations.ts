@@ -197,6 +197,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   },
   {
     version: 2,
+    name: 'invocation_principal',
+    // On whose behalf a call ran: owner, client:<id> (an OAuth client) or agent:<name>.
+    // Rows written before this step keep NULL (they were all the owner's or an agent's).
+    sql: `
+      ALTER TABLE tool_invocations ADD COLUMN principal text;
+      CREATE INDEX tool_invocations_principal ON tool_invocations (principal, seq) WHERE principal IS NOT NULL;
+    `,
+  },
+  {
+    version: 3,
     name: 'tool_pins',
     // What each upstream MCP tool looked like when it was trusted (pinned) or refused (rejected),
     // shared by the fleet: the canonical JSON of its definition and that text's SHA-256.
@@ -214,7 +224,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `,
   },
   {
-    version: 3,
+    version: 4,
     name: 'audit_chain',
     // One hash chain for the fleet, in end_seq order (see store/audit-chain.ts). The head row
     // gives the end seqs now: a writer updates it in the statement that ends its row and holds

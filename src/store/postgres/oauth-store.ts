@@ -154,6 +154,15 @@ export class PgOAuthStore implements OAuthStore {
     ]);
   }
 
+  async setScopes(grantId: string, scopes: readonly string[]): Promise<OAuthGrant | null> {
+    const rows = await this.db.rows<{ id: string }>(
+      STORE,
+      'UPDATE oauth_grants SET scopes = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING id',
+      [scopes.join(' '), grantId],
+    );
+    return rows.length === 1 ? this.grant(grantId) : null;
+  }
+
   /** One statement: the grant and its secrets are revoked together or not at all. */
   async revokeGrant(grantId: string): Promise<boolean> {
     const rows = await this.db.rows<{ n: number }>(

@@ -46,8 +46,9 @@ export interface SqliteAuditStoreOptions extends AuditRowLimits {
 // end seqs and links come from the chain's head (see SqliteChain), read in the same transaction
 const INSERT_SQL = `INSERT INTO tool_invocations (id, started_at, duration_ms, tool, source, caller, via,
   parent_id, generation, job_id, input, output_bytes, sent_bytes, success, error_code, error_message,
-  policy_rule, state, owner_pid, input_sha256, approval_id, approver, end_seq, chain_prev, chain_hash)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  policy_rule, state, owner_pid, input_sha256, approval_id, approver, principal, end_seq, chain_prev,
+  chain_hash)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 const COMPLETE_SET = `UPDATE tool_invocations SET state = 'ended', duration_ms = ?, output_bytes = ?,
   sent_bytes = ?, success = ?, error_code = ?, error_message = ?, policy_rule = ?, end_seq = ?,
@@ -278,6 +279,7 @@ export class SqliteAuditStore implements AuditStore {
     };
     if (q.tool !== undefined) add('tool = ?', q.tool);
     if (q.caller !== undefined) add('caller = ?', q.caller);
+    if (q.principal !== undefined) add('principal = ?', q.principal);
     if (q.parentId !== undefined) add('parent_id = ?', q.parentId);
     if (q.jobId !== undefined) add('job_id = ?', q.jobId);
     if (q.since !== undefined) add('started_at >= ?', checkNumber('since', q.since));

@@ -11,7 +11,7 @@ interface Step {
 
 /** Pins of upstream MCP tools (see store/tool-pins.ts). */
 export const TOOL_PINS_MIGRATION: Step = {
-  version: 12,
+  version: 13,
   name: 'tool_pins',
   // What each upstream MCP tool looked like when it was trusted (pinned) or refused (rejected):
   // the canonical JSON of its definition and that text's SHA-256.
@@ -31,7 +31,7 @@ export const TOOL_PINS_MIGRATION: Step = {
 
 /** The audit hash chain (see store/audit-chain.ts). */
 export const AUDIT_CHAIN_MIGRATION: Step = {
-  version: 13,
+  version: 14,
   name: 'audit_chain',
   // Every row that ends joins a hash chain in end_seq order (see store/audit-chain.ts): its
   // link and the link before it. The head is the last ended row; audit_chain records where the

@@ -283,6 +283,16 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX tool_invocations_running;
     `,
   },
+  {
+    version: 12,
+    name: 'invocation_principal',
+    // On whose behalf a call ran: owner, client:<id> (an OAuth client) or agent:<name>.
+    // Rows written before this step keep NULL (they were all the owner's or an agent's).
+    sql: `
+      ALTER TABLE tool_invocations ADD COLUMN principal TEXT;
+      CREATE INDEX tool_invocations_principal ON tool_invocations (principal, seq) WHERE principal IS NOT NULL;
+    `,
+  },
   TOOL_PINS_MIGRATION,
   AUDIT_CHAIN_MIGRATION,
 ];

@@ -158,6 +158,13 @@ export class SqliteOAuthStore implements OAuthStore {
     this.db.prepare('UPDATE oauth_grants SET last_used_at = ? WHERE id = ?').run(this.now(), grantId);
   }
 
+  async setScopes(grantId: string, scopes: readonly string[]): Promise<OAuthGrant | null> {
+    const changed = this.db
+      .prepare('UPDATE oauth_grants SET scopes = ? WHERE id = ? AND revoked_at IS NULL')
+      .run(scopes.join(' '), grantId).changes;
+    return changed === 1 ? this.grant(grantId) : null;
+  }
+
   /** Revokes one grant and every secret of it; false when it was not live. */
   async revokeGrant(grantId: string): Promise<boolean> {
     const now = this.now();

@@ -1,5 +1,6 @@
 import type { MemoryStore } from '../../audit/types.js';
 import { PaddockError } from '../../shared/errors.js';
+import { principalKey } from '../../shared/principal.js';
 import { defineTool } from '../define.js';
 import { s } from '../schema.js';
 import type { CallerContext, Tool } from '../tool.js';
@@ -20,17 +21,33 @@ export interface MemoryToolDeps {
 }
 
 /**
- * The default namespace: the kind of caller, i.e. the text before the first `:` of its
- * `caller` string (`mcp`, `dock`, `cli`, `channel`, `agent`). Session and job ids are
- * short-lived, so keying on them would lose every memory at the next connection; the
- * composition root passes a resolver that gives each agent its own namespace
- * (e.g. `agent:<name>` for a run of that agent).
+ * The default namespace, by principal: an OAuth client's memories are its own
+ * (`client:<id>`), an agent's too (`agent:<name>`); the owner's are keyed by the kind of
+ * caller, the text before the first `:` of its `caller` string (`mcp`, `dock`, `cli`), as
+ * they always were. Session and job ids are short-lived, so keying on them would lose every
+ * memory at the next connection. A tool-channel call carries the principal of the call that
+ * started its command, so a script shares its starter's memories.
  */
 export function defaultNamespaceOf(caller: CallerContext): string {
-  // a command's tool-channel calls share the memories of the caller that started the command
+  const p = caller.principal;
+  if (p.kind === 'client') return `client:${p.id}`;
+  if (p.kind === 'agent') return `agent:${p.name}`;
   const who = caller.onBehalfOf ?? caller.caller;
   const colon = who.indexOf(':');
   return colon < 0 ? who : who.slice(0, colon);
+}
+
+/**
+ * A resolver that gives the principals named in `explicit` (paddock.yaml `principals.memory`,
+ * by principal key) the namespace written there, and everyone else what `inner` gives: the
+ * one way two principals share memories.
+ */
+export function explicitNamespaces(
+  explicit: Readonly<Record<string, string>>,
+  inner: NamespaceOf,
+): NamespaceOf {
+  if (Object.keys(explicit).length === 0) return inner;
+  return (caller) => explicit[principalKey(caller.principal)] ?? inner(caller);
 }
 
 /** Resolves the namespace of a call and refuses an empty one. */
@@ -55,7 +72,7 @@ export function createSaveMemoryTool(deps: MemoryToolDeps): Tool {
       'Store a short note in long-term memory so that a later conversation or run can find it with recall_memory. ' +
       'Save durable facts worth knowing next time (a decision, a preference, where something lives, the outcome of a task), one fact per note, written so it makes sense without this conversation. ' +
       'Do not save secrets such as passwords or tokens, and do not save what you can cheaply look up again. ' +
-      'Memories are private to you (your agent, or your kind of client) and survive restarts; tags help later searches.',
+      'Memories are private to you (your agent, or your client) and survive restarts; tags help later searches.',
     input: s.object(
       {
         content: s.string({

@@ -8,6 +8,7 @@ import type { AuditStore } from '../../audit/types.js';
 import type { BrowserImage } from '../../computer/backend/browser-image.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
+import { OWNER } from '../../shared/principal.js';
 import type { Gateway } from '../../tools/gateway.js';
 import type { CallerContext } from '../../tools/tool.js';
 import type { SessionValidator, WebRoute, WebUpgradeRoute } from '../app.js';
@@ -168,7 +169,7 @@ export function createDock(options: DockOptions): Dock {
 /** Launches through the gateway when `launch_computer` is registered, so the launch is audited. */
 function launcher(gateway: Gateway | null, computer: DockComputer | null): DockLauncher | undefined {
   if (!gateway || !computer) return undefined;
-  const caller: CallerContext = { caller: DOCK_CALLER, via: 'direct', attended: true };
+  const caller: CallerContext = { caller: DOCK_CALLER, principal: OWNER, via: 'direct', attended: true };
   return async (profileId) => {
     if (!gateway.listTools(caller).some((t) => t.name === 'launch_computer'))
       return computer.launch(profileId);
@@ -247,7 +248,7 @@ function linkBooter(
   if (!gateway || !computer) return undefined;
   return async (linkId) => {
     const link = await computer.launchLink(linkId);
-    const base: CallerContext = { caller: DOCK_CALLER, via: 'direct', attended: true };
+    const base: CallerContext = { caller: DOCK_CALLER, principal: OWNER, via: 'direct', attended: true };
     const target = computer.target?.();
     const caller = target ? { ...base, computer: target } : base;
     if (!gateway.listTools(caller).some((t) => t.name === 'launch_computer'))

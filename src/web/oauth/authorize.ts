@@ -6,7 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { computerNameProblem } from '../../shared/computer-name.js';
 import type { Logger } from '../../shared/logger.js';
+import { COMPUTER_SCOPE_PREFIX, computersOfScopes } from '../../shared/principal.js';
 import { SESSION_COOKIE, type WebRoute } from '../app.js';
 import { readCookie } from '../auth.js';
 import { escapeHtml, PAGE_CSP, sendPage } from '../dock/html.js';
@@ -28,6 +30,8 @@ interface Pending {
   state: string | null;
   codeChallenge: string;
   scopes: Scope[];
+  /** Named computers the client asked for (`computer:<name>`); the person ticks which to grant. */
+  computers: string[];
   resource: string;
   issuer: string;
   session: string;
@@ -115,6 +119,7 @@ export function authorizeRoute(options: AuthorizeOptions): WebRoute {
       issuer,
       codeChallenge: '',
       scopes: [] as Scope[],
+      computers: [] as string[],
       resource: '',
     };
     const fail = (error: string, description: string) => {
@@ -130,11 +135,20 @@ export function authorizeRoute(options: AuthorizeOptions): WebRoute {
     if (q.get('code_challenge_method') !== 'S256') {
       return fail('invalid_request', 'code_challenge_method must be S256; plain is not accepted.');
     }
-    const asked = (q.get('scope') ?? '').split(' ').filter(Boolean);
+    const all = (q.get('scope') ?? '').split(' ').filter(Boolean);
+    const computers = [...new Set(computersOfScopes(all))];
+    const badComputer = computers.find((c) => computerNameProblem(c) !== null);
+    if (badComputer !== undefined)
+      return fail('invalid_scope', computerNameProblem(badComputer)!.slice(0, 300));
+    const asked = all.filter((s) => !s.startsWith(COMPUTER_SCOPE_PREFIX));
     const unknown = asked.filter((s) => !(SCOPES as string[]).includes(s) && s !== 'offline_access');
     if (unknown.length > 0)
-      return fail('invalid_scope', `Unknown scope ${unknown.join(', ')}; use ${SCOPES.join(', ')}.`);
-    const scopes = SCOPES.filter((s) => asked.length === 0 || asked.includes(s));
+      return fail(
+        'invalid_scope',
+        `Unknown scope ${unknown.join(', ')}; use ${SCOPES.join(', ')} or computer:<name>.`,
+      );
+    const toolsets = asked.filter((s) => s !== 'offline_access');
+    const scopes = SCOPES.filter((s) => toolsets.length === 0 || asked.includes(s));
     if (scopes.length === 0) return fail('invalid_scope', `Ask for at least one of ${SCOPES.join(', ')}.`);
     const resource = q.get('resource') ?? resourceOf(issuer);
     if (resource !== resourceOf(issuer))
@@ -146,12 +160,13 @@ export function authorizeRoute(options: AuthorizeOptions): WebRoute {
       client,
       codeChallenge,
       scopes,
+      computers,
       resource,
       session,
       expiresAt: now() + PENDING_TTL_MS,
     });
     while (pending.size > MAX_PENDING) pending.delete(pending.keys().next().value!);
-    sendPage(res, 200, 'Sign-in request', renderConsent(id, client, redirectUri, scopes), {
+    sendPage(res, 200, 'Sign-in request', renderConsent(id, client, redirectUri, scopes, computers), {
       'content-security-policy': consentCsp(redirectUri),
     });
   }
@@ -176,12 +191,19 @@ export function authorizeRoute(options: AuthorizeOptions): WebRoute {
         error_description: 'The person denied the request.',
       });
     }
-    const grant = await options.server.store.createGrant(p.client.client, p.scopes, p.resource);
+    // only the named computers the person left ticked are granted
+    const ticked = new Set(form.getAll('computer'));
+    const computers = p.computers.filter((c) => ticked.has(c)).map((c) => `${COMPUTER_SCOPE_PREFIX}${c}`);
+    const grant = await options.server.store.createGrant(
+      p.client.client,
+      [...p.scopes, ...computers],
+      p.resource,
+    );
     const code = await options.server.store.issue(grant.id, 'code', options.server.limits.codeTtlMs, {
       redirectUri: p.redirectUri,
       codeChallenge: p.codeChallenge,
     });
-    logger.info('oauth.granted', { ...fields, grant: grant.id, scopes: p.scopes.join(' ') });
+    logger.info('oauth.granted', { ...fields, grant: grant.id, scopes: grant.scopes.join(' ') });
     redirect(res, p, { code: code.secret });
   }
 
@@ -209,6 +231,7 @@ function renderConsent(
   resolved: ResolvedClient,
   redirectUri: string,
   scopes: readonly Scope[],
+  computers: readonly string[],
 ): string {
   const { client, verified } = resolved;
   const identity = client.metadataUrl
@@ -217,15 +240,25 @@ function renderConsent(
       : '<span class="badge no" id="verified">not verified</span>'
     : '<span class="badge no" id="verified">not verified</span> the client registered itself; its name is its own claim';
   return `<h1>Allow <span id="client-name">${escapeHtml(client.name)}</span> to use this Paddock?</h1>
-<p>An MCP client asks to act through this server's tools. Its calls are audited under its own name and pass the same permissions and policy as yours.</p>
+<p>An MCP client asks to act through this server's tools. Its calls are audited under its own name and pass the same permissions and policy as yours; it keeps memories of its own, its <code>ask</code> calls wait for you in the dock or the CLI, and of your computers it reaches only those you tick below.</p>
 <dl>
 <dt>Client</dt><dd>${escapeHtml(client.name)} <code>${escapeHtml(client.clientId)}</code></dd>
 <dt>Identity</dt><dd>${identity}</dd>
 <dt>Answer goes to</dt><dd><code id="redirect-uri">${escapeHtml(redirectUri)}</code></dd>
 <dt>Access</dt><dd><ul id="scopes">${scopes.map((s) => `<li><code>${s}</code>: ${escapeHtml(SCOPE_TEXT[s])}</li>`).join('')}</ul></dd>
+<dt>Computers</dt><dd>${
+    computers.length === 0
+      ? '<span id="no-computers">Only computers of its own; none of yours.</span>'
+      : `Its own computers, and of yours only those you tick:<ul id="computers">${computers
+          .map(
+            (c) =>
+              `<li><label><input type="checkbox" form="consent" name="computer" value="${escapeHtml(c)}" checked> <code>computer:${escapeHtml(c)}</code>: use your named computer ${escapeHtml(c)} (its files, commands and terminals)</label></li>`,
+          )
+          .join('')}</ul>`
+  }</dd>
 </dl>
 <p class="note">You can revoke it at any time under Clients in the dock, or with <code>paddock clients revoke ${escapeHtml(client.id)}</code>.</p>
-<form method="post" action="${OAUTH_PATHS.authorize}" class="row">
+<form method="post" action="${OAUTH_PATHS.authorize}" class="row" id="consent">
 <input type="hidden" name="request" value="${escapeHtml(id)}">
 <button type="submit" name="decision" value="approve" id="approve">Approve</button>
 <button type="submit" name="decision" value="deny" id="deny" style="background:#2b3440;color:var(--text)">Deny</button>

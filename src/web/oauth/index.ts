@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { McpGrant } from '../../mcp/http.js';
 import type { Logger } from '../../shared/logger.js';
+import { computersOfScopes } from '../../shared/principal.js';
 import type { WebRoute } from '../app.js';
 import { LaunchNonces } from '../dock/launch-page.js';
 import { authorizeRoute, type ConsentSessions } from './authorize.js';
@@ -48,8 +49,11 @@ export interface McpOAuth {
 export interface OAuth extends McpOAuth {
   store: OAuthStore;
   routes: WebRoute[];
-  /** Subscribes to revocations made in the dock (their MCP sessions must end). */
-  onRevoked(listener: (grantIds: readonly string[]) => void): void;
+  /**
+   * Subscribes to revocations made in the dock: everything of the client must end; the page
+   * answers once every listener has settled.
+   */
+  onRevoked(listener: (clientId: string, grantIds: readonly string[]) => Promise<void> | void): void;
 }
 
 export function createOAuth(options: OAuthOptions): OAuth {
@@ -62,7 +66,7 @@ export function createOAuth(options: OAuthOptions): OAuth {
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.now === undefined ? {} : { now: options.now }),
   });
-  const listeners: ((ids: readonly string[]) => void)[] = [];
+  const listeners: ((clientId: string, ids: readonly string[]) => Promise<void> | void)[] = [];
   const routes = [
     ...server.routes(),
     authorizeRoute({
@@ -77,8 +81,8 @@ export function createOAuth(options: OAuthOptions): OAuth {
       sessions: options.sessions,
       nonces: new LaunchNonces(),
       logger,
-      onRevoked: (ids) => {
-        for (const l of listeners) l(ids);
+      onRevoked: async (clientId, ids) => {
+        for (const l of listeners) await l(clientId, ids);
       },
     }),
   ];
@@ -96,7 +100,17 @@ export function createOAuth(options: OAuthOptions): OAuth {
   };
 }
 
-/** The MCP endpoint's view of a grant: who (for the audit caller) and which tool sets. */
-export function mcpGrantOf(grant: { id: string; client: { id: string }; scopes: string[] }): McpGrant {
-  return { id: grant.id, client: grant.client.id, toolsets: toolsetsOf(grant.scopes) };
+/** The MCP endpoint's view of a grant: who (for the audit caller), which tool sets and named computers. */
+export function mcpGrantOf(grant: {
+  id: string;
+  client: { id: string; name: string };
+  scopes: string[];
+}): McpGrant {
+  return {
+    id: grant.id,
+    client: grant.client.id,
+    clientName: grant.client.name,
+    toolsets: toolsetsOf(grant.scopes),
+    computers: computersOfScopes(grant.scopes),
+  };
 }

@@ -12,6 +12,7 @@ import { encodeRequest } from '../../../src/channel/wire.js';
 import { policySchema } from '../../../src/config/schema.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { OWNER } from '../../../src/shared/principal.js';
 import { SqliteApprovalStore } from '../../../src/store/sqlite/approval-store.js';
 import { SqliteAuditStore } from '../../../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../../../src/store/sqlite/database.js';
@@ -36,7 +37,12 @@ function tool(name: string, effects: unknown[]): Tool {
   };
 }
 
-const mcp = (id = 'test'): CallerContext => ({ caller: `mcp:${id}`, via: 'direct', attended: true });
+const mcp = (id = 'test'): CallerContext => ({
+  principal: OWNER,
+  caller: `mcp:${id}`,
+  via: 'direct',
+  attended: true,
+});
 
 describe('canonical arguments', () => {
   it('hashes equal arguments alike whatever their key order, and other arguments differently', () => {
@@ -320,6 +326,7 @@ describe('approvals at the gateway', () => {
 
   it('unattended callers: refused and unlisted without a wait; an agent run that may wait waits and is listed the tool', async () => {
     const channel: CallerContext = {
+      principal: OWNER,
       caller: 'channel:g1.job1',
       via: 'channel',
       attended: false,
@@ -329,6 +336,7 @@ describe('approvals at the gateway', () => {
     assert.equal(!refused.ok && refused.error.code, 'PERMISSION_REQUIRED');
     assert.ok(!gateway.listTools(channel).some((t) => t.name === 'post'));
     const agent: CallerContext = {
+      principal: OWNER,
       caller: 'agent:run1',
       via: 'agent',
       attended: false,
@@ -367,6 +375,7 @@ describe('approvals at the gateway', () => {
 
   it('the tool channel of an agent that may wait, with an always-allow rule, still neither lists nor calls ask tools', async () => {
     const agent: CallerContext = {
+      principal: OWNER,
       caller: 'agent:run9',
       via: 'agent',
       attended: false,

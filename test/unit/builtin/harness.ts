@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { StoredInvocation } from '../../../src/audit/types.js';
 import type { Sandbox } from '../../../src/policy/types.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { OWNER } from '../../../src/shared/principal.js';
 import { SqliteAuditStore } from '../../../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../../../src/store/sqlite/database.js';
 import { type CallOutcome, Gateway } from '../../../src/tools/gateway.js';
@@ -48,10 +49,11 @@ export async function createHarness(policy: Sandbox, tools: (dir: string) => Too
     async call(name, input, caller = {}) {
       const outcome = await gateway.call(name, input, {
         caller: 'mcp:s1',
+        principal: OWNER,
         via: 'direct',
         attended: true,
         ...caller,
-      });
+      } as CallerContext);
       const row = await audit.get(outcome.invocationId);
       if (!row) throw new Error(`no audit row for ${outcome.invocationId}`);
       return { outcome, row };

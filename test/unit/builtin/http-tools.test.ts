@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createHttpClient } from '../../../src/net/http-client.js';
+import { OWNER } from '../../../src/shared/principal.js';
 import { createHttpGetTool } from '../../../src/tools/builtin/http-get.js';
 import { createHttpPostTool } from '../../../src/tools/builtin/http-post.js';
 import { httpPolicy, type LocalServer, startServer, staticResolver } from '../net/helpers.js';
@@ -160,7 +161,12 @@ describe('http_get and http_post through the gateway', () => {
   });
 
   it('describes itself as a read-only builtin and http_post as not read-only', () => {
-    const [get, post] = h.gateway.listTools({ caller: 'cli', via: 'direct', attended: true });
+    const [get, post] = h.gateway.listTools({
+      principal: OWNER,
+      caller: 'cli',
+      via: 'direct',
+      attended: true,
+    });
     assert.ok(get && post);
     assert.equal(get.name, 'http_get');
     assert.equal(get.source, 'builtin');

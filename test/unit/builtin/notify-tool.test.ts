@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { notifySchema } from '../../../src/config/notify-schema.js';
+import { OWNER } from '../../../src/shared/principal.js';
 import { openDatabase } from '../../../src/store/sqlite/database.js';
 import { SqliteMemoryStore } from '../../../src/store/sqlite/memory-store.js';
 import { createBuiltinTools } from '../../../src/tools/builtin/index.js';
@@ -38,7 +39,7 @@ describe('notify through the gateway (and the builtin factory)', () => {
   });
 
   it('offers the five builtins and names the channels in the notify schema', () => {
-    const tools = h.gateway.listTools({ caller: 'cli', via: 'direct', attended: true });
+    const tools = h.gateway.listTools({ principal: OWNER, caller: 'cli', via: 'direct', attended: true });
     assert.deepEqual(
       tools.map((t) => t.name),
       ['http_get', 'http_post', 'save_memory', 'recall_memory', 'notify'],
@@ -78,7 +79,12 @@ describe('notify through the gateway (and the builtin factory)', () => {
 
   it('declares every builtin schema so that strict function calling accepts it: closed objects, one type each', () => {
     const problems: string[] = [];
-    for (const tool of h.gateway.listTools({ caller: 'cli', via: 'direct', attended: true })) {
+    for (const tool of h.gateway.listTools({
+      principal: OWNER,
+      caller: 'cli',
+      via: 'direct',
+      attended: true,
+    })) {
       strictProblems(tool.inputSchema, tool.name, problems);
     }
     assert.deepEqual(problems, []);

@@ -17,6 +17,7 @@ import { policySchema } from '../../../src/config/schema.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
 import { isPaddockError } from '../../../src/shared/errors.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { OWNER } from '../../../src/shared/principal.js';
 import { openDatabase } from '../../../src/store/sqlite/database.js';
 import { SqliteLaunchLinkStore } from '../../../src/store/sqlite/launch-link-store.js';
 import type { Tool, ToolContext } from '../../../src/tools/tool.js';
@@ -63,7 +64,7 @@ export async function withComputer(
     const controller = new AbortController();
     return {
       invocationId: 'inv_test',
-      caller: { caller: 'cli', via: 'direct', attended: true },
+      caller: { principal: OWNER, caller: 'cli', via: 'direct', attended: true },
       signal: controller.signal,
       deadline: Date.now() + 600_000,
       policy,

@@ -43,6 +43,25 @@ describe('paddock.yaml loading', () => {
       );
     }));
 
+  it('refuses a third party as its own decider and a memory entry that names no principal, each on its line', () =>
+    withDir((dir) => {
+      writeFileSync(
+        join(dir, 'paddock.yaml'),
+        'approvals:\n  deciders:\n    clients: [elicitation]\nprincipals:\n  clients:\n    maxSessions: 0\n  memory:\n    "client:cl_x": mcp\n    someone: mcp\n',
+      );
+      assert.throws(
+        () => loadConfig({ cwd: dir, env: {} }),
+        (e: ConfigError) => {
+          const text = e.problems.join('\n');
+          assert.match(text, /^approvals\.deciders\.clients\.0: .*would let a client approve itself/m);
+          assert.match(text, /^principals\.clients\.maxSessions: /m);
+          assert.match(text, /^principals\.memory\.someone: "someone" is not a principal/m);
+          assert.doesNotMatch(text, /cl_x/);
+          return true;
+        },
+      );
+    }));
+
   it('reports a YAML syntax error with its line', () =>
     withDir((dir) => {
       writeFileSync(join(dir, 'paddock.yaml'), 'server:\n  port: [1,\n');

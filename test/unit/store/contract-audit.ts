@@ -177,7 +177,14 @@ export function auditContract(factory: StoreFactory): void {
       );
       rows.push(
         await audit.record(
-          invocation({ id: 'r3', tool: 'run_command', caller: 'mcp:s1', startedAt: 3000, jobId: 'g1.job1' }),
+          invocation({
+            id: 'r3',
+            tool: 'run_command',
+            caller: 'mcp:s1',
+            startedAt: 3000,
+            jobId: 'g1.job1',
+            principal: 'client:cl_a',
+          }),
         ),
       );
       rows.push(
@@ -190,6 +197,7 @@ export function auditContract(factory: StoreFactory): void {
             startedAt: 4000,
             parentId: 'r3',
             jobId: 'g1.job1',
+            principal: 'client:cl_a',
           }),
         ),
       );
@@ -223,6 +231,9 @@ export function auditContract(factory: StoreFactory): void {
         assert.deepEqual(ids(await audit.query({ since: 3000 })), ['r5', 'r4', 'r3']);
         assert.deepEqual(ids(await audit.query({ tool: 'http_get', failed: true, since: 3000 })), ['r5']);
         assert.deepEqual(ids(await audit.query({ tool: 'http_get', caller: 'cli' })), []);
+        assert.deepEqual(ids(await audit.query({ principal: 'client:cl_a' })), ['r4', 'r3']);
+        assert.equal((await audit.get('r4'))?.principal, 'client:cl_a', 'the principal is stored');
+        assert.equal((await audit.get('r1'))?.principal, null);
       }));
 
     it('pages forwards with afterSeq and backwards with beforeSeq', () =>

@@ -274,6 +274,21 @@ export function recordsContract(factory: StoreFactory): void {
         assert.deepEqual(await a.oauth.revokedAmong([grant.id, 'gr_gone']), [grant.id, 'gr_gone']);
         assert.deepEqual(await a.oauth.liveGrants(), []);
         assert.equal(await a.oauth.revokeGrant(grant.id), false, 'a revoked grant is not live');
+        assert.equal(await a.oauth.setScopes(grant.id, ['tools']), null, 'a revoked grant keeps its scopes');
+      }));
+
+    it('changes the scopes of a live grant, seen by every server and by its tokens', () =>
+      withStores(factory, 2, async (a, b) => {
+        const client = await a.oauth.saveClient({ name: 's', redirectUris: ['https://a.example/cb'] });
+        const grant = await a.oauth.createGrant(client, ['tools'], 'r');
+        const access = (await a.oauth.issue(grant.id, 'access', 60_000)).secret;
+        const changed = await b.oauth.setScopes(grant.id, ['tools', 'computer:review-box']);
+        assert.deepEqual(changed?.scopes, ['tools', 'computer:review-box']);
+        assert.deepEqual((await a.oauth.find(access, 'access'))?.grant.scopes, [
+          'tools',
+          'computer:review-box',
+        ]);
+        assert.equal(await a.oauth.setScopes('gr_gone', ['tools']), null);
       }));
 
     it('keeps at most the given number of clients that never got a grant, oldest dropped first', () =>

@@ -7,6 +7,7 @@ import { policySchema } from '../../../src/config/schema.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
 import type { PaddockError } from '../../../src/shared/errors.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { OWNER } from '../../../src/shared/principal.js';
 import { SqliteAuditStore } from '../../../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../../../src/store/sqlite/database.js';
 import { Gateway } from '../../../src/tools/gateway.js';
@@ -36,8 +37,9 @@ function tool(name: string, overrides: Partial<Tool> = {}): Tool {
   };
 }
 
-const attended: CallerContext = { caller: 'mcp:test', via: 'direct', attended: true };
+const attended: CallerContext = { principal: OWNER, caller: 'mcp:test', via: 'direct', attended: true };
 const unattended: CallerContext = {
+  principal: OWNER,
   caller: 'channel:g1.job1',
   via: 'channel',
   attended: false,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ApprovalService } from '../../../src/approvals/service.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { OWNER } from '../../../src/shared/principal.js';
 import { SqliteApprovalStore } from '../../../src/store/sqlite/approval-store.js';
 import { openDatabase } from '../../../src/store/sqlite/database.js';
 import type { Tool } from '../../../src/tools/tool.js';
@@ -39,7 +40,7 @@ describe('the dock approvals source', () => {
       let changes = 0;
       const watch = source.onChange(() => changes++);
       assert.equal(service.dockOpen(), true);
-      const caller = { caller: 'mcp:s1', via: 'direct' as const, attended: true };
+      const caller = { principal: OWNER, caller: 'mcp:s1', via: 'direct' as const, attended: true };
       const small = service.admit({
         tool,
         input: { text: 'hi' },

@@ -12,6 +12,7 @@ import { policySchema } from '../../../src/config/schema.js';
 import { McpHttpEndpoint } from '../../../src/mcp/http.js';
 import { createWhitelistSandbox } from '../../../src/policy/index.js';
 import { silentLogger } from '../../../src/shared/logger.js';
+import { OWNER } from '../../../src/shared/principal.js';
 import { SqliteAuditStore } from '../../../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../../../src/store/sqlite/database.js';
 import { SqliteMemoryStore } from '../../../src/store/sqlite/memory-store.js';
@@ -124,7 +125,7 @@ export async function startDockServer(options: DockServerOptions = {}): Promise<
       const outcome = await gateway.call(
         'save_memory',
         { content },
-        { caller: 'mcp:test', via: 'direct', attended: true },
+        { principal: OWNER, caller: 'mcp:test', via: 'direct', attended: true },
       );
       if (!outcome.ok) throw outcome.error;
     },
