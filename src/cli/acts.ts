@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { formatAgentList, formatRunDetails, formatRunRow } from '../agents/cli-format.js';
 import { renderError, renderToolResult, serverLogs, serversList, serverTools } from '../integrations/cli.js';
+import { decideReview, serverReview } from '../integrations/review.js';
 import type { IntegrationsService } from '../integrations/service.js';
 import type { Paddock } from '../main.js';
 import { sleep } from '../shared/abort.js';
@@ -26,10 +27,14 @@ export const CliActSchema = z.discriminatedUnion('command', [
   }),
   z.object({
     command: z.literal('servers'),
-    sub: z.enum(['list', 'tools', 'logs', 'call']),
+    sub: z.enum(['list', 'tools', 'logs', 'call', 'review']),
     name: z.string(),
     input: z.record(z.string(), z.unknown()).optional(),
     json: z.boolean(),
+    /** `review` only: decide instead of showing. */
+    decision: z.enum(['accept', 'reject']).optional(),
+    /** `review` only: the upstream tools to decide (all pending ones when absent). */
+    tools: z.array(z.string().min(1)).max(1000).optional(),
   }),
   z.object({
     command: z.literal('agents'),
@@ -147,6 +152,15 @@ async function servers(p: Paddock, act: Extract<CliAct, { command: 'servers' }>,
       await serverTools(p.integrations, act.name).catch(() => {});
       line(io, 'stdout', serverLogs(p.integrations, act.name).text);
       return 0;
+    case 'review': {
+      // the review compares the server's current list with its pins: list it when unknown
+      await serverTools(p.integrations, act.name).catch(() => {});
+      const r = act.decision
+        ? await decideReview(p.integrations, act.name, act.decision, 'cli', act.tools)
+        : serverReview(p.integrations, act.name);
+      line(io, 'stdout', act.json ? JSON.stringify(r.data, null, 2) : r.text);
+      return 0;
+    }
     case 'call': {
       if (!p.registry.get(act.name)) await discovered(p.integrations);
       const outcome = await p.gateway.call(act.name, act.input ?? {}, cliCaller());

@@ -24,6 +24,7 @@ import {
   dockApprovalsFromService,
   dockComputerFromService,
 } from '../web/dock/index.js';
+import { dockToolReviewFromService } from '../web/dock/trust.js';
 import { listenOrFallBack } from '../web/listen.js';
 import { createOAuth } from '../web/oauth/index.js';
 import { type PreviewPorts, PreviewRelay } from '../web/preview/relay.js';
@@ -33,6 +34,7 @@ import { type Closer, closeInReverse, VERSION } from './common.js';
 import { exitWhenIdle } from './idle-exit.js';
 import { createPaddock, type Paddock } from './paddock.js';
 import { endClient, revokeClient } from './revocation.js';
+import { startHeadSigner } from './signing.js';
 
 /** How `paddock serve` listens. */
 export interface ServerOptions {
@@ -120,6 +122,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
           return t ? policyVerdict(t, args, paddock.policy) : null;
         },
       }),
+      toolReview: dockToolReviewFromService(paddock.integrations),
       browser: paddock.browser,
       secureCookie: server.publicUrl?.startsWith('https://') ?? false,
     });
@@ -228,6 +231,8 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     }
     paddock.agents.scheduler.start();
     closers.push(() => paddock.agents.scheduler.stop());
+    const signer = startHeadSigner(paddock);
+    if (signer) closers.push(() => signer.stop());
     logger.info('server.started', { url, dataDir: loaded.dataDir, socket: paths.socket, replacedStale });
     return {
       paddock,

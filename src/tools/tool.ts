@@ -2,6 +2,7 @@ import type { PolicyAction, Sandbox } from '../policy/types.js';
 import type { Logger } from '../shared/logger.js';
 import type { Principal } from '../shared/principal.js';
 import type { Via } from '../shared/via.js';
+import type { Span } from '../telemetry/types.js';
 import type { CallerApprovals } from './approval-gate.js';
 import type { JsonSchema, Schema } from './schema.js';
 
@@ -89,6 +90,8 @@ export interface ToolContext {
   /** Records computer lineage (stored in the audit row). */
   noteComputer(info: { generation?: number; jobId?: string }): void;
   progress(progress: Progress): void;
+  /** The call's span: a tool that calls onward (an upstream server) records its part as a child. */
+  span?: Span;
 }
 
 /** An MCP content block (text, image, resource…), passed through as is. */

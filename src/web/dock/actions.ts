@@ -9,6 +9,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { DockClient } from './client.js';
 import { type ClientMessage, clientMessageSchema } from './protocol.js';
 import type { Disposable, DockAgents, DockApprovals, DockComputer, DockTools } from './sources.js';
+import { type DockToolReview, isTrustMessage, type TrustMessage, trustActionOf } from './trust.js';
 import type { DockVmHosts } from './vm-hosts.js';
 import { type WebMcpMessage, webMcpActionOf } from './webmcp.js';
 
@@ -39,6 +40,8 @@ export interface DockActionDeps {
   tools?: DockTools | null;
   /** Hosts of browser computers; without them `vm.*` requests are refused. */
   vmHosts?: DockVmHosts | null;
+  /** Upstream tools awaiting review; without it there is nothing to decide. */
+  toolReview?: DockToolReview | null;
 }
 
 const MAX_TERMINAL_SUBSCRIPTIONS = 16;
@@ -46,10 +49,17 @@ const MAX_TERMINAL_SUBSCRIPTIONS = 16;
 export class DockActions {
   private readonly agentAction: (conn: DockConnection, message: AgentMessage) => Promise<string>;
   private readonly webMcpAction: (conn: DockConnection, message: WebMcpMessage) => string;
+  private readonly trustAction: (conn: DockConnection, message: TrustMessage) => Promise<string>;
 
   constructor(private readonly deps: DockActionDeps) {
     this.agentAction = agentActionOf(deps);
     this.webMcpAction = webMcpActionOf(deps.tools, deps.logger);
+    this.trustAction = trustActionOf({
+      computer: deps.computer,
+      toolReview: deps.toolReview ?? null,
+      caller: deps.caller,
+      logger: deps.logger,
+    });
   }
 
   /** Parses one message from a page, performs it, and replies when asked or when it failed. */
@@ -109,6 +119,7 @@ export class DockActions {
   }
 
   private async perform(conn: DockConnection, message: ClientMessage): Promise<string> {
+    if (isTrustMessage(message)) return this.trustAction(conn, message);
     if (message.type === 'agent.run' || message.type === 'agent.show') return this.agentAction(conn, message);
     if (message.type === 'approval.decide' || message.type === 'approval.rule.remove')
       return this.approvalAction(message);
@@ -211,7 +222,7 @@ export class DockActions {
     if (!terminals) throw notYet('Terminals');
     switch (message.type) {
       case 'terminal.input':
-        await terminals.write(message.terminalId, message.data);
+        await terminals.write(message.terminalId, message.data, this.deps.caller);
         return 'Delivered.';
       case 'terminal.resize':
         await terminals.resize(message.terminalId, message.cols, message.rows);

@@ -342,9 +342,13 @@ class ServiceAdapter implements DockComputer {
     };
     return {
       list: (): DockTerminal[] => this.watched?.terminals.list() ?? [],
-      write: (id, data) => current().write(id, data),
+      write: (id, data, who = 'dock') => current().write(id, data, { source: 'person', who }),
       resize: (id, cols, rows) => current().resize(id, cols, rows),
       activate: (id) => current().activate(id),
+      hold: (id, who) => current().hold(id, who),
+      release: (id, who) => current().release(id, who),
+      journal: (id, source) => current().journal(id, source ? { source } : {}),
+      asciicast: (id) => current().asciicast(id),
       subscribe: (id, from, onData: (chunk: TerminalChunk) => void) => current().subscribe(id, from, onData),
       onChange: (listener) => {
         this.terminalListeners.add(listener);

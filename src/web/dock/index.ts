@@ -22,6 +22,7 @@ import type { DockStatus } from './protocol.js';
 import { dockRoutes, sendSignIn } from './routes.js';
 import type { DockAgents, DockApprovals, DockComputer, DockTools, LaunchLinkBoot } from './sources.js';
 import { defaultUiDir, UiAssets } from './static-assets.js';
+import { castRoute, type DockToolReview } from './trust.js';
 import type { DockVmHosts } from './vm-hosts.js';
 import { vmRoutes } from './vm-routes.js';
 
@@ -60,6 +61,8 @@ export interface DockOptions {
   previewOrigins?: string[];
   login?: DockLoginOptions;
   limits?: Partial<ClientLimits>;
+  /** Upstream tools awaiting a person's review. */
+  toolReview?: DockToolReview | null;
   /** Browser computers: the pages that host them and the image they boot (both or neither). */
   browser?: { hosts: DockVmHosts; image: BrowserImage } | null;
 }
@@ -123,6 +126,7 @@ export function createDock(options: DockOptions): Dock {
     tools: options.tools ?? null,
     limits: options.limits,
     vmHosts: options.browser?.hosts ?? null,
+    toolReview: options.toolReview ?? null,
   });
   const issue = (base: string) => {
     const { code, expiresAt } = login.issueCode();
@@ -133,6 +137,7 @@ export function createDock(options: DockOptions): Dock {
     ...(options.browser ? vmRoutes(options.browser.image) : []),
     ...(history ? [approvalsPageRoute(history)] : []),
     ...(options.tools && computer ? filesRoutes(options.tools, () => computer.launchedAt?.() ?? null) : []),
+    castRoute(computer),
     ...dockRoutes({
       auth: options.auth,
       login,

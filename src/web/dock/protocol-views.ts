@@ -107,6 +107,11 @@ export const terminalInfoSchema = z.object({
   label: z.string(),
   ready: z.boolean().describe('Attached to its PTY (not proof of a shell prompt).'),
   active: z.boolean(),
+  heldBy: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('The person who took control (the agent’s input is refused meanwhile).'),
 });
 
 /** What the preview pane shows. */

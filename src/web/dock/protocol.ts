@@ -4,6 +4,7 @@
  * only (`z.infer`), so the browser bundle carries no zod.
  */
 import { z } from 'zod';
+import { trustClientMessages, trustServerMessages } from './protocol-trust.js';
 import {
   agentCallSchema,
   type agentLoadErrorSchema,
@@ -29,6 +30,7 @@ import {
   webMcpToolSchema,
 } from './protocol-views.js';
 
+export * from './protocol-trust.js';
 export * from './protocol-views.js';
 
 /** Largest message the page may send (a terminal paste of 64 KiB plus framing). */
@@ -155,10 +157,12 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     code: z.string().nullable(),
     message: z.string(),
   }),
+  ...trustServerMessages,
 ]);
 
 /** Messages from the page to the server. */
 export const clientMessageSchema = z.discriminatedUnion('type', [
+  ...trustClientMessages,
   z
     .object({ type: z.literal('vm.host'), requestId })
     .strict()

@@ -3,6 +3,7 @@
  * them (see computer-adapter.ts for the ComputerService; terminals and preview come from the
  * guest's PTYs and preview relay). Every subscription returns a Disposable.
  */
+
 import type { Disposable } from '../../shared/disposable.js';
 import type { ComputerRef } from '../../tools/tool.js';
 import type {
@@ -20,6 +21,7 @@ import type {
   DockTerminal,
   DockWebMcpTool,
 } from './protocol.js';
+import type { DockJournalEntry } from './protocol-trust.js';
 
 export type { Disposable };
 
@@ -40,8 +42,8 @@ export interface TerminalChunk {
 export interface TerminalSource {
   /** Terminals of the current generation, with the active one marked. */
   list(): DockTerminal[];
-  /** Writes the person's keystrokes (or a paste) to the PTY. */
-  write(terminalId: string, data: string): Promise<void>;
+  /** Writes the person's keystrokes (or a paste) to the PTY; `who` is the dock caller (journal). */
+  write(terminalId: string, data: string, who?: string): Promise<void>;
   /** Follows the dock's viewport. */
   resize(terminalId: string, cols: number, rows: number): Promise<void>;
   /** Makes a terminal the active one (the person picked its tab). */
@@ -58,6 +60,13 @@ export interface TerminalSource {
   ): Disposable;
   /** Fires when terminals appear or go, become ready, or the active one changes. */
   onChange(listener: () => void): Disposable;
+  /** The person takes control: the agent's input is refused until `release`. */
+  hold?(terminalId: string, who: string): unknown;
+  release?(terminalId: string, who: string): unknown;
+  /** Who typed what, oldest first (of one source when given). */
+  journal?(terminalId: string, source?: 'agent' | 'person' | 'script'): DockJournalEntry[];
+  /** The kept session as an asciicast v2 file. */
+  asciicast?(terminalId: string): string;
 }
 
 /** The preview pane's source (the guest's preview relay plus navigate_preview). */

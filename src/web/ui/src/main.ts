@@ -12,6 +12,7 @@ import { PreviewPanel } from './preview.js';
 import { DockSocket } from './socket.js';
 import { StatusBar } from './status-bar.js';
 import { TerminalPanel } from './terminals.js';
+import { ToolReviewPanel } from './tool-review.js';
 import { WebMcpTools } from './webmcp.js';
 
 /** Short messages in the corner; the same text is not repeated within three seconds. */
@@ -38,6 +39,7 @@ class DockPage {
   private readonly preview: PreviewPanel;
   private readonly activity: ActivityPanel;
   private readonly approvals: ApprovalsPanel;
+  private readonly toolReview: ToolReviewPanel;
   private revealedApproval = false;
   private readonly webmcp: WebMcpTools;
   private readonly vmHost: BrowserVmHost;
@@ -82,7 +84,8 @@ class DockPage {
       error: (reply) => toast(reply.message, 'err'),
     });
     this.statusBar = new StatusBar(this.socket, toast);
-    this.terminals = new TerminalPanel(this.socket);
+    this.terminals = new TerminalPanel(this.socket, toast);
+    this.toolReview = new ToolReviewPanel(this.socket, toast);
     this.preview = new PreviewPanel(this.socket, toast);
     this.activity = new ActivityPanel(this.socket, toast);
     this.approvals = new ApprovalsPanel(this.socket, toast);
@@ -100,8 +103,10 @@ class DockPage {
     root.append(
       this.statusBar.el,
       ...this.statusBar.banners,
+      this.toolReview.notice,
       this.approvals.badge,
       this.approvals.el,
+      this.toolReview.el,
       h(
         'main',
         { class: 'layout' },
@@ -243,6 +248,12 @@ class DockPage {
       case 'vm.serial':
       case 'vm.stop':
         this.vmHost.handle(msg);
+        return;
+      case 'tools.review':
+        this.toolReview.set(msg.changes);
+        return;
+      case 'terminal.journal':
+        this.terminals.trust.journal(msg.terminalId, msg.entries);
         return;
       case 'reply':
         return;

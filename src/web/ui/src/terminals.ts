@@ -9,6 +9,7 @@ import '@xterm/xterm/css/xterm.css';
 import type { DockFeatures, DockStatus, DockTerminal } from '../../dock/protocol.js';
 import { h, replace } from './dom.js';
 import type { DockSocket } from './socket.js';
+import { TerminalTrust } from './terminal-trust.js';
 
 const MAX_INPUT_CHARS = 65_536;
 
@@ -63,12 +64,26 @@ export class TerminalPanel {
   /** A terminal to reveal as soon as it is listed (the startup script of a launch link). */
   private pendingReveal: string | null = null;
 
-  constructor(private readonly socket: DockSocket) {
+  /** Who typed what, taking control, export. */
+  readonly trust: TerminalTrust;
+
+  constructor(
+    private readonly socket: DockSocket,
+    toast: (text: string, kind?: 'err' | 'ok') => void = () => undefined,
+  ) {
+    this.trust = new TerminalTrust(socket, toast);
     this.el = h(
       'section',
       { class: 'panel terminals', 'aria-label': 'Terminals' },
-      h('div', { class: 'panel-head' }, h('span', { class: 'panel-title' }, 'Terminal'), this.tabs),
+      h(
+        'div',
+        { class: 'panel-head' },
+        h('span', { class: 'panel-title' }, 'Terminal'),
+        this.tabs,
+        this.trust.bar,
+      ),
       this.body,
+      this.trust.journalEl,
     );
     this.body.append(this.empty);
     new ResizeObserver(() => {
@@ -115,6 +130,8 @@ export class TerminalPanel {
       this.pendingReveal = null;
     }
     if (!this.visible && list[0]) this.show(list[0].id);
+    const shown = this.visible ? this.views.get(this.visible) : undefined;
+    this.trust.show(shown?.info ?? null, shown?.term ?? null);
     this.renderEmpty();
   }
 
@@ -131,14 +148,17 @@ export class TerminalPanel {
     view.pending = false;
     // a full reset (RIS) through the write queue: output written before it, still queued, is
     // parsed first and cleared with the rest, instead of landing after a synchronous reset()
-    if (fromCursor === null) view.term.write('\x1bc');
+    if (fromCursor === null) {
+      view.term.write('\x1bc');
+      this.trust.reset(terminalId);
+    }
   }
 
   output(terminalId: string, data: string, cursor: string, gap: boolean): void {
     const view = this.views.get(terminalId);
     if (!view) return;
     if (gap) view.term.write('\r\n\x1b[2m[earlier output was dropped]\x1b[0m\r\n');
-    view.term.write(data);
+    view.term.write(data, () => this.trust.output(terminalId, view.term, cursor));
     view.cursor = cursor;
   }
 
@@ -170,7 +190,8 @@ export class TerminalPanel {
       cursorBlink: true,
       scrollback: 5000,
       theme: THEME,
-      allowProposedApi: false,
+      // decorations mark who typed each input in the scrollback
+      allowProposedApi: true,
     });
     const fit = new FitAddon();
     term.loadAddon(fit);
@@ -224,6 +245,7 @@ export class TerminalPanel {
       this.socket.send({ type: 'terminal.attach', terminalId: id });
     }
     this.fitVisible(true);
+    this.trust.show(view.info, view.term);
     if (focus) view.term.focus();
   }
 
