@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { policySchema } from '../src/config/schema.js';
@@ -7,6 +9,7 @@ import { silentLogger } from '../src/shared/logger.js';
 import { OWNER } from '../src/shared/principal.js';
 import { SqliteAuditStore } from '../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
+import { OtlpTracer } from '../src/telemetry/otlp-tracer.js';
 import { Gateway } from '../src/tools/gateway.js';
 import { PermissionPolicy } from '../src/tools/permissions.js';
 import { ToolRegistry } from '../src/tools/registry.js';
@@ -14,7 +17,7 @@ import { InputValidator } from '../src/tools/validation.js';
 import { connectStdio } from '../test/helpers/clients.js';
 import { tempProject } from '../test/helpers/paddock-process.js';
 import type { Figure } from './run.js';
-import { median, timeCalls } from './stats.js';
+import { median, timeAlternately, timeCalls } from './stats.js';
 
 /** Gateway pipeline in-process, and the MCP round trip over stdio (HTTP load: http-load.ts). */
 export async function benchGateway(): Promise<Figure[]> {
@@ -22,6 +25,7 @@ export async function benchGateway(): Promise<Figure[]> {
   const dir = mkdtempSync(join(tmpdir(), 'paddock-bench-'));
   try {
     const db = openDatabase(join(dir, 'bench.db'));
+    const plainDb = openDatabase(join(dir, 'bench-unchained.db'));
     const registry = new ToolRegistry();
     registry.register([
       {
@@ -34,23 +38,71 @@ export async function benchGateway(): Promise<Figure[]> {
         execute: async () => ({ structured: { ok: true } }),
       },
     ]);
-    const gateway = new Gateway({
+    const gatewayOver = (audit: SqliteAuditStore) =>
+      new Gateway({
+        registry,
+        audit,
+        policy: createWhitelistSandbox(policySchema.parse({})),
+        permissions: new PermissionPolicy([]),
+        validator: new InputValidator(),
+        logger: silentLogger(),
+      });
+    const gateway = gatewayOver(new SqliteAuditStore(db));
+    // the same pipeline whose audit rows are not hashed into the chain: what the chain costs
+    const unchained = gatewayOver(new SqliteAuditStore(plainDb, { hashChain: false }));
+    const caller = { principal: OWNER, caller: 'bench', via: 'direct' as const, attended: true };
+    const [inproc, plain] = await timeAlternately(
+      20_000,
+      () => gateway.call('noop', { n: 1 }, caller),
+      () => unchained.call('noop', { n: 1 }, caller),
+      2000,
+    );
+    // the same pipeline with OTLP tracing on, exporting to a local sink that drains every batch
+    const sink = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200).end());
+    });
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    const tracer = new OtlpTracer({
+      endpoint: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
+      service: { name: 'bench', version: '0', instanceId: 'bench' },
+      logger: silentLogger(),
+    });
+    const tracedDb = openDatabase(join(dir, 'bench-traced.db'));
+    const traced = new Gateway({
       registry,
-      audit: new SqliteAuditStore(db),
+      audit: new SqliteAuditStore(tracedDb),
       policy: createWhitelistSandbox(policySchema.parse({})),
       permissions: new PermissionPolicy([]),
       validator: new InputValidator(),
       logger: silentLogger(),
+      tracer,
     });
-    const caller = { principal: OWNER, caller: 'bench', via: 'direct' as const, attended: true };
-    const inproc = await timeCalls(20_000, () => gateway.call('noop', { n: 1 }, caller), 2000);
+    const [withTrace, withoutTrace] = await timeAlternately(
+      20_000,
+      () => traced.call('noop', { n: 1 }, caller),
+      () => gateway.call('noop', { n: 1 }, caller),
+      2000,
+    );
+    await tracer.close();
+    await new Promise<void>((resolve) => sink.close(() => resolve()));
+    tracedDb.close();
+    figures.push({
+      name: 'gateway call with OTLP tracing on, no-op (median)',
+      value: median(withTrace) * 1000,
+      unit: 'µs/call',
+      target: 'a span costs little beside the audit row',
+      peers: [{ name: 'tracing off (the same pipeline)', value: median(withoutTrace) * 1000 }],
+    });
     figures.push({
       name: 'gateway+validation+audit, no-op (median)',
       value: median(inproc) * 1000,
       unit: 'µs/call',
       target: '≤ 50 µs',
+      peers: [{ name: 'audit rows not hashed into the chain', value: median(plain) * 1000 }],
     });
     db.close();
+    plainDb.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

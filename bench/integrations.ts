@@ -4,9 +4,12 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { McpServerConfig } from '../src/integrations/load-config.js';
 import { IntegrationsService } from '../src/integrations/service.js';
+import { judge } from '../src/integrations/tool-pins.js';
 import { PaddockError } from '../src/shared/errors.js';
 import { silentLogger } from '../src/shared/logger.js';
 import { OWNER } from '../src/shared/principal.js';
+import { openDatabase } from '../src/store/sqlite/database.js';
+import { SqliteToolPinStore } from '../src/store/sqlite/tool-pin-store.js';
 import type { ToolContext } from '../src/tools/tool.js';
 import { median, percentile } from './stats.js';
 
@@ -17,6 +20,8 @@ export interface BenchResult {
   unit: string;
   /** What the value should meet, or `(reported)`. */
   target: string;
+  /** The same work done otherwise, measured in the same run. */
+  peers?: { name: string; value: number }[];
 }
 
 function everythingBin(): string {
@@ -117,7 +122,9 @@ export async function benchIntegrations(
       d.push(b);
       diff.push(a - b);
     }
+    const pinning = await pinnedFigures(config, ctx, input, iterations, warmup);
     return [
+      ...pinning,
       { name: 'integrations.start_returns', value: round(startMs), unit: 'ms', target: '(reported)' },
       { name: 'integrations.eager_server_ready', value: round(readyMs), unit: 'ms', target: '(reported)' },
       { name: 'integrations.echo.direct.median', value: round(median(d)), unit: 'ms', target: '(reported)' },
@@ -137,6 +144,74 @@ export async function benchIntegrations(
     ];
   } finally {
     await service.close();
+  }
+}
+
+/**
+ * What pinning costs: an upstream call through a service whose tools are pinned (SQLite pin
+ * store) beside one without pins, alternately against two server-everything processes; and
+ * judging a listing against its pins (done per listing, never per call).
+ */
+async function pinnedFigures(
+  config: McpServerConfig,
+  ctx: ToolContext,
+  input: Record<string, unknown>,
+  iterations: number,
+  warmup: number,
+): Promise<BenchResult[]> {
+  const db = openDatabase(':memory:');
+  const store = new SqliteToolPinStore(db);
+  const pinned = new IntegrationsService({ servers: [config], logger: silentLogger(), pins: { store } });
+  const plain = new IntegrationsService({ servers: [config], logger: silentLogger() });
+  try {
+    await Promise.all([pinned.start(), plain.start()]);
+    await Promise.all([pinned.discovered(), plain.discovered()]);
+    const a = pinned.tools().find((t) => t.name === 'everything_echo');
+    const b = plain.tools().find((t) => t.name === 'everything_echo');
+    if (!a || !b) throw new Error('server-everything did not start twice');
+    const time = async (tool: typeof a) => {
+      const s = performance.now();
+      await tool.execute(input, ctx);
+      return performance.now() - s;
+    };
+    for (let i = 0; i < warmup; i++) await Promise.all([time(a), time(b)]);
+    const withPins: number[] = [];
+    const withoutPins: number[] = [];
+    for (let i = 0; i < iterations; i++) {
+      if (i % 2 === 0) {
+        withPins.push(await time(a));
+        withoutPins.push(await time(b));
+      } else {
+        withoutPins.push(await time(b));
+        withPins.push(await time(a));
+      }
+    }
+    const defs = pinned.pool.knownTools('everything') ?? [];
+    const pins = await store.list('everything');
+    const judging: number[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const s = performance.now();
+      judge('everything', defs, pins);
+      judging.push(performance.now() - s);
+    }
+    return [
+      {
+        name: 'upstream call (everything_echo) with its tools pinned, median',
+        value: round(median(withPins)),
+        unit: 'ms',
+        target: 'pins cost nothing per call',
+        peers: [{ name: 'the same call without pins', value: round(median(withoutPins)) }],
+      },
+      {
+        name: `judging a listing of ${defs.length} tools against their pins, median`,
+        value: round(median(judging) * 1000),
+        unit: 'µs/listing',
+        target: '(per listing, not per call)',
+      },
+    ];
+  } finally {
+    await Promise.all([pinned.close(), plain.close()]);
+    db.close();
   }
 }
 

@@ -11,6 +11,7 @@
  *
  * `node dist/bench/terminals.js` prints the figures. Importing this module has no side effects.
  */
+
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, get, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +20,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BwrapBackend } from '../src/computer/backend/bwrap.js';
 import { ComputerManager } from '../src/computer/manager.js';
+import { TerminalJournal } from '../src/computer/terminals/journal.js';
 import { encodeTerminalCursor } from '../src/computer/terminals/terminal.js';
 import { createComputerTools } from '../src/computer/tools/index.js';
 import { computerSchema } from '../src/config/computer-schema.js';
@@ -83,6 +85,27 @@ async function terminalFigures(m: ComputerManager, figures: Figure[]): Promise<v
     value: median(roundTrips.slice(20)),
     unit: 'ms',
     target: '≤ 10 ms',
+  });
+  // what the journal adds to each keystroke: its input entry and the mark of the output it caused
+  const journal = new TerminalJournal({ cols: 120, rows: 32, at: Date.now() });
+  const journaling: number[] = [];
+  for (let i = 0; i < 20_000; i++) {
+    const t = performance.now();
+    journal.input(
+      { source: 'agent', who: 'mcp:bench' },
+      String.fromCharCode(97 + (i % 26)),
+      i * 2,
+      Date.now() + i * 4000,
+    );
+    journal.output(i * 2 + 1, Date.now() + i * 4000 + 10);
+    journaling.push(performance.now() - t);
+  }
+  figures.push({
+    name: 'journal of one keystroke (its input entry and output mark), median',
+    value: median(journaling) * 1000,
+    unit: 'µs',
+    target: 'a sliver of the round trip',
+    peers: [{ name: 'the keystroke round trip above, in µs', value: median(roundTrips.slice(20)) * 1000 }],
   });
 
   const baseline = process.memoryUsage().rss;

@@ -53,6 +53,12 @@ export const SYSTEM_DEPS = [
     scope: 'test',
   })),
   {
+    path: '/usr/bin/asciinema',
+    pkg: 'asciinema',
+    purpose: 'playing exported terminal sessions back in the tests',
+    scope: 'test',
+  },
+  {
     path: '/usr/lib/postgresql/*/bin/initdb',
     pkg: 'postgresql',
     purpose: 'the PostgreSQL store tests (a throwaway cluster each)',

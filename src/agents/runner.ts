@@ -96,6 +96,17 @@ export async function executeRun(agent: AgentDefinition, spec: RunSpec, deps: Ru
     startedAt,
   );
   logger.info('agent.run_started', { trigger: spec.trigger });
+  // the run's span: the root of its trace, parent of its tool calls (their parentId is the run)
+  const span = deps.gateway.tracer.start(`invoke_agent ${agent.name}`, {
+    key: spec.runId,
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': agent.name,
+      'gen_ai.agent.id': spec.runId,
+      'gen_ai.request.model': agent.model,
+      'paddock.trigger': spec.trigger,
+    },
+  });
   deps.events.emit({ type: 'run.started', run });
 
   const usage = { turns: 0, inputTokens: 0, outputTokens: 0 };
@@ -120,6 +131,12 @@ export async function executeRun(agent: AgentDefinition, spec: RunSpec, deps: Ru
     tokens: finished.inputTokens + finished.outputTokens,
     ...(finished.error ? { error: finished.error } : {}),
   });
+  span.setAttributes({
+    'gen_ai.usage.input_tokens': finished.inputTokens,
+    'gen_ai.usage.output_tokens': finished.outputTokens,
+    'paddock.run.status': finished.status,
+  });
+  span.end({ errorType: finished.status === 'succeeded' ? null : (finished.errorCode ?? finished.status) });
   deps.events.emit({ type: 'run.finished', run: finished });
   return finished;
 }

@@ -1,26 +1,8 @@
-import { createHash } from 'node:crypto';
+import { canonicalJson, sha256Hex } from '../shared/canonical-json.js';
 
-/**
- * JSON with object keys sorted at every level and no insignificant whitespace, so equal
- * arguments always give the same text (and the same hash) whatever order a client sent them in.
- * `undefined` members are dropped as JSON.stringify drops them.
- */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value ?? {}));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = sortKeys(v);
-  }
-  return out;
-}
+export { canonicalJson };
 
 /** SHA-256 (hex) of the canonical JSON of `value`: what an approval is bound to. */
 export function argumentsSha256(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+  return sha256Hex(canonicalJson(value));
 }

@@ -1,15 +1,18 @@
+import { summarizeCall } from './call-summary.js';
 import type { StoredInvocation } from './types.js';
 
 export interface FormatAuditRowOptions {
   /** Print the time in UTC (`…Z`) instead of the local time zone. */
   utc?: boolean;
+  /** Add what the call did (summarizeCall of its input: a path, a URL, `host:port` of egress). */
+  what?: boolean;
 }
 
 type FormattableRow = Pick<
   StoredInvocation,
   'startedAt' | 'durationMs' | 'tool' | 'caller' | 'via' | 'success' | 'errorCode'
 > &
-  Partial<Pick<StoredInvocation, 'state' | 'approvalId' | 'approver'>>;
+  Partial<Pick<StoredInvocation, 'state' | 'approvalId' | 'approver' | 'input'>>;
 
 /**
  * One line for people reading `paddock audit`: time, duration, tool, caller, via, outcome
@@ -26,6 +29,7 @@ export function formatAuditRow(row: FormattableRow, options: FormatAuditRowOptio
         : row.success
           ? 'ok'
           : `FAIL ${clean(row.errorCode ?? 'UNKNOWN')}`;
+  const what = options.what && row.input ? summarizeCall(row.tool, row.input) : '';
   return [
     formatTime(row.startedAt, options.utc ?? false),
     formatDuration(row.durationMs).padStart(8),
@@ -35,6 +39,7 @@ export function formatAuditRow(row: FormattableRow, options: FormatAuditRowOptio
     row.approvalId
       ? `${outcome}  (approval ${clean(row.approvalId)}${row.approver ? ` by ${clean(row.approver)}` : ''})`
       : outcome,
+    ...(what ? [clean(what)] : []),
   ].join('  ');
 }
 

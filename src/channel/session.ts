@@ -44,12 +44,20 @@ export class ChannelSession {
   private readonly seen = new Set<string>();
   private readonly controller = new AbortController();
   private readonly caller: CallerContext;
+  private readonly jobKey: string;
 
   constructor(
     private readonly gateway: Gateway,
     private readonly grant: ChannelGrant,
     private readonly logger: Logger,
   ) {
+    // the job's span (a child of its run_command's): the parent of its channel calls until it ends
+    this.jobKey = `job:${grant.jobId}`;
+    gateway.tracer.start(`job ${grant.jobId}`, {
+      key: this.jobKey,
+      parentKey: grant.parentId,
+      attributes: { 'paddock.job.id': grant.jobId, 'paddock.caller': grant.caller.caller },
+    });
     const outer = grant.caller.allowTool;
     this.caller = {
       caller: `channel:${grant.jobId}`,
@@ -81,6 +89,7 @@ export class ChannelSession {
    */
   close(reason?: PaddockError): void {
     if (this.closedBy) return;
+    this.gateway.tracer.endKey(this.jobKey);
     this.closedBy =
       reason ??
       new PaddockError(

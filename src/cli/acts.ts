@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { formatAgentList, formatRunDetails, formatRunRow } from '../agents/cli-format.js';
 import { renderError, renderToolResult, serverLogs, serversList, serverTools } from '../integrations/cli.js';
+import { decideReview, serverReview } from '../integrations/review.js';
 import type { IntegrationsService } from '../integrations/service.js';
 import type { Paddock } from '../main.js';
 import { sleep } from '../shared/abort.js';
@@ -26,10 +27,14 @@ export const CliActSchema = z.discriminatedUnion('command', [
   }),
   z.object({
     command: z.literal('servers'),
-    sub: z.enum(['list', 'tools', 'logs', 'call']),
+    sub: z.enum(['list', 'tools', 'logs', 'call', 'review']),
     name: z.string(),
     input: z.record(z.string(), z.unknown()).optional(),
     json: z.boolean(),
+    /** `review` only: decide instead of showing. */
+    decision: z.enum(['accept', 'reject']).optional(),
+    /** `review` only: the upstream tools to decide (all pending ones when absent). */
+    tools: z.array(z.string().min(1)).max(1000).optional(),
   }),
   z.object({
     command: z.literal('agents'),
@@ -59,17 +64,8 @@ export async function performAct(p: Paddock, act: CliAct, io: ActIo, signal: Abo
   switch (act.command) {
     case 'tools.list':
       return toolsList(p, act.json, io);
-    case 'tools.call': {
-      if (!p.registry.get(act.name)) await discovered(p.integrations);
-      const outcome = await p.gateway.call(act.name, act.input, cliCaller(act.timeoutMs));
-      if (outcome.ok) {
-        const r = outcome.result;
-        line(io, 'stdout', JSON.stringify(r.structured ?? r.content ?? {}, null, 2));
-        return r.isError ? 1 : 0;
-      }
-      io.write('stderr', `${JSON.stringify(outcome.error.toJSON())}\n`);
-      return 1;
-    }
+    case 'tools.call':
+      return toolsCall(p, act, io, signal);
     case 'servers':
       return servers(p, act, io);
     case 'agents':
@@ -77,6 +73,48 @@ export async function performAct(p: Paddock, act: CliAct, io: ActIo, signal: Abo
     case 'launch':
       return launch(p, act.linkId, act.json, io, signal);
   }
+}
+
+/** Exit code of a command the person interrupted with Ctrl-C (128 + SIGINT). */
+const INTERRUPTED = 130;
+
+/**
+ * Calls a tool as the CLI. Ctrl-C ends the call's wait; a job the call started and that still
+ * runs is cancelled (through the gateway, so it is audited) and named, so nothing runs on
+ * unseen to its timeout.
+ */
+async function toolsCall(
+  p: Paddock,
+  act: Extract<CliAct, { command: 'tools.call' }>,
+  io: ActIo,
+  signal: AbortSignal,
+): Promise<number> {
+  if (!p.registry.get(act.name)) await discovered(p.integrations);
+  const outcome = await p.gateway.call(act.name, act.input, cliCaller(act.timeoutMs, signal));
+  if (signal.aborted) {
+    const structured = outcome.ok ? outcome.result.structured : undefined;
+    const jobId = typeof structured?.jobId === 'string' ? structured.jobId : undefined;
+    if (!jobId || structured?.terminationObserved === true) {
+      line(io, 'stderr', `paddock: interrupted; the call to ${act.name} was abandoned.`);
+      return INTERRUPTED;
+    }
+    const cancel = await p.gateway.call('cancel_job', { jobId }, cliCaller());
+    line(
+      io,
+      'stderr',
+      cancel.ok && !cancel.result.isError
+        ? `paddock: interrupted; cancelled job ${jobId} and every process it started.`
+        : `paddock: interrupted, but job ${jobId} could not be cancelled: ${cancel.ok ? JSON.stringify(cancel.result.structured ?? cancel.result.content) : cancel.error.message} Cancel it with \`paddock tools call cancel_job '{"jobId":"${jobId}"}'\`.`,
+    );
+    return INTERRUPTED;
+  }
+  if (outcome.ok) {
+    const r = outcome.result;
+    line(io, 'stdout', JSON.stringify(r.structured ?? r.content ?? {}, null, 2));
+    return r.isError ? 1 : 0;
+  }
+  io.write('stderr', `${JSON.stringify(outcome.error.toJSON())}\n`);
+  return 1;
 }
 
 /** Waits (bounded) until every upstream server has listed its tools once. */
@@ -114,6 +152,15 @@ async function servers(p: Paddock, act: Extract<CliAct, { command: 'servers' }>,
       await serverTools(p.integrations, act.name).catch(() => {});
       line(io, 'stdout', serverLogs(p.integrations, act.name).text);
       return 0;
+    case 'review': {
+      // the review compares the server's current list with its pins: list it when unknown
+      await serverTools(p.integrations, act.name).catch(() => {});
+      const r = act.decision
+        ? await decideReview(p.integrations, act.name, act.decision, 'cli', act.tools)
+        : serverReview(p.integrations, act.name);
+      line(io, 'stdout', act.json ? JSON.stringify(r.data, null, 2) : r.text);
+      return 0;
+    }
     case 'call': {
       if (!p.registry.get(act.name)) await discovered(p.integrations);
       const outcome = await p.gateway.call(act.name, act.input ?? {}, cliCaller());

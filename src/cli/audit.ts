@@ -9,9 +9,16 @@ const HELP = `Usage: paddock audit [--tool T] [--since 1h] [--failed] [--caller 
 
 Prints tool invocations, oldest first. --principal takes owner, client:<id> or agent:<name>. --since takes 45s, 30m, 1h, 2d or an ISO time.
 --follow keeps printing new rows as they are committed (Ctrl-C to stop).
---full (with --json) prints each row's whole input where the row keeps only a preview.`;
+--full (with --json) prints each row's whole input where the row keeps only a preview.
+
+  paddock audit verify [FROM..TO] [--signed FILE]   check the hash chain of the rows
+  paddock audit export [--since …] [--format jsonl|ocsf]   rows with their chain, for a SIEM`;
 
 export async function auditCommand(args: string[]): Promise<number> {
+  if (args[0] === 'verify' || args[0] === 'export') {
+    const { auditExport, auditVerify } = await import('./audit-chain.js');
+    return args[0] === 'verify' ? auditVerify(args.slice(1)) : auditExport(args.slice(1));
+  }
   const { values } = parseCommandArgs(
     'audit',
     args,
@@ -50,7 +57,7 @@ export async function auditCommand(args: string[]): Promise<number> {
         ? { ...row, input: (await audit.fullInput(row.inputSha256)) ?? row.input }
         : row;
     const print = async (row: StoredInvocation) =>
-      out(values.json ? JSON.stringify(await whole(row)) : formatAuditRow(row));
+      out(values.json ? JSON.stringify(await whole(row)) : formatAuditRow(row, { what: true }));
     // where following starts: rows that end after this are new, whichever process writes them
     const from = values.follow ? await audit.lastEndSeq() : 0;
     const rows = (await audit.query({ ...query, limit })).reverse();

@@ -30,12 +30,15 @@ interface SystemDeps {
   installCommand(pkgs: string[]): string;
 }
 
-/** The Debian packages: needed to serve (a failure) or only for tests and the bench (optional). */
-async function systemChecks(): Promise<Check[]> {
+/**
+ * The Debian packages serving needs (a failure when missing); with `dev`, also those only the
+ * tests and the bench need (reported, never a failure).
+ */
+async function systemChecks(dev: boolean): Promise<Check[]> {
   const deps = (await import(
     new URL('../../../scripts/system-deps.mjs', import.meta.url).href
   )) as SystemDeps;
-  return deps.neededFor('bench').map((d) => {
+  return deps.neededFor(dev ? 'bench' : 'serve').map((d) => {
     const ok = deps.isPresent(d);
     return {
       name: d.pkg,
@@ -50,16 +53,22 @@ async function systemChecks(): Promise<Check[]> {
 }
 
 /** A configured PostgreSQL store: can it be reached, and how does its schema stand. */
-const HELP = `Usage: paddock doctor [--json] [--config FILE]
+const HELP = `Usage: paddock doctor [--json] [--dev] [--config FILE]
 
 Checks Node, bubblewrap and user namespaces, SQLite (or a configured PostgreSQL store), the
-configuration and the data directory, and says how to fix each failure. Exit code 0 when everything passes.`;
+configuration and the data directory, and says how to fix each failure. Exit code 0 when everything passes.
+--dev also lists the packages that only Paddock's own tests and bench use (never a failure).`;
 
 export async function doctorCommand(args: string[]): Promise<number> {
   const { values } = parseCommandArgs(
     'doctor',
     args,
-    { config: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    {
+      config: { type: 'string' },
+      json: { type: 'boolean' },
+      dev: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
     false,
   );
   if (values.help) {
@@ -74,7 +83,7 @@ export async function doctorCommand(args: string[]): Promise<number> {
     detail: `Node ${process.versions.node}`,
     fix: 'Install Node.js 20 or newer.',
   });
-  checks.push(...(await systemChecks()));
+  checks.push(...(await systemChecks(values.dev === true)));
   const bwrap = spawnSync('bwrap', ['--version'], { encoding: 'utf8' });
   if (bwrap.status === 0) {
     const probe = spawnSync('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true'], {

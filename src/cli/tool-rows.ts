@@ -19,13 +19,14 @@ export type ToolRow = Record<string, unknown> & {
 };
 
 /** The CLI's caller context: a person at a terminal, so `ask` tools are allowed. */
-export function cliCaller(timeoutMs?: number): CallerContext {
+export function cliCaller(timeoutMs?: number, signal?: AbortSignal): CallerContext {
   return {
     caller: 'cli',
     principal: OWNER,
     via: 'direct',
     attended: true,
     ...(timeoutMs ? { deadline: Date.now() + timeoutMs } : {}),
+    ...(signal ? { signal } : {}),
   };
 }
 

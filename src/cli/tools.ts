@@ -29,12 +29,12 @@ export async function toolsCommand(args: string[]): Promise<number> {
     const timeoutMs = values['timeout-ms'] ? Number(values['timeout-ms']) : undefined;
     if (timeoutMs !== undefined && !(timeoutMs > 0))
       throw new UsageError('--timeout-ms must be a positive number of milliseconds.');
-    return runAct(values, {
-      command: 'tools.call',
-      name,
-      input: args,
-      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    });
+    // Ctrl-C ends the wait and cancels a job the call started (the act says which)
+    return runAct(
+      values,
+      { command: 'tools.call', name, input: args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+      { cancellable: true },
+    );
   }
   throw new UsageError(`unknown subcommand "${sub}"; use list or call.`);
 }

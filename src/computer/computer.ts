@@ -65,6 +65,8 @@ export class Computer {
   /** Cancels a cold boot that is still waiting for the guest (stop or shutdown). */
   private readonly abort = new AbortController();
   private readonly startedAt = performance.now();
+  /** When this generation was launched (epoch ms): the file browser's "changed since launch". */
+  readonly launchedAt = Date.now();
 
   constructor(private readonly options: ComputerOptions) {
     this.generation = options.generation;

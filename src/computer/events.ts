@@ -45,6 +45,8 @@ export type ComputerEvent =
       timedOut: boolean;
       canceled: boolean;
     }
+  /** The ports a running service listens on changed. */
+  | { type: 'job.ports'; computer: string; generation: number; jobId: string; ports: number[] }
   /** Terminals appeared or went, became ready, or the active one changed. */
   | { type: 'terminal'; computer: string; generation: number | null }
   /** The preview pane moved or observed something. */

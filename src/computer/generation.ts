@@ -6,6 +6,7 @@ import { PaddockError } from '../shared/errors.js';
 import { Computer } from './computer.js';
 import type { ComputerLog } from './logs.js';
 import type { ComputerContext } from './service-context.js';
+import { carriedWorkspaceDir, copyWorkspace } from './workspace-carry.js';
 
 export interface GenerationRequest {
   /** The computer's key. */
@@ -16,14 +17,22 @@ export interface GenerationRequest {
   previous: Computer | null;
   /** Whether the computer already counts against the server's cap. */
   active: boolean;
+  /** Carry the replaced generation's fresh /workspace over (copied before it is torn down). */
+  keepWorkspace?: boolean;
 }
+
+/** What became of the replaced generation's /workspace. */
+export type PreviousWorkspace = 'none' | 'kept' | 'carried' | 'deleted';
 
 /**
  * A new generation of computer `name`, booting. Refused when the server closes, the profile is
  * unavailable, the previous generation still boots or the cap is reached; the previous one is
  * torn down before the new one boots.
  */
-export function startGeneration(ctx: ComputerContext, req: GenerationRequest): Computer {
+export function startGeneration(
+  ctx: ComputerContext,
+  req: GenerationRequest,
+): { computer: Computer; previousWorkspace: PreviousWorkspace; carried: string | null } {
   const { log, previous } = req;
   ctx.assertOpen();
   const profile = ctx.profiles.get(req.profileId);
@@ -50,16 +59,31 @@ export function startGeneration(ctx: ComputerContext, req: GenerationRequest): C
   }
   if (!req.active) ctx.assertCapacity(req.name);
   const generation = ctx.nextGeneration(req.name);
+  const freshBefore = previous !== null && ctx.workspaceMode(req.name, previous.profile) === 'fresh';
+  // keepWorkspace: the old /workspace is copied aside now and into the new one once it runs
+  const carried =
+    previous && freshBefore && req.keepWorkspace && ctx.workspaceMode(req.name, profile) === 'fresh'
+      ? carriedWorkspaceDir(ctx.generationDir(generation))
+      : null;
   const keptDir = ctx.keptDir(req.name, profile);
-  const warm = ctx.takeWarm(req.name, profile);
-  const teardown = previous
-    ? previous.destroy(
-        new PaddockError(
-          'STALE_GENERATION',
-          `Generation ${previous.generation} was replaced by generation ${generation}; use the current computer.`,
-        ),
-      )
-    : Promise.resolve();
+  // a warm sandbox's disk is another's: a carried workspace boots cold, in this generation's directory
+  const warm = carried ? null : ctx.takeWarm(req.name, profile);
+  const stale = () =>
+    previous?.destroy(
+      new PaddockError(
+        'STALE_GENERATION',
+        `Generation ${previous.generation} was replaced by generation ${generation}; use the current computer.`,
+      ),
+    ) ?? Promise.resolve();
+  // the copy is taken before the old generation's processes are killed and its disk removed
+  const teardown =
+    carried && previous
+      ? copyWorkspace(previous.hostWorkspace, carried).then(stale, (e: unknown) =>
+          stale().then(() => {
+            throw e;
+          }),
+        )
+      : stale();
   // The previous generation is stopped at once (its link closed, its ids stale) and killed here.
   // A cold boot starts after its processes are gone; a warm sandbox shares nothing with them
   // and runs at once, unless a read-write profile mount is host state both would see.
@@ -102,10 +126,17 @@ export function startGeneration(ctx: ComputerContext, req: GenerationRequest): C
   log.add(
     'info',
     'computer.launch',
-    `Launching generation ${generation} with profile ${profile.id}${keptDir ? ' (workspace kept)' : ''}${warm ? ' on a warm sandbox' : ''}.`,
+    `Launching generation ${generation} with profile ${profile.id}${carried ? ' (workspace carried over)' : keptDir ? ' (workspace kept)' : ''}${warm ? ' on a warm sandbox' : ''}.`,
     { generation },
   );
-  return computer;
+  const previousWorkspace: PreviousWorkspace = !previous
+    ? 'none'
+    : carried
+      ? 'carried'
+      : freshBefore
+        ? 'deleted'
+        : 'kept';
+  return { computer, previousWorkspace, carried };
 }
 
 /**

@@ -19,9 +19,11 @@ import { ComputerLog } from './logs.js';
 import { PreviewService } from './preview/preview-service.js';
 import type { ProfileInfo } from './profiles.js';
 import { ComputerContext, type ComputerServiceOptions } from './service-context.js';
-import { type ComputerStatus, describeStatus, type LaunchResult } from './status.js';
+import { jobEndedServing, listeningPortsOf, ServicePorts, servicesOf } from './services.js';
+import { type ComputerStatus, describeStatus, type LaunchResult, replacedSentence } from './status.js';
 import { TerminalService } from './terminals/terminal-service.js';
 import type { WarmPool } from './warm-pool.js';
+import { restoreWorkspace } from './workspace-carry.js';
 
 export type { CancelResult, RunRequest } from './jobs/requests.js';
 export type { ComputerStatus, LaunchResult } from './status.js';
@@ -77,6 +79,19 @@ export class ComputerManager implements ComputerSource {
       emit({ type: 'terminal', computer: name, generation: this.current?.generation ?? null }),
     );
     this.preview.onChange((state) => emit({ type: 'preview', computer: name, state }));
+    // the preview says when the job that served it ended (not only on the next request)
+    const ports = new ServicePorts(
+      () => this.current,
+      (generation, jobId, open) =>
+        emit({ type: 'job.ports', computer: name, generation, jobId, ports: open }),
+    );
+    ctx.events.subscribe((e) => {
+      if (e.computer !== name) return;
+      if (e.type === 'job.started') ports.wake();
+      if (e.type !== 'job.exited') return;
+      const ended = jobEndedServing(this.current, e.jobId, this.preview.state());
+      if (ended) this.preview.jobEnded(e.generation, e.jobId, ended.state, ended.how);
+    });
   }
 
   /** The computer `caller` acts on: this one (the shape tools take, shared with ComputerService). */
@@ -117,33 +132,63 @@ export class ComputerManager implements ComputerSource {
    * Replaces the current generation with a new one of `profileId` and returns at once; the new
    * one boots in place. A launch while the current one is still booting is refused.
    */
-  launch(profileId: string, afterBoot?: (c: Computer) => Promise<void>): LaunchResult {
-    const computer = startGeneration(this.context, {
+  launch(
+    profileId: string,
+    afterBoot?: (c: Computer) => Promise<void>,
+    options: { keepWorkspace?: boolean } = {},
+  ): LaunchResult {
+    const replaced = this.current?.generation ?? null;
+    const { computer, previousWorkspace, carried } = startGeneration(this.context, {
       name: this.name,
       profileId,
       log: this.log,
       previous: this.current,
       active: this.active,
+      ...(options.keepWorkspace ? { keepWorkspace: true } : {}),
     });
     this.current = computer;
     this.context.launched(this.name, computer.generation);
     computer.emitLifecycle();
-    void computer.booted.then(() =>
-      afterBootScripts(computer, this.log, (script) => this.startScript(computer, script), afterBoot),
-    );
+    void computer.booted
+      .then(() => (carried && computer.lifecycle === 'running' ? this.carryIn(computer, carried) : undefined))
+      .then(() =>
+        afterBootScripts(computer, this.log, (script) => this.startScript(computer, script), afterBoot),
+      );
     return {
       generation: computer.generation,
       profileId: computer.profile.id,
       lifecycle: computer.lifecycle,
       url: this.watchUrl,
-      message: 'The computer is booting; poll get_computer_status until lifecycle is running or error.',
+      previousWorkspace,
+      message: `${replacedSentence(replaced, previousWorkspace)}The computer is booting; poll get_computer_status until lifecycle is running or error.`,
     };
+  }
+
+  /** Puts the replaced generation's /workspace (copied aside at launch) into `c`'s. */
+  private async carryIn(c: Computer, carried: string): Promise<void> {
+    try {
+      await restoreWorkspace(carried, c.hostWorkspace);
+      this.log.add('info', 'computer.workspace_carried', 'The previous /workspace was copied in.', {
+        generation: c.generation,
+      });
+    } catch (e) {
+      this.log.add(
+        'err',
+        'computer.workspace_carried',
+        `The previous /workspace could not be copied in: ${(e as Error).message}`,
+        {
+          generation: c.generation,
+        },
+      );
+    }
   }
 
   status(): ComputerStatus {
     return describeStatus(this.current, this.watchUrl, {
       activeTerminal: this.terminals.active(),
       preview: this.current ? this.preview.state() : null,
+      services: servicesOf(this.current),
+      listeningPorts: listeningPortsOf(this.current),
     });
   }
 
@@ -246,6 +291,20 @@ export class ComputerManager implements ComputerSource {
 
   readJob(jobId: string, cursor: string | undefined, byteLimit: number): JobResult {
     return this.resolveJob(jobId).job.read(cursor, byteLimit);
+  }
+
+  /** read_job with waitMs: answers once there is output after `cursor` or the job ended (or at waitMs). */
+  async readJobWhenChanged(
+    jobId: string,
+    cursor: string | undefined,
+    byteLimit: number,
+    waitMs: number,
+    signal?: AbortSignal,
+  ): Promise<JobResult> {
+    const { job } = this.resolveJob(jobId);
+    job.read(cursor, 1); // a bad or expired cursor fails now, not after the wait
+    await job.waitForChange(cursor, waitMs, signal);
+    return this.readJob(jobId, cursor, byteLimit);
   }
 
   /** Kills a job and every descendant; `cancelling` when they are not all gone within a second. */

@@ -3,6 +3,7 @@
  */
 import type { Computer, Lifecycle } from './computer.js';
 import type { PreviewState } from './preview/preview-service.js';
+import type { ServiceInfo } from './services.js';
 import type { TerminalInfo } from './terminals/terminal.js';
 
 /** What launch_computer answers. */
@@ -12,7 +13,28 @@ export interface LaunchResult {
   profileId: string;
   lifecycle: Lifecycle;
   url: string;
+  /**
+   * What became of the replaced generation's /workspace: `deleted` (a fresh workspace goes with
+   * its generation), `carried` (copied over with keepWorkspace), `kept` (the profile keeps it),
+   * `none` (nothing was replaced).
+   */
+  previousWorkspace: 'none' | 'kept' | 'carried' | 'deleted';
   message: string;
+}
+
+/** The launch answer's first sentence about the generation it replaced (empty when none). */
+export function replacedSentence(
+  replaced: number | null,
+  workspace: LaunchResult['previousWorkspace'],
+): string {
+  if (replaced === null || workspace === 'none') return '';
+  const what =
+    workspace === 'deleted'
+      ? 'its /workspace was deleted with it (pass keepWorkspace: true to carry it over next time)'
+      : workspace === 'carried'
+        ? 'its /workspace was copied into the new computer'
+        : 'its /workspace is kept';
+  return `Generation ${replaced} was replaced: its processes were stopped and ${what}. `;
 }
 
 /** What get_computer_status answers. */
@@ -35,6 +57,10 @@ export interface ComputerStatus {
   activeTerminal: TerminalInfo | null;
   /** The preview pane: port inside the computer, last path, and what was observed there. */
   preview: PreviewState | null;
+  /** Jobs started with run_command's `background`, with the ports they listen on. */
+  services: ServiceInfo[];
+  /** TCP ports something inside the computer listens on (navigate_preview can show any of them). */
+  listeningPorts: number[];
   /** The dock. */
   url: string;
 }
@@ -43,7 +69,12 @@ export interface ComputerStatus {
 export function describeStatus(
   c: Computer | null,
   dockUrl: string,
-  shared: { activeTerminal: TerminalInfo | null; preview: PreviewState | null } = {
+  shared: {
+    activeTerminal: TerminalInfo | null;
+    preview: PreviewState | null;
+    services?: ServiceInfo[];
+    listeningPorts?: number[];
+  } = {
     activeTerminal: null,
     preview: null,
   },
@@ -61,6 +92,8 @@ export function describeStatus(
       limits: null,
       activeTerminal: null,
       preview: null,
+      services: [],
+      listeningPorts: [],
       url: dockUrl,
       message: 'No computer was launched yet; call list_profiles, then launch_computer.',
     };
@@ -79,6 +112,8 @@ export function describeStatus(
     limits,
     activeTerminal: shared.activeTerminal,
     preview: shared.preview,
+    services: shared.services ?? [],
+    listeningPorts: shared.listeningPorts ?? [],
     url: dockUrl,
   };
 }

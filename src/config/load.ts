@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { requireCjs } from '../shared/require-cjs.js';
 import { ConfigError } from './config-error.js';
+import { explainIssue } from './config-hints.js';
 import { type LocateOptions, locateConfig } from './locate.js';
 import { type PaddockConfig, paddockConfigSchema } from './paddock-config.js';
 
@@ -64,19 +65,16 @@ export function parseYaml(file: string, text: string): unknown {
   return doc.toJS();
 }
 
-/** Validates with zod, reporting one `path: message` line per problem. */
+/**
+ * Validates with zod, reporting every problem at once: one `path: what is wrong` line each, in
+ * words, with a suggestion and the YAML to write where one applies (config-hints.ts).
+ */
 export function validate<T extends z.ZodType>(schema: T, value: unknown, file: string): z.infer<T> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw new ConfigError(
     file,
-    parsed.error.issues.map((issue) => {
-      const path = issue.path.length > 0 ? issue.path.join('.') : '(root)';
-      if (issue.code === 'unrecognized_keys') {
-        return `${path}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
-      }
-      return `${path}: ${issue.message}`;
-    }),
+    parsed.error.issues.flatMap((issue) => explainIssue(issue, schema, value).split(/\n(?=\S)/)),
   );
 }
 

@@ -26,6 +26,7 @@ export const MCP_SERVER_KNOWN_KEYS = [
   'permissions',
   'toolsets',
   'startup',
+  'pins',
 ] as const;
 
 /**
@@ -135,6 +136,26 @@ export const mcpServerEntrySchema = z
       .describe(
         'Paddock option: `eager` starts the server with Paddock and keeps it running; `lazy` starts it on its first call ' +
           '(its tool list comes from the cache of the last run, else from a one-off background discovery).',
+      ),
+    pins: z
+      .record(
+        z.string().min(1).describe("A tool's name as the server lists it."),
+        z
+          .string()
+          .regex(
+            /^(sha256:)?[0-9a-f]{64}$/,
+            'give the 64 hex digits of a SHA-256 (optionally after `sha256:`)',
+          )
+          .transform((v) => v.replace(/^sha256:/, ''))
+          .describe(
+            "The SHA-256 of the tool's canonical definition, as `paddock servers tools <server>` shows it.",
+          ),
+      )
+      .optional()
+      .describe(
+        'Paddock option: the exact tools this server must list, with the hash of each definition (for CI deployments). ' +
+          'A listing that differs — a changed hash, an extra or a missing tool — refuses to start the server, naming the tool. ' +
+          'Without it, tools are pinned in the store when first seen and a change waits for a review.',
       ),
   })
   .loose();

@@ -193,6 +193,15 @@ export const mcpSchema = z
       .describe(
         'Tool sets the MCP endpoints expose (`computer`, `builtin`, `integrations`, a server name); empty = all.',
       ),
+    idleExitSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 24 * 3600)
+      .default(600)
+      .describe(
+        'A server that `paddock mcp` started stops after this many seconds with no client, no dock page and no running computer (0: never). A server started with `paddock serve` never stops by itself.',
+      ),
   })
   .strict();
 
@@ -257,7 +266,7 @@ export function buildConfigSchema<S extends z.ZodRawShape>(extra: S) {
   return z
     .object({
       server: serverSchema.default(serverSchema.parse({})).describe('The HTTP server (dock, /mcp).'),
-      mcp: mcpSchema.default({ toolsets: [] }).describe('MCP endpoint options.'),
+      mcp: mcpSchema.default({ toolsets: [], idleExitSeconds: 600 }).describe('MCP endpoint options.'),
       approvals: approvalsSchema
         .default(approvalsSchema.parse({}))
         .describe('Approvals of `ask` tools: who waits, for how long.'),

@@ -23,6 +23,7 @@ import { GuestLink } from './link.js';
 import type { CallArgs, HostCall, HostTell } from './protocol.js';
 import { PtyHost } from './pty.js';
 import { spawnerFrom } from './spawner.js';
+import { StdioPipes } from './stdio-pipes.js';
 import { TcpRelay } from './tcp-relay.js';
 
 function onPath(name: string): boolean {
@@ -66,7 +67,8 @@ function main(): void {
   process.on('SIGUSR1', () => undefined);
   const account = jobAccountFrom(process.argv);
   const scope = jobScopeFrom(process.argv, account);
-  const spawner = spawnerFrom(process.argv, account);
+  const pipes = new StdioPipes(account);
+  const spawner = spawnerFrom(process.argv, account, pipes);
   let runner: JobRunner | null = null;
   let ptys: PtyHost | null = null;
   const link = new GuestLink(
@@ -77,7 +79,7 @@ function main(): void {
       process.exit(0);
     },
   );
-  runner = new JobRunner(link, account, scope, spawner);
+  runner = new JobRunner(link, account, scope, spawner, pipes);
   const jobs = runner;
   ptys = new PtyHost(link, account, scope);
   const terminals = ptys;

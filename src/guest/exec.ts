@@ -3,9 +3,9 @@
  * stream stdout/stderr as data frames, report the root's exit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chownSync, closeSync, lstatSync, mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import {
   type JobAccount,
   SHELL_ID_PREFIX,
@@ -15,15 +15,23 @@ import {
   TOOL_CHANNEL_ROOT,
 } from './account.js';
 import { writeReply } from './channel-reply.js';
-import { ChannelScanner } from './channel-scanner.js';
+import type { ChannelScanner } from './channel-scanner.js';
 import { type ConfineRequest, confinedArgv, confineTokens } from './confine.js';
 import { GuestFailure } from './failure.js';
 import { Fd } from './frames.js';
 import { openDirNoFollow } from './fs-walk.js';
+import { jobChannel } from './job-channel.js';
 import { EXPORTABLE_NAME, spareArgv, spareJob, wrapperScript } from './job-scripts.js';
 import type { GuestLink } from './link.js';
 import type { CallArgs } from './protocol.js';
 import { type JobChild, SpawnedProcess, type Spawner } from './spawner.js';
+import {
+  type Outputs,
+  type StdioPipe,
+  type StdioPipes,
+  spawnerOutputs,
+  spawnWithPipes,
+} from './stdio-pipes.js';
 
 /** After the root exits, how long output may stay quiet before the exit is reported. */
 const EXIT_QUIET_MS = 15;
@@ -51,6 +59,8 @@ interface RunningJob {
   maxTimer: NodeJS.Timeout | null;
   /** The tool channel's FIFO directory, when the job has a channel. */
   channelDir: string | null;
+  /** What `readlink /proc/self/fd/2` shows in the job, when the agent knows it. */
+  stderrName: string | null;
 }
 
 /** The jobs of this agent, by channel. */
@@ -64,27 +74,9 @@ export class JobRunner {
     private readonly account: JobAccount | null = null,
     private readonly scope: string | null = null,
     private readonly spawner: Spawner | null = null,
+    private readonly pipes: StdioPipes | null = null,
   ) {
     mkdirSync(TOOL_CHANNEL_ROOT, { recursive: true, mode: 0o711 });
-  }
-
-  /**
-   * Creates a job's channel directory: the agent's own, in a parent only the agent can change,
-   * handed to the job's account once the files the agent writes there exist.
-   */
-  private channelDirFor(dir: string): void {
-    const root = lstatSync(TOOL_CHANNEL_ROOT);
-    if (dirname(dir) !== TOOL_CHANNEL_ROOT || !root.isDirectory() || root.uid !== process.getuid?.()) {
-      throw new GuestFailure(
-        'INTERNAL',
-        `${dir} is not in the agent's own ${TOOL_CHANNEL_ROOT}; relaunch the computer.`,
-      );
-    }
-    // the shell client's pool of reply FIFOs lives beside it (see shellFifo)
-    for (const path of [dir, `${dir}${SHELL_POOL_SUFFIX}`]) {
-      mkdirSync(path, { mode: 0o700 });
-      if (this.account) chownSync(path, this.account.uid, this.account.gid);
-    }
   }
 
   /** Starts a job; resolves with its pid once spawned (held jobs wait for `release`). */
@@ -114,22 +106,32 @@ export class JobRunner {
     const filter = this.channelFor(args);
     // after channelFor: the channel's directories exist for the confinement to grant
     const program = args.confine ? await this.confined(args, args.confine) : args.argv;
+    const pipes = await this.takePipes();
     // the child changes into the opened directory itself (its fd survives the fork until exec)
-    const argv = ['/bin/sh', '-c', wrapperScript(args), 'paddock-job', ...program];
+    const script = wrapperScript(args, pipes?.[1]?.identity ?? null);
+    const argv = ['/bin/sh', '-c', script, 'paddock-job', ...program];
     const [file, ...rest] = scopedArgv(this.scope, argv);
-    const child = spawn(file, rest, {
-      cwd: cwdFd === null ? args.cwd : `/proc/self/fd/${cwdFd}`,
-      env: args.env,
-      stdio: ['ignore', 'pipe', 'pipe', args.hold ? 'pipe' : 'ignore'],
-      detached: args.newSession,
-      ...spawnIdentity(this.account),
-    });
+    const spawned = spawnWithPipes(pipes, () =>
+      spawn(file, rest, {
+        cwd: cwdFd === null ? args.cwd : `/proc/self/fd/${cwdFd}`,
+        env: args.env,
+        stdio: [
+          'ignore',
+          pipes?.[0]?.writeFd ?? 'pipe',
+          pipes?.[1]?.writeFd ?? 'pipe',
+          args.hold ? 'pipe' : 'ignore',
+        ],
+        detached: args.newSession,
+        ...spawnIdentity(this.account),
+      }),
+    );
     try {
-      return await this.track(args.stream, child, {
+      return await this.track(args.stream, spawned.child, {
         hold: args.hold,
         newSession: args.newSession,
         filter,
         channelDir: args.toolChannel?.dir ?? null,
+        outputs: spawned.outputs,
       });
     } finally {
       if (cwdFd !== null) closeSync(cwdFd);
@@ -151,6 +153,11 @@ export class JobRunner {
     return confinedArgv(this.scope, tokens, args.argv);
   }
 
+  /** Two pipes for a job's stdout and stderr, or null (the job then gets sockets). */
+  private takePipes(): Promise<StdioPipe[] | null> {
+    return this.pipes ? this.pipes.take(2) : Promise.resolve(null);
+  }
+
   /**
    * Starts a spare shell: the next job's process, spawned ahead and held, in its own session,
    * with the rlimits of jobs, no environment and no job yet. `exec` with `spare` hands it one.
@@ -161,22 +168,26 @@ export class JobRunner {
     }
     const argv = scopedArgv(this.scope, spareArgv(args.rlimits, args.shell));
     // the spawner forks without blocking this loop (it always makes a new session); else spawn here
-    const spawned = args.newSession ? await this.spawner?.start(argv).catch(() => null) : null;
-    const child =
-      spawned ??
-      spawn(argv[0], argv.slice(1), {
-        cwd: '/',
-        env: {},
-        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-        detached: args.newSession,
-        ...spawnIdentity(this.account),
-      });
+    const fromSpawner = args.newSession ? await this.spawner?.start(argv).catch(() => null) : null;
+    const pipes = fromSpawner ? null : await this.takePipes();
+    const { child, outputs } = fromSpawner
+      ? { child: fromSpawner as JobChild, outputs: spawnerOutputs(fromSpawner) }
+      : spawnWithPipes(pipes, () =>
+          spawn(argv[0]!, argv.slice(1), {
+            cwd: '/',
+            env: {},
+            stdio: ['ignore', pipes?.[0]?.writeFd ?? 'pipe', pipes?.[1]?.writeFd ?? 'pipe', 'pipe'],
+            detached: args.newSession,
+            ...spawnIdentity(this.account),
+          }),
+        );
     return this.track(args.stream, child, {
       hold: true,
       newSession: args.newSession,
       filter: null,
       channelDir: null,
       spare: args.shell ?? null,
+      outputs,
     });
   }
 
@@ -212,31 +223,20 @@ export class JobRunner {
     job.stream = args.stream;
     this.jobs.set(args.stream, job);
     if (args.newSession) this.groups.set(args.stream, job.child.pid);
-    job.hold.end(spareJob(args, job.spareShell));
+    job.hold.end(spareJob(args, job.spareShell, job.stderrName));
     job.hold = null;
     return { pid: job.child.pid };
   }
 
   /** The tool channel's directory and stderr scanner of a job (null without a channel). */
   private channelFor(args: CallArgs<'exec'>): ChannelScanner | null {
-    if (!args.toolChannel) return null;
-    this.channelDirFor(args.toolChannel.dir);
-    const stream = args.stream;
-    const nonce = args.toolChannel.nonce;
-    return new ChannelScanner(nonce, (frame) =>
-      this.link.send({
-        t: 'channel.request',
-        stream,
-        nonce,
-        frame: frame.kind === 'malformed' ? { ...frame, reason: frame.reason.slice(0, 256) } : frame,
-      }),
-    );
+    return jobChannel(this.link, this.account, args);
   }
 
   /** Waits for a spawned job's process and follows its output and exit on `stream`. */
   private async track(
     stream: number,
-    child: ChildProcess | SpawnedProcess,
+    child: JobChild,
     how: {
       hold: boolean;
       newSession: boolean;
@@ -244,12 +244,14 @@ export class JobRunner {
       channelDir: string | null;
       /** A spare shell: the jobs' shell it was started for (null: none, it is `sh`). */
       spare?: string | null;
+      outputs: Outputs;
     },
   ): Promise<{ pid: number }> {
     const pid = await new Promise<number>((resolve, reject) => {
       if (child instanceof SpawnedProcess) return resolve(child.pid);
-      child.once('spawn', () => resolve(child.pid!));
-      child.once('error', (e) =>
+      const started = child as ChildProcess;
+      started.once('spawn', () => resolve(started.pid!));
+      started.once('error', (e) =>
         reject(
           new GuestFailure(
             'INTERNAL',
@@ -271,12 +273,13 @@ export class JobRunner {
       quietTimer: null,
       maxTimer: null,
       channelDir: how.channelDir,
+      stderrName: how.outputs.stderrName,
     };
     job.hold?.on('error', () => undefined);
     this.jobs.set(stream, job);
     if (how.newSession) this.groups.set(stream, pid);
-    this.pipe(job, Fd.Stdout, child.stdout!);
-    this.pipe(job, Fd.Stderr, child.stderr!);
+    this.pipe(job, Fd.Stdout, how.outputs.stdout);
+    this.pipe(job, Fd.Stderr, how.outputs.stderr);
     child.on('exit', (code, signal) => {
       job.exited = { exitCode: code, signal };
       if (job.hold) job.hold.end();
@@ -357,7 +360,9 @@ export class JobRunner {
       if (rest && rest.length > 0) this.link.sendData(job.stream, fd, rest);
       this.link.sendEnd(job.stream, fd);
       job.openStreams -= 1;
-      if (job.openStreams === 0 && job.exited) this.reportExit(job);
+      if (job.openStreams > 0) return;
+      if (job.reported) this.forget(job);
+      else if (job.exited) this.reportExit(job);
     });
     source.on('error', () => undefined);
   }
@@ -382,7 +387,11 @@ export class JobRunner {
     if (job.maxTimer) clearTimeout(job.maxTimer);
     const { stream } = job;
     this.link.send({ t: 'exit', stream, exitCode: job.exited.exitCode, signal: job.exited.signal });
-    if (job.openStreams === 0) this.jobs.delete(stream);
-    else job.child.once('close', () => this.jobs.delete(stream));
+    if (job.openStreams === 0) this.forget(job);
+  }
+
+  /** Drops a job whose exit was reported and whose output has ended. */
+  private forget(job: RunningJob): void {
+    if (this.jobs.get(job.stream) === job) this.jobs.delete(job.stream);
   }
 }

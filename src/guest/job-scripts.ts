@@ -8,10 +8,10 @@ import type { CallArgs } from './protocol.js';
 type Rlimits = CallArgs<'exec'>['rlimits'];
 
 /** Builds the `sh -c` prologue: wait for release, apply rlimits, exec the program. */
-export function wrapperScript(args: CallArgs<'exec'>): string {
+export function wrapperScript(args: CallArgs<'exec'>, stderrName: string | null = null): string {
   const parts: string[] = [];
   // Clients compare their own fd 2 with this file to detect a redirected stderr.
-  if (args.toolChannel) parts.push(stderrIdentity(`${args.toolChannel.dir}/stderr`));
+  if (args.toolChannel) parts.push(stderrIdentity(`${args.toolChannel.dir}/stderr`, stderrName));
   if (args.hold) parts.push('IFS= read -r _ <&3 || exit 126; exec 3<&-');
   parts.push(...rlimitCommands(args.rlimits));
   parts.push('exec "$@"');
@@ -81,10 +81,14 @@ export const EXPORTABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * does what that bash would: it reads `$BASH_ENV` and runs SCRIPT itself; any other argv is
  * exec'd.
  */
-export function spareJob(args: CallArgs<'exec'>, shell: string | undefined): string {
+export function spareJob(
+  args: CallArgs<'exec'>,
+  shell: string | undefined,
+  stderrName: string | null = null,
+): string {
   const lines = [`cd -P -- ${shellQuote(args.cwd)} || exit 126`, 'unset OLDPWD'];
   for (const [name, value] of Object.entries(args.env)) lines.push(`export ${name}=${shellQuote(value)}`);
-  if (args.toolChannel) lines.push(stderrIdentity(`${args.toolChannel.dir}/stderr`));
+  if (args.toolChannel) lines.push(stderrIdentity(`${args.toolChannel.dir}/stderr`, stderrName));
   const [program, ...rest] = args.argv;
   const inline =
     isBash(shell) &&
@@ -113,10 +117,12 @@ function counted(part: string): string {
 }
 
 /**
- * Writes what `readlink /proc/self/fd/2` shows (`socket:[inode]`) into `file`, from the kernel's
- * fdinfo and the shell's own `test`, without starting `readlink` (that is only the fallback).
+ * Writes what `readlink /proc/self/fd/2` shows into `file`: the name the agent knows (a pipe made
+ * from a FIFO), else `socket:[inode]` / `pipe:[inode]` from the kernel's fdinfo and the shell's
+ * own `test`, without starting `readlink` (that is only the fallback).
  */
-function stderrIdentity(file: string): string {
+function stderrIdentity(file: string, known: string | null): string {
+  if (known !== null) return `printf '%s\\n' ${shellQuote(known)} > ${shellQuote(file)} || exit 126`;
   return [
     'i=; while read -r k v; do [ "$k" = ino: ] && i=$v; done </proc/self/fdinfo/2',
     `{ if [ -n "$i" ] && [ -S /proc/self/fd/2 ]; then echo "socket:[$i]"; elif [ -n "$i" ] && [ -p /proc/self/fd/2 ]; then echo "pipe:[$i]"; else readlink /proc/self/fd/2; fi; } > ${shellQuote(file)} || exit 126`,

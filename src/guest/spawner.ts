@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import { constants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import type { JobAccount } from './account.js';
+import { closeWriteEnd, type StdioPipe, StdioPipes } from './stdio-pipes.js';
 
 /** Spares one spawner starts before it is replaced (three sockets each, on both sides). */
 const SETS = 32;
@@ -46,6 +47,8 @@ export class SpawnedProcess extends EventEmitter implements JobChild {
     readonly stdout: Readable,
     readonly stderr: Readable,
     hold: Writable,
+    /** What `readlink /proc/self/fd/2` shows in the spare, when known (its stderr is a pipe). */
+    readonly stderrName: string | null = null,
   ) {
     super();
     this.stdio = [null, stdout, stderr, hold];
@@ -100,15 +103,24 @@ class SpawnerProcess {
   private pending: Buffer = Buffer.alloc(0);
   alive = true;
 
+  /**
+   * `pipes` (2 per set, when given) become the spares' stdout and stderr instead of sockets; the
+   * spawner holds their write ends, the agent their read ends.
+   */
   constructor(
     program: string,
     readonly argv: string[],
+    private readonly pipes: StdioPipe[] | null = null,
   ) {
-    this.child = spawn(program, argv, {
-      cwd: '/',
-      env: {},
-      stdio: ['pipe', 'pipe', 'ignore', ...new Array<'pipe'>(3 * SETS).fill('pipe')],
-    });
+    const sets: Array<'pipe' | number> = [];
+    for (let set = 0; set < SETS; set++) {
+      sets.push(pipes?.[2 * set]?.writeFd ?? 'pipe', pipes?.[2 * set + 1]?.writeFd ?? 'pipe', 'pipe');
+    }
+    try {
+      this.child = spawn(program, argv, { cwd: '/', env: {}, stdio: ['pipe', 'pipe', 'ignore', ...sets] });
+    } finally {
+      for (const p of pipes ?? []) closeWriteEnd(p);
+    }
     this.child.stdin!.on('error', () => undefined);
     this.child.on('error', () => this.retire());
     this.child.on('exit', () => this.retire());
@@ -153,7 +165,9 @@ class SpawnerProcess {
 
   private sockets(set: number): [Readable, Readable, Writable] {
     const s = this.child.stdio;
-    return [s[3 + 3 * set] as Readable, s[4 + 3 * set] as Readable, s[5 + 3 * set] as Writable];
+    const out = this.pipes?.[2 * set]?.reader ?? (s[3 + 3 * set] as Readable);
+    const err = this.pipes?.[2 * set + 1]?.reader ?? (s[4 + 3 * set] as Readable);
+    return [out, err, s[5 + 3 * set] as Writable];
   }
 
   private destroySet(set: number): void {
@@ -192,7 +206,7 @@ class SpawnerProcess {
     clearTimeout(w.timer);
     this.waiting.delete(set);
     const [out, err, hold] = this.sockets(set);
-    const spare = new SpawnedProcess(pid, out, err, hold);
+    const spare = new SpawnedProcess(pid, out, err, hold, this.pipes?.[2 * set + 1]?.identity ?? null);
     this.spares.set(set, spare);
     w.resolve(spare);
   }
@@ -214,10 +228,14 @@ class SpawnerProcess {
 }
 
 /** The spawner named by `--spawner PATH`, or null (the agent then spawns spares itself). */
-export function spawnerFrom(argv: string[], account: JobAccount | null): Spawner | null {
+export function spawnerFrom(
+  argv: string[],
+  account: JobAccount | null,
+  pipes: StdioPipes | null = null,
+): Spawner | null {
   const i = argv.indexOf('--spawner');
   const path = i >= 0 ? argv[i + 1] : undefined;
-  return path?.startsWith('/') ? new Spawner(path, account) : null;
+  return path?.startsWith('/') ? new Spawner(path, account, pipes) : null;
 }
 
 /** Starts spare shells through paddock-spawner. */
@@ -227,16 +245,27 @@ export class Spawner {
   constructor(
     private readonly program: string,
     private readonly account: JobAccount | null,
+    private readonly pipes: StdioPipes | null = null,
   ) {}
 
   /** Starts `argv` as a spare; rejects when the spawner cannot (the caller then spawns it). */
-  start(argv: string[]): Promise<SpawnedProcess> {
-    const c = this.current;
-    if (!c?.alive || c.full || c.argv.join('\0') !== argv.join('\0')) {
-      c?.retire();
-      this.current = new SpawnerProcess(this.program, argv);
+  async start(argv: string[]): Promise<SpawnedProcess> {
+    if (!this.usable(argv)) {
+      const pipes = this.pipes ? await this.pipes.take(2 * SETS) : null;
+      // another start may have made a spawner while this one waited for pipes
+      if (this.usable(argv)) {
+        for (const p of pipes ?? []) StdioPipes.release(p);
+      } else {
+        this.current?.retire();
+        this.current = new SpawnerProcess(this.program, argv, pipes);
+      }
     }
     return this.current!.start(this.account);
+  }
+
+  private usable(argv: string[]): boolean {
+    const c = this.current;
+    return !!c?.alive && !c.full && c.argv.join('\0') === argv.join('\0');
   }
 
   /** The agent is shutting down. */

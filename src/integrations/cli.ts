@@ -21,6 +21,8 @@ export interface ToolSummary {
   title?: string;
   description: string;
   readOnly: boolean;
+  /** SHA-256 of the tool's canonical definition (for `pins` in mcp_servers.yaml). */
+  hash: string | null;
 }
 
 /** `paddock servers list`: every configured server and plugin with its state. */
@@ -74,16 +76,19 @@ export async function serverTools(
   }
   const source = `mcp:${server}`;
   if (!service.tools().some((t) => t.source === source)) {
-    await service.pool.listTools(server, {
-      deadline: Date.now() + (options.timeoutMs ?? config.timeoutMs + 1000),
-    });
+    await service.refreshTools(server, Date.now() + (options.timeoutMs ?? config.timeoutMs + 1000));
   }
   const data = service
     .tools()
     .filter((t) => t.source === source)
     .map(summary);
   if (data.length > 0) {
-    const rows = data.map((t) => [t.name, t.upstreamName, firstLine(t.description)]);
+    const rows = data.map((t) => [
+      t.name,
+      t.upstreamName,
+      (t.hash ?? '').slice(0, 16),
+      firstLine(t.description),
+    ]);
     const stale = Object.keys(config.permissions).filter((pattern) => {
       const matches = picomatch(`${config.prefix}_${sanitizeGlob(pattern) || '*'}`, { dot: true });
       return !data.some((t) => matches(t.name));
@@ -93,7 +98,7 @@ export async function serverTools(
         ? ''
         : `\n\nwarning: permissions in mcp_servers.yaml name tools "${server}" does not serve: ${stale.join(', ')}. ` +
           'They allow nothing; rename them to tools listed above.';
-    return { data, text: table(['TOOL', 'UPSTREAM NAME', 'DESCRIPTION'], rows) + warning };
+    return { data, text: table(['TOOL', 'UPSTREAM NAME', 'HASH', 'DESCRIPTION'], rows) + warning };
   }
   const lastError = service.servers().find((s) => s.name === server)?.lastError;
   return { data, text: `MCP server "${server}" lists no tools${lastError ? ` (${lastError})` : ''}.` };
@@ -164,12 +169,14 @@ function renderBlock(block: ContentBlock): string {
 
 function summary(tool: Tool): ToolSummary {
   const upstream = (tool as Tool & { upstreamName?: string }).upstreamName ?? tool.name;
+  const hash = (tool as Tool & { definitionHash?: string }).definitionHash ?? null;
   return {
     name: tool.name,
     upstreamName: upstream,
     ...(tool.title ? { title: tool.title } : {}),
     description: tool.description,
     readOnly: tool.annotations.readOnlyHint === true,
+    hash,
   };
 }
 

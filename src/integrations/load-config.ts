@@ -22,6 +22,8 @@ interface ServerConfigBase {
   permissions: Record<string, Permission>;
   toolsets: string[];
   startup: 'lazy' | 'eager';
+  /** Expected definition hashes by upstream tool name (`pins` in the file); absent: pins live in the store. */
+  pins?: Record<string, string>;
 }
 
 /** A server started as a local process speaking MCP over its stdin/stdout. */
@@ -146,6 +148,7 @@ function buildServer(
     permissions: entry.permissions,
     toolsets: entry.toolsets,
     startup: entry.startup,
+    ...(entry.pins ? { pins: entry.pins } : {}),
   };
   const transport = transportOf(entry, at, problems);
   if (!transport) return undefined;

@@ -6,6 +6,7 @@ import { raceDeadline, shutdown, toDef } from './connection-util.js';
 import type { McpServerConfig } from './load-config.js';
 import { isAlive, processTree, signalAll } from './process-tree.js';
 import { StderrLog } from './stderr-log.js';
+import { configPinProblem } from './tool-pins.js';
 import type { UpstreamTransport } from './transports.js';
 import { clip, overflowReason } from './upstream-text.js';
 
@@ -49,6 +50,8 @@ export class ServerConnection {
   private keepAlive: boolean;
   private closed = false;
   private inflight = 0;
+  /** Set when the listed tools differ from the hashes mcp_servers.yaml pins: no restart until a call asks. */
+  private pinRefusal: string | null = null;
   readonly stderr: StderrLog;
 
   constructor(
@@ -225,7 +228,13 @@ export class ServerConnection {
         timeout: Math.max(1, timeoutMs - (Date.now() - started)),
       });
       if (live.closing || this.closed) throw new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
-      this.tools = listed.tools.map(toDef);
+      const tools = listed.tools.map(toDef);
+      this.pinRefusal = this.pinProblem(tools);
+      if (this.pinRefusal) {
+        live.closeReason = this.pinRefusal;
+        throw new Error(this.pinRefusal);
+      }
+      this.tools = tools;
       live.tree = pid ? processTree(pid) : [];
       this.readyAt = Date.now();
       this.setState('ready');
@@ -256,7 +265,13 @@ export class ServerConnection {
       this.opts.logger.warn('mcp.list_failed', { server: this.name, error: err?.message ?? 'no tools' });
       return;
     }
-    this.tools = tools.map(toDef);
+    const defs = tools.map(toDef);
+    this.pinRefusal = this.pinProblem(defs);
+    if (this.pinRefusal) {
+      this.drop(live, this.pinRefusal);
+      return;
+    }
+    this.tools = defs;
     this.opts.logger.info('mcp.tools_changed', { server: this.name, tools: this.tools.length });
     this.opts.onTools(this.name, this.tools);
   }
@@ -306,7 +321,7 @@ export class ServerConnection {
     // Wanted servers retry for ever; a lazy server whose tools are still unknown retries until the
     // backoff reaches its maximum, then waits for a call (a broken token must not respawn for ever).
     const wanted = this.keepAlive || (this.tools === null && delay < this.opts.backoff.maxMs);
-    if (!wanted || this.closed) return;
+    if (!wanted || this.closed || this.pinRefusal) return;
     this.clearRetry();
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
@@ -314,6 +329,15 @@ export class ServerConnection {
       this.connect().catch(() => {});
     }, delay);
     this.retryTimer.unref();
+  }
+
+  /** Why the listed tools break `pins` of mcp_servers.yaml, or null (also when it pins nothing). */
+  private pinProblem(tools: readonly UpstreamToolDef[]): string | null {
+    if (!this.config.pins) return null;
+    const problem = configPinProblem(this.config.pins, tools);
+    return problem
+      ? `its tools do not match the pins of mcp_servers.yaml (${problem}); review the change, then update the pins`
+      : null;
   }
 
   private teardown(live: Live): Promise<void> {

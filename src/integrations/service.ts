@@ -1,5 +1,8 @@
+import type { AuditStore } from '../audit/types.js';
 import type { Disposable } from '../shared/disposable.js';
+import type { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import type { ToolPinStore } from '../store/tool-pins.js';
 import type { Permission, Tool } from '../tools/tool.js';
 import {
   McpClientPool,
@@ -9,8 +12,10 @@ import {
 } from './client-pool.js';
 import type { McpServerConfig } from './load-config.js';
 import { findCollisions, sanitizeGlob } from './naming.js';
+import { PinGuard, type QuarantineEvent, type ReviewDecision } from './pin-guard.js';
 import type { LoadedPlugins, PluginStatus } from './plugins.js';
 import { ToolListCache } from './tool-cache.js';
+import { configPinProblem, type ToolChange } from './tool-pins.js';
 import { type UpstreamTool, upstreamTools } from './upstream-tools.js';
 
 export interface IntegrationsOptions {
@@ -22,6 +27,13 @@ export interface IntegrationsOptions {
   /** JSON file keeping each server's last tool list (e.g. `<dataDir>/mcp-tools.json`); none = no cache. */
   toolCacheFile?: string;
   pool?: Omit<McpClientPoolOptions, 'logger'>;
+  /**
+   * Where tool pins live (and where quarantines are audited). Without it every listed tool is
+   * registered as listed; servers with `pins` in mcp_servers.yaml are checked by those instead.
+   */
+  pins?: { store: ToolPinStore; audit?: AuditStore };
+  /** Spans of upstream calls carry their inputs (telemetry.otlp.includeInputs). */
+  traceInputs?: boolean;
 }
 
 /** A server as `paddock servers list` shows it. */
@@ -71,10 +83,15 @@ export class IntegrationsService {
   private initial: Promise<void> = Promise.resolve();
   private subscriptions: Disposable[] = [];
   private started = false;
+  /** Judges listed tools against their pins (absent: no store given). */
+  private readonly guard: PinGuard | undefined;
+  /** Per server, the judging and registering of its latest list (lists apply in order). */
+  private readonly applying = new Map<string, Promise<void>>();
 
   constructor(private readonly options: IntegrationsOptions) {
     this.pool = new McpClientPool(options.servers, { ...options.pool, logger: options.logger });
     this.cache = options.toolCacheFile ? new ToolListCache(options.toolCacheFile, options.logger) : undefined;
+    this.guard = options.pins ? new PinGuard({ logger: options.logger, ...options.pins }) : undefined;
     this.subscriptions.push(
       this.pool.onToolsChanged((server, defs) => this.onServerTools(server, defs, 'live')),
     );
@@ -86,16 +103,15 @@ export class IntegrationsService {
     if (this.started) return;
     this.started = true;
     const attempts: Promise<unknown>[] = [];
-    const changed: string[] = [];
-    for (const config of this.options.servers) {
-      if (!config.enabled) continue;
+    const enabled = this.options.servers.filter((c) => c.enabled);
+    await this.guard?.load(enabled.filter((c) => !c.pins).map((c) => c.name));
+    for (const config of enabled) {
       const cached = this.cache?.get(config);
-      if (cached && this.setServerTools(config, cached, 'cache')) changed.push(`mcp:${config.name}`);
+      if (cached) await this.applyTools(config, cached, 'cache');
       if (config.startup === 'eager') attempts.push(this.pool.start(config.name, { keepAlive: true }));
       else if (!cached) attempts.push(this.pool.listTools(config.name));
     }
-    if (changed.length > 0) this.recompute(changed);
-    this.initial = Promise.allSettled(attempts).then(() => undefined);
+    this.initial = Promise.allSettled(attempts).then(() => this.settled());
   }
 
   /** Settles when every first start / discovery begun by {@link start} has succeeded or failed once. */
@@ -114,6 +130,59 @@ export class IntegrationsService {
       .sort((a, b) => b.prefix.length - a.prefix.length)[0];
     if (!owner || this.byServer.get(owner.name)?.from === 'live') return;
     await this.pool.listTools(owner.name, { deadline });
+    await this.applying.get(owner.name);
+  }
+
+  /** Lists `server` when its tools are unknown (starting it, bounded by `deadline`) and registers them. */
+  async refreshTools(server: string, deadline: number): Promise<void> {
+    await this.pool.listTools(server, { deadline });
+    await this.applying.get(server);
+  }
+
+  /**
+   * TOOL_QUARANTINED for a registry name whose tool is quarantined, else undefined. The pins
+   * are read again first: when another server of the fleet accepted the change, the tool is
+   * registered now and this answers undefined.
+   */
+  async quarantined(name: string): Promise<PaddockError | undefined> {
+    const guard = this.guard;
+    const found = guard?.quarantineError(name);
+    if (!guard || !found) return undefined;
+    const server = String(found.details.server);
+    await guard.reload(server);
+    const list = guard.lastList(server);
+    if (list)
+      await this.applyTools(this.pool.config(server), list, this.byServer.get(server)?.from ?? 'live');
+    return guard.quarantineError(name);
+  }
+
+  /** Added, changed and removed tools awaiting a review (of one server, or of all). */
+  pendingChanges(server?: string): ToolChange[] {
+    if (server !== undefined) this.pool.config(server); // NOT_FOUND for an unknown server
+    return this.guard?.changes(server) ?? [];
+  }
+
+  /**
+   * Accepts or rejects the pending changes of `server` (all, or the named upstream tools) and
+   * registers the tools that are usable now. Returns the changes decided.
+   */
+  async review(
+    server: string,
+    decision: ReviewDecision,
+    decidedBy: string,
+    tools?: readonly string[],
+  ): Promise<ToolChange[]> {
+    const config = this.pool.config(server);
+    if (!this.guard || config.pins) return [];
+    const decided = await this.guard.decide(server, decision, decidedBy, tools);
+    const list = this.guard.lastList(server);
+    if (list) await this.applyTools(config, list, this.byServer.get(server)?.from ?? 'live');
+    return decided;
+  }
+
+  /** Fires when quarantined tools appear or are decided (the dock's notice). */
+  onQuarantine(listener: (event: QuarantineEvent) => void): Disposable {
+    return this.guard?.onChange(listener) ?? { dispose: () => undefined };
   }
 
   /** Every integration tool (upstream and plugin) that is registrable now. */
@@ -176,13 +245,51 @@ export class IntegrationsService {
     this.subscriptions = [];
     this.listeners.clear();
     await this.pool.close();
+    await Promise.all(this.applying.values());
+    await this.guard?.flush();
   }
 
   private onServerTools(server: string, defs: UpstreamToolDef[], from: 'live' | 'cache'): void {
     const config = this.pool.config(server);
     if (from === 'live') this.cache?.set(config, defs);
-    const changed = this.setServerTools(config, defs, from);
-    if (changed) this.recompute([`mcp:${server}`]);
+    void this.applyTools(config, defs, from);
+  }
+
+  /**
+   * Judges `defs` against the server's pins and registers the usable ones, after the lists
+   * before it (per server, in order). A pin store that fails registers none of the server's
+   * tools: an unchecked tool is never offered.
+   */
+  private applyTools(
+    config: McpServerConfig,
+    defs: UpstreamToolDef[],
+    from: 'live' | 'cache',
+  ): Promise<void> {
+    const previous = this.applying.get(config.name) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      let usable = defs;
+      // a list of the cache (or any list) that breaks the file's pins registers nothing
+      if (config.pins && configPinProblem(config.pins, defs)) usable = [];
+      else if (this.guard && !config.pins) {
+        try {
+          usable = await this.guard.usable(config.name, defs);
+        } catch (e) {
+          this.options.logger.error('integrations.pins_failed', {
+            server: config.name,
+            error: (e as Error).message,
+          });
+          usable = [];
+        }
+      }
+      if (this.setServerTools(config, usable, from)) this.recompute([`mcp:${config.name}`]);
+    });
+    this.applying.set(config.name, next);
+    return next;
+  }
+
+  /** Settles once every list received so far is judged and registered. */
+  private async settled(): Promise<void> {
+    await Promise.all(this.applying.values());
   }
 
   /** Stores a server's tools; true when the list differs from what was registered. */
@@ -193,7 +300,11 @@ export class IntegrationsService {
       previous.from = from;
       return false;
     }
-    this.byServer.set(config.name, { tools: upstreamTools(config, defs, this.pool), from, defsKey });
+    this.byServer.set(config.name, {
+      tools: upstreamTools(config, defs, this.pool, this.options.traceInputs === true),
+      from,
+      defsKey,
+    });
     return true;
   }
 

@@ -1,9 +1,11 @@
+import { upstreamCallAttributes } from '../telemetry/attributes.js';
 import { defineTool } from '../tools/define.js';
 import { s } from '../tools/schema.js';
 import type { Tool, ToolAnnotations } from '../tools/tool.js';
 import type { McpClientPool, UpstreamToolDef } from './client-pool.js';
 import type { McpServerConfig } from './load-config.js';
 import { upstreamToolName } from './naming.js';
+import { definitionHash } from './tool-pins.js';
 
 const ANNOTATION_KEYS = [
   'title',
@@ -16,6 +18,8 @@ const ANNOTATION_KEYS = [
 /** An upstream tool as a registry {@link Tool}, with the upstream name it forwards to. */
 export interface UpstreamTool extends Tool {
   upstreamName: string;
+  /** SHA-256 of the canonical definition (what a pin holds). */
+  definitionHash: string;
 }
 
 /**
@@ -28,6 +32,8 @@ export function upstreamTools(
   config: McpServerConfig,
   defs: readonly UpstreamToolDef[],
   pool: McpClientPool,
+  /** Spans of upstream calls may carry their inputs (telemetry.otlp.includeInputs). */
+  includeInputs = false,
 ): UpstreamTool[] {
   const toolsets = [...new Set(['integrations', config.name, ...config.toolsets])];
   return defs.map((def) => {
@@ -50,13 +56,29 @@ export function upstreamTools(
       annotations,
       source: `mcp:${config.name}`,
       toolsets,
-      execute: (input, ctx) =>
-        pool.callTool(config.name, def.name, input, {
-          signal: ctx.signal,
-          deadline: ctx.deadline,
-          onProgress: (p) => ctx.progress(p),
-        }),
+      execute: async (input, ctx) => {
+        // the MCP client span: the call to the upstream server, a child of the gateway's span
+        const span = ctx.span?.child(`tools/call ${def.name}`, {
+          kind: 'client',
+          attributes: upstreamCallAttributes(config.name, def.name, config.transport, input, includeInputs),
+        });
+        try {
+          const result = await pool.callTool(config.name, def.name, input, {
+            signal: ctx.signal,
+            deadline: ctx.deadline,
+            onProgress: (p) => ctx.progress(p),
+          });
+          span?.end({ errorType: result.isError ? 'tool_error' : null });
+          return result;
+        } catch (e) {
+          span?.end({
+            errorType: (e as { code?: string }).code ?? 'INTERNAL',
+            message: (e as Error).message,
+          });
+          throw e;
+        }
+      },
     });
-    return { ...tool, upstreamName: def.name };
+    return { ...tool, upstreamName: def.name, definitionHash: definitionHash(def) };
   });
 }

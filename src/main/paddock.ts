@@ -22,6 +22,7 @@ import { IntegrationsService } from '../integrations/service.js';
 import { compileInjectRules } from '../net/egress/inject.js';
 import { loadTerminatingCa } from '../net/egress/tls-ca.js';
 import { DEFAULT_EGRESS_LIMITS } from '../net/egress/types.js';
+import type { Notifier } from '../net/notifier.js';
 import { compilePolicy } from '../policy/compile.js';
 import { createSystemHostResolver } from '../policy/index.js';
 import type { Sandbox } from '../policy/types.js';
@@ -29,6 +30,7 @@ import { isPaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { openStores } from '../store/open.js';
 import type { Stores } from '../store/stores.js';
+import { createTracer } from '../telemetry/index.js';
 import { createBuiltinServices, createBuiltinTools } from '../tools/builtin/index.js';
 import { explicitNamespaces } from '../tools/builtin/save-memory.js';
 import { Gateway } from '../tools/gateway.js';
@@ -96,6 +98,8 @@ export interface Paddock {
   integrations: IntegrationsService;
   computer: ComputerService;
   agents: AgentsService;
+  /** Delivers to the notify channels of paddock.yaml. */
+  notifier: Notifier;
   /** The dock pages that host browser computers, and the image they boot. */
   browser: { hosts: DockVmHosts; image: BrowserImage };
   /** Tells the services where the dock listens (links in launch answers and approval requests). */
@@ -123,6 +127,9 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
   const env = options.env ?? process.env;
   const stores = await openStores(config.store, { dataDir, env, logger: logger.child({ domain: 'store' }) });
   const closers: Closer[] = [() => stores.close()];
+  // closed after every service (closers run in reverse), so the last spans are sent
+  const tracer = createTracer(config.telemetry, stores.serverId, logger.child({ domain: 'telemetry' }));
+  closers.push(() => tracer.close());
   try {
     const { audit, memory } = stores;
     const interrupted = await audit.reconcile();
@@ -145,6 +152,8 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       plugins,
       logger,
       toolCacheFile: join(dataDir, 'mcp-tools.json'),
+      pins: { store: stores.toolPins, audit },
+      traceInputs: tracer.includeInputs,
     });
     closers.push(() => integrations.close());
     // upstream rules first: paddock.yaml is declared later and wins ties
@@ -170,6 +179,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     });
     closers.push(() => approvals.close());
     const gateway = new Gateway({
+      tracer,
       approvals,
       registry,
       audit,
@@ -183,6 +193,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       late: {
         settled: () => integrations.discovered(),
         discover: (name, deadline) => integrations.discover(name, deadline),
+        quarantined: (name) => integrations.quarantined(name),
       },
     });
 
@@ -284,6 +295,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       integrations,
       computer,
       agents,
+      notifier,
       browser,
       setDockUrl: (url) => {
         dockBase = url;

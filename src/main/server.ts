@@ -15,8 +15,10 @@ import type { CliRunner } from '../mcp/socket-ops.js';
 import { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { DEFAULT_SLOW_READER_LIMITS } from '../shared/slow-reader.js';
+import { policyVerdict } from '../tools/policy-preview.js';
 import { WebApp } from '../web/app.js';
 import { loadOrCreateToken } from '../web/auth.js';
+import { ClientNames } from '../web/dock/client-names.js';
 import {
   createDock,
   DOCK_CALLER,
@@ -24,14 +26,17 @@ import {
   dockApprovalsFromService,
   dockComputerFromService,
 } from '../web/dock/index.js';
+import { dockToolReviewFromService } from '../web/dock/trust.js';
 import { listenOrFallBack } from '../web/listen.js';
 import { createOAuth } from '../web/oauth/index.js';
 import { type PreviewPorts, PreviewRelay } from '../web/preview/relay.js';
 import { newPreviewBasePath, previewRoutes } from '../web/preview/routes.js';
 
 import { type Closer, closeInReverse, VERSION } from './common.js';
+import { exitWhenIdle } from './idle-exit.js';
 import { createPaddock, type Paddock } from './paddock.js';
 import { endClient, revokeClient } from './revocation.js';
+import { startHeadSigner } from './signing.js';
 
 /** How `paddock serve` listens. */
 export interface ServerOptions {
@@ -103,6 +108,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     const dockComputer = dockComputerFromService(paddock.computer, {
       logger,
       sessions: () => sessions.countByComputer((ref) => paddock.computer.keyOfRef(ref)),
+      names: new ClientNames(() => sessions.list()),
     });
     closers.push(() => dockComputer.close());
     const dock = createDock({
@@ -114,7 +120,14 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       tools: dockToolsFromGateway(paddock.gateway, DOCK_CALLER, () => dockComputer.target()),
       computer: dockComputer,
       agents: dockAgentsFromService(paddock.agents),
-      approvals: dockApprovalsFromService(paddock.approvals),
+      approvals: dockApprovalsFromService(paddock.approvals, {
+        callerLabel: (caller) => dockComputer.callerLabel?.(caller) ?? caller,
+        verdict: (tool, args) => {
+          const t = paddock.registry.get(tool);
+          return t ? policyVerdict(t, args, paddock.policy) : null;
+        },
+      }),
+      toolReview: dockToolReviewFromService(paddock.integrations),
       browser: paddock.browser,
       secureCookie: server.publicUrl?.startsWith('https://') ?? false,
     });
@@ -206,8 +219,25 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
     });
     const { replacedStale } = await socket.listen({ version: VERSION, url });
     closers.push(() => socket.close());
+    const idleExit = loaded.config.mcp.idleExitSeconds;
+    if (options.background && idleExit > 0) {
+      const use = {
+        sessions: () => sessions.size,
+        pages: () => dock.hub.size,
+        activeComputers: () =>
+          paddock.computer.list().filter((c) => c.lifecycle === 'running' || c.lifecycle === 'booting')
+            .length,
+      };
+      const end = exitWhenIdle(use, idleExit * 1000, () => {
+        logger.info('server.idle_exit', { idleSeconds: idleExit });
+        requestStop();
+      });
+      closers.push(end);
+    }
     paddock.agents.scheduler.start();
     closers.push(() => paddock.agents.scheduler.stop());
+    const signer = startHeadSigner(paddock);
+    if (signer) closers.push(() => signer.stop());
     logger.info('server.started', { url, dataDir: loaded.dataDir, socket: paths.socket, replacedStale });
     return {
       paddock,

@@ -14,6 +14,8 @@ export const ERROR_CODES = [
   'CHANNEL_CLOSED',
   'IDEMPOTENCY_CONFLICT',
   'UPSTREAM_ERROR',
+  'TOOL_QUARANTINED',
+  'TERMINAL_HELD_BY_PERSON',
   'INTERNAL',
 ] as const;
 
@@ -35,6 +37,10 @@ export const ERROR_HTTP_STATUS: Record<ErrorCode, number> = {
   CHANNEL_CLOSED: 410,
   IDEMPOTENCY_CONFLICT: 409,
   UPSTREAM_ERROR: 502,
+  // the tool exists but a person must review its changed definition first
+  TOOL_QUARANTINED: 409,
+  // a person took control of the terminal; the agent's input waits for them
+  TERMINAL_HELD_BY_PERSON: 423,
   INTERNAL: 500,
 };
 

@@ -8,6 +8,7 @@ import { PaddockError } from '../shared/errors.js';
 import { MAX_INPUT_BYTES, redactedJson, redactSecrets, redactText } from '../shared/redact.js';
 import { truncateUtf8 } from '../shared/text.js';
 import type { InvocationRecord, InvocationState, StoredInvocation, Via } from './audit.js';
+import type { ChainedInvocation } from './audit-chain.js';
 
 /** Rows returned by a query when no limit is given. */
 export const DEFAULT_QUERY_LIMIT = 100;
@@ -203,6 +204,24 @@ export interface InvocationRow {
   approver: string | null;
   principal: string | null;
 }
+
+/** The chain columns after {@link INVOCATION_COLUMNS}. */
+export const CHAIN_COLUMNS = 'chain_prev, chain_hash';
+
+/** A row with its chain links, as the databases return it. */
+export interface ChainedRow extends InvocationRow {
+  chain_prev: string | null;
+  chain_hash: string | null;
+}
+
+/** A stored row with its links from its columns. */
+export function fromChainedRow(r: ChainedRow): ChainedInvocation {
+  return { ...fromInvocationRow(r), chainPrev: r.chain_prev, chainHash: r.chain_hash };
+}
+
+/** The query of {@link AuditStore.unlinked}: ended rows outside the chain (`?` = the chain's start). */
+export const UNLINKED_WHERE =
+  "state <> 'running' AND (end_seq IS NULL OR (chain_hash IS NULL AND end_seq > ?))";
 
 /** The columns of an {@link InvocationRow}. */
 export const INVOCATION_COLUMNS =

@@ -5,6 +5,7 @@
  */
 import type { Disposable } from '../shared/disposable.js';
 import type { Via } from '../shared/via.js';
+import type { ChainedInvocation, ChainHead } from './audit-chain.js';
 
 /** How a call reached the gateway. */
 export type { Via };
@@ -145,4 +146,18 @@ export interface AuditStore {
    * writes or the other listeners.
    */
   subscribe(listener: (row: StoredInvocation) => void): Disposable;
+  /**
+   * Rows whose end seq is above `afterEndSeq`, in end seq order, with their chain links (at
+   * most `limit`, default 100, at most 10,000): what `paddock audit verify` walks.
+   */
+  chained(afterEndSeq: number, limit?: number): Promise<ChainedInvocation[]>;
+  /** The head of the hash chain (the last end seq given and its link). */
+  chainHead(): Promise<ChainHead>;
+  /** The row whose link is `hash`, if any (to tell a removed row from a moved one). */
+  byChainHash(hash: string): Promise<ChainedInvocation | undefined>;
+  /**
+   * Rows that claim to have ended but stand outside the chain: no end seq, or no link while
+   * above the chain's start (a row written around the store). At most `limit`.
+   */
+  unlinked(limit?: number): Promise<ChainedInvocation[]>;
 }

@@ -7,6 +7,7 @@ import type { LaunchLinkStore } from './launch-links.js';
 import type { MemoryStore } from './memory.js';
 import type { OAuthStore } from './oauth.js';
 import type { StoreTarget } from './target.js';
+import type { ToolPinStore } from './tool-pins.js';
 
 /** Every store of one Paddock, over one database. */
 export interface Stores {
@@ -25,6 +26,8 @@ export interface Stores {
   readonly launchLinks: LaunchLinkStore;
   readonly approvals: ApprovalStore;
   readonly oauth: OAuthStore;
+  /** What each upstream MCP tool looked like when a person trusted it. */
+  readonly toolPins: ToolPinStore;
   /** Closes the connection(s); the stores are unusable afterwards. */
   close(): Promise<void>;
 }

@@ -14,8 +14,18 @@ import type { Tool, ToolDefinition } from './tool.js';
  * });
  */
 export function defineTool<I>(definition: ToolDefinition<I>): Tool {
-  const { name, title, description, input, outputSchema, annotations, source, toolsets, execute } =
-    definition;
+  const {
+    name,
+    title,
+    description,
+    input,
+    outputSchema,
+    annotations,
+    source,
+    toolsets,
+    execute,
+    policyActions,
+  } = definition;
   return {
     name,
     ...(title !== undefined ? { title } : {}),
@@ -27,5 +37,8 @@ export function defineTool<I>(definition: ToolDefinition<I>): Tool {
     toolsets,
     // the gateway validated the input against `input` before any call reaches here
     execute: (value, ctx) => execute(value as I, ctx),
+    ...(policyActions
+      ? { policyActions: (value: Record<string, unknown>) => policyActions(value as I) }
+      : {}),
   };
 }

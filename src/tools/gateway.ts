@@ -4,8 +4,11 @@ import { PaddockError, toPaddockError } from '../shared/errors.js';
 import { timeOrderedId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
 import { principalKey } from '../shared/principal.js';
+import { endApprovalSpan, startCallSpan } from '../telemetry/attributes.js';
+import { NOOP_TRACER, type Tracer } from '../telemetry/types.js';
 import type { ApprovalGate } from './approval-gate.js';
 import type { PermissionPolicy } from './permissions.js';
+import { policyVerdict, refusedBeforeApproval } from './policy-preview.js';
 import type { ToolRegistry } from './registry.js';
 import type { CallerContext, Permission, Tool, ToolContext, ToolResult } from './tool.js';
 import type { InputValidator } from './validation.js';
@@ -28,11 +31,15 @@ export interface GatewayDeps {
   late?: {
     settled(): Promise<void>;
     discover(name: string, deadline: number): Promise<void>;
+    /** TOOL_QUARANTINED when `name` is an upstream tool held for a person's review. */
+    quarantined?(name: string): Promise<PaddockError | undefined>;
   };
   /** Decides `ask` calls (who waits, the approval record); without it attended callers run them as before. */
   approvals?: ApprovalGate;
   /** Longest wait of the first listing for {@link late} sources (default 10 s; main passes the slowest server's start timeout). */
   firstListingWaitMs?: number;
+  /** Spans of calls (off by default). */
+  tracer?: Tracer;
 }
 
 /**
@@ -66,9 +73,12 @@ const PROGRESS_INTERVAL_MS = 1000;
  */
 export class Gateway {
   private readonly defaultTimeoutMs: number;
+  /** Where every call's span goes (the channel and the agent runner add theirs). */
+  readonly tracer: Tracer;
 
   constructor(private readonly deps: GatewayDeps) {
     this.defaultTimeoutMs = deps.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.tracer = deps.tracer ?? NOOP_TRACER;
   }
 
   /** The permission of a tool (for listings and the tool channel). */
@@ -116,6 +126,7 @@ export class Gateway {
     const invocationId = timeOrderedId('inv');
     const startedAt = Date.now();
     const started = performance.now();
+    const span = startCallSpan(this.tracer, name, invocationId, caller, input);
     let tool = this.deps.registry.get(name);
     if (!tool && this.deps.late) {
       // a configured server that has not listed yet (cold start): start it within the deadline
@@ -126,6 +137,8 @@ export class Gateway {
       await this.deps.late.discover(name, deadline).catch(() => undefined);
       tool = this.deps.registry.get(name);
     }
+    const quarantine = tool ? undefined : await this.deps.late?.quarantined?.(name).catch(() => undefined);
+    if (!tool && !quarantine) tool = this.deps.registry.get(name);
     const lineage: {
       generation?: number;
       jobId?: string;
@@ -155,11 +168,13 @@ export class Gateway {
         else await this.deps.audit.record({ ...start(), ...end });
       } catch (e) {
         this.deps.logger.error('audit.failed', { tool: name, invocationId, error: (e as Error).message });
+        span.end({ errorType: 'INTERNAL', message: 'the audit row could not be written' });
         return unrecorded(invocationId);
       }
       if (error) {
         this.deps.logger.info('tool.failed', { tool: name, caller: caller.caller, code: error.code });
       }
+      span.end({ errorType: end.errorCode, message: error?.message ?? null });
       return outcome;
     };
     const start = () => ({
@@ -178,6 +193,7 @@ export class Gateway {
       approver: lineage.approver ?? null,
     });
 
+    if (quarantine) return finish({ ok: false, invocationId, protocol: false, error: quarantine });
     if (!tool || (caller.allowTool && !caller.allowTool(name, tool))) {
       return finish({
         ok: false,
@@ -227,7 +243,15 @@ export class Gateway {
       caller.deadline ?? Number.POSITIVE_INFINITY,
       Date.now() + this.defaultTimeoutMs,
     );
+    // policy before approval: a call the policy refuses is refused before anyone is asked
+    const verdict =
+      permission === 'ask' ? policyVerdict(tool, input, caller.policy ?? this.deps.policy) : null;
+    if (verdict && !verdict.allow) {
+      lineage.policyRule = verdict.rule;
+      return finish({ ok: false, invocationId, protocol: false, error: refusedBeforeApproval(verdict) });
+    }
     if (permission === 'ask' && this.deps.approvals) {
+      const wait = span.child('approval wait', { attributes: { 'gen_ai.tool.name': name } });
       const admission = await this.deps.approvals.admit({
         tool,
         input,
@@ -236,6 +260,7 @@ export class Gateway {
         rule,
         deadline,
       });
+      endApprovalSpan(wait, admission);
       if (admission.approvalId !== undefined) lineage.approvalId = admission.approvalId;
       if (admission.approver !== undefined) lineage.approver = admission.approver;
       if (!admission.run) return finish({ ok: false, invocationId, protocol: false, error: admission.error });
@@ -296,6 +321,7 @@ export class Gateway {
         ownProgress = true;
         caller.onProgress?.(p);
       },
+      span,
     };
 
     try {

@@ -1,7 +1,8 @@
-import type { Sandbox } from '../policy/types.js';
+import type { PolicyAction, Sandbox } from '../policy/types.js';
 import type { Logger } from '../shared/logger.js';
 import type { Principal } from '../shared/principal.js';
 import type { Via } from '../shared/via.js';
+import type { Span } from '../telemetry/types.js';
 import type { CallerApprovals } from './approval-gate.js';
 import type { JsonSchema, Schema } from './schema.js';
 
@@ -89,6 +90,8 @@ export interface ToolContext {
   /** Records computer lineage (stored in the audit row). */
   noteComputer(info: { generation?: number; jobId?: string }): void;
   progress(progress: Progress): void;
+  /** The call's span: a tool that calls onward (an upstream server) records its part as a child. */
+  span?: Span;
 }
 
 /** An MCP content block (text, image, resource…), passed through as is. */
@@ -125,6 +128,12 @@ export interface Tool extends ToolDescriptor {
   /** Tool sets this tool belongs to (`computer`, `builtin`, `integrations`, a server name). */
   toolsets: string[];
   execute(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+  /**
+   * The policy actions a call will ask about, read from its (validated) input without I/O: the
+   * gateway checks them lexically before a person is asked to approve, so a call the policy
+   * refuses is refused at once. `execute` still enforces in full.
+   */
+  policyActions?(input: Record<string, unknown>): PolicyAction[];
 }
 
 /**
@@ -137,4 +146,6 @@ export interface ToolDefinition<I> extends Omit<ToolDescriptor, 'inputSchema'> {
   source: ToolSource;
   toolsets: string[];
   execute(input: I, ctx: ToolContext): Promise<ToolResult>;
+  /** See {@link Tool.policyActions}. */
+  policyActions?(input: I): PolicyAction[];
 }

@@ -96,6 +96,8 @@ const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
  */
 export class WebApp {
   readonly server: Server;
+  /** Sockets handed to an upgrade route (websockets), ended with the server. */
+  private readonly upgraded = new Set<Duplex>();
   private readonly allowedHosts: Set<string>;
 
   constructor(private readonly options: WebAppOptions) {
@@ -113,6 +115,9 @@ export class WebApp {
       });
     });
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      // an upgraded socket leaves the server's HTTP bookkeeping but still holds close() open
+      this.upgraded.add(socket);
+      socket.once('close', () => this.upgraded.delete(socket));
       try {
         this.upgrade(req, socket, head);
       } catch (e) {
@@ -277,20 +282,16 @@ export class WebApp {
           )
         : 'Bearer realm="paddock"',
     );
-    return sendJsonRpcError(
-      res,
-      401,
-      -32000,
-      refusal ??
-        'Missing or wrong bearer token: send "Authorization: Bearer <token>" (the token is in the data directory), or sign in with OAuth.',
-    );
+    return sendJsonRpcError(res, 401, -32000, tokenRefusal(token, refusal, oauth !== undefined));
   }
 
+  /** Stops listening and ends every connection, websockets (dock pages, previews) included. */
   async close(): Promise<void> {
     await this.options.mcp.close();
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
+      for (const socket of this.upgraded) socket.destroy();
     });
   }
 }
@@ -309,4 +310,17 @@ function rejectUpgrade(socket: Duplex, status: number, message: string): void {
       'Content-Type: text/plain; charset=utf-8\r\n' +
       `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${message}`,
   );
+}
+
+/** Where a client finds the server token (never its path: the caller is not signed in). */
+const TOKEN_WHERE =
+  'The server token is the file "token" in the data directory of `paddock serve` (`paddock status` prints that directory); `paddock mcp` connects without one.';
+
+/** Why /mcp refused: no token at all, or one that is neither the server's nor a live OAuth token. */
+function tokenRefusal(token: string | undefined, oauthRefusal: string | undefined, oauth: boolean): string {
+  if (token === undefined) {
+    return `No bearer token: send "Authorization: Bearer <token>"${oauth ? ', or sign in with OAuth' : ''}. ${TOKEN_WHERE}`;
+  }
+  const why = oauthRefusal ? ` (as an OAuth access token: ${oauthRefusal})` : '';
+  return `The bearer token is wrong: it is not this server's token${why}. ${TOKEN_WHERE}`;
 }

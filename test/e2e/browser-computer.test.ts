@@ -99,6 +99,11 @@ describe('browser computer (v86 in the dock tab, driven over MCP)', { timeout: 9
     );
     assert.equal(status?.lifecycle, 'running', JSON.stringify(status));
     process.stderr.write(`browser computer running after ${Date.now() - started} ms\n`);
+    // the page that runs it says so, on the computer it shows
+    await page
+      .getByTestId('computer-select')
+      .selectOption(new URL(String(status?.url)).searchParams.get('computer') ?? '');
+    await page.getByTestId('in-this-tab').waitFor({ timeout: 15_000 });
     const job = await runToEnd('echo out-$((6*7)); echo err-line >&2; exit 3');
     assert.equal(job.stdout, 'out-42\n');
     assert.equal(job.stderr, 'err-line\n');

@@ -120,7 +120,8 @@ describe('the agents tab of the dock', () => {
     await page.locator('[data-tab=audit]').click();
     const row = page.locator('[data-testid=audit-list] .audit-row[data-tool=save_memory]').first();
     await row.waitFor();
-    assert.match((await row.textContent()) ?? '', /save_memory.*agent.*agent:run_.*ok/s);
+    assert.match((await row.textContent()) ?? '', /save_memory.*agent.*agent run #\w{4}.*ok/s);
+    assert.match((await row.locator('.caller').getAttribute('title')) ?? '', /^agent:run_/);
     await page.locator('[data-tab=agents]').click();
   });
 

@@ -104,7 +104,7 @@ describe('the approvals panel of the dock', () => {
     await badge.filter({ hasText: '1 waiting' }).waitFor();
     const card = page.getByTestId('approval').filter({ hasText: 'save_memory' });
     await card.waitFor();
-    assert.match((await card.textContent()) ?? '', /mcp:/);
+    assert.match((await card.textContent()) ?? '', /asked by paddock-test 1\.0\.0 #\w{4}/);
     assert.match((await card.textContent()) ?? '', /[Ss]ave/, 'the tool description is shown');
     const folded = card.locator('details.arg.folded');
     assert.match((await folded.locator('summary').textContent()) ?? '', /content.*\(811 characters\)/);

@@ -63,14 +63,20 @@ describe('the computer switcher of the dock', () => {
       async () => (await select.locator('option').count()) >= 2,
       'both computers in the switcher',
     );
-    const options = await select
-      .locator('option')
-      .evaluateAll((els) =>
-        els.map((e) => ({ value: (e as unknown as { value: string }).value, text: e.textContent ?? '' })),
-      );
+    const options = await select.locator('option').evaluateAll((els) =>
+      els.map((e) => ({
+        value: (e as unknown as { value: string }).value,
+        text: e.textContent ?? '',
+        title: e.getAttribute('title') ?? '',
+      })),
+    );
     const privates = options.filter((o) => o.value.startsWith('private:mcp:'));
     assert.equal(privates.length, 2, JSON.stringify(options));
-    for (const o of privates) assert.match(o.text, /shell · running · 1 session · idle .* · fresh/);
+    for (const o of privates) {
+      // labelled by the client that owns it; the details are in the title
+      assert.match(o.text, /#\w{4}’s computer · shell · running$/);
+      assert.match(o.title, /^private:mcp:.* · 1 session · idle .* · fresh workspace$/);
+    }
     names.push(...privates.map((o) => o.value));
   });
 

@@ -106,9 +106,9 @@ describe('the dock in a browser', () => {
     assert.notEqual(result.isError, true, JSON.stringify(result));
     const row = page.locator('[data-testid=audit-list] .audit-row[data-tool=save_memory]').first();
     await row.waitFor();
-    assert.match((await row.textContent()) ?? '', /save_memory.*mcp:.*ok/s);
+    assert.match((await row.textContent()) ?? '', /save_memory.*dock-e2e-agent 1\.0\.0 #\w{4}.*ok/s);
     await row.locator('.row-head').click();
-    await row.getByText('from the e2e agent').waitFor();
+    await row.locator('.row-details pre').getByText('from the e2e agent').waitFor();
     assert.equal(
       await page.evaluate(() => (globalThis as unknown as { dockMarker?: number }).dockMarker),
       42,
@@ -191,14 +191,13 @@ describe('the dock in a browser', () => {
     const generation = await page.locator('.status-details .chip').textContent();
     await page.getByTestId('profile-select').selectOption('shell');
     await page.getByTestId('launch').click();
-    await page
-      .getByTestId('launch')
-      .filter({ hasText: /^Replace g\d+\?$/ })
-      .waitFor();
-    await page.getByTestId('launch').click();
+    // the relaunch says what is lost before anything happens
+    await page.getByTestId('relaunch-confirm').filter({ hasText: '/workspace is deleted' }).waitFor();
+    await page.getByTestId('relaunch-delete').click();
     const row = page.locator('[data-testid=audit-list] .audit-row[data-tool=launch_computer]').first();
     await row.waitFor({ timeout: 10_000 });
-    assert.match((await row.textContent()) ?? '', /dock:owner.*ok/s);
+    assert.match((await row.textContent()) ?? '', /you \(dock, owner\).*ok/s);
+    assert.equal(await row.locator('.caller').getAttribute('title'), 'dock:owner');
     await page
       .locator('.status-details .chip')
       .filter({ hasNotText: generation ?? '' })

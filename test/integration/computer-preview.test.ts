@@ -171,9 +171,18 @@ describe('computer preview (bwrap)', { concurrency: false }, () => {
         );
         const call = toolCaller(manager, ctx);
         const nav = await call('navigate_preview', { path: '/hello.html?x=1#title' });
+        // the job whose processes serve the port (the server started by `serve`)
+        assert.match(String((nav.observed as Record<string, unknown>).jobId), /^g\d+\.job\d+$/);
         assert.deepEqual(
-          { ...(nav.observed as Record<string, unknown>), message: undefined },
-          { port: 8000, listening: true, httpStatus: 200, status: 'ready', message: undefined },
+          { ...(nav.observed as Record<string, unknown>), message: undefined, jobId: undefined },
+          {
+            port: 8000,
+            listening: true,
+            httpStatus: 200,
+            status: 'ready',
+            message: undefined,
+            jobId: undefined,
+          },
         );
         const missing = await call('navigate_preview', { path: '/日本.html' });
         assert.equal(

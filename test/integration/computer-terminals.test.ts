@@ -3,7 +3,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { TerminalChunk } from '../../src/computer/terminals/terminal.js';
 import { isPaddockError } from '../../src/shared/errors.js';
-import type { TerminalSource } from '../../src/web/dock/sources.js';
 import {
   type Call,
   codeOf,
@@ -237,12 +236,12 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
     await withComputer({}, async ({ manager, ctx }) => {
       await launchRunning(manager);
       const call = toolCaller(manager, ctx);
-      const source: TerminalSource = manager.terminals;
+      const source = manager.terminals;
       const { terminalId, cursor } = await promptTerminal(call);
       const chunks: TerminalChunk[] = [];
       const sub = source.subscribe(terminalId, undefined, (c) => chunks.push(c));
       assert.match(chunks.map((c) => c.data).join(''), /PROMPT> $/, 'the retained output is replayed first');
-      await source.write(terminalId, 'echo live-$((40+2))\r');
+      await source.write(terminalId, 'echo live-$((40+2))\r', { source: 'person', who: 'dock:owner' });
       await pollUntil(() => /live-42\r\n/.test(chunks.map((c) => c.data).join('')), 10_000, 'live output');
       sub.dispose();
       const last = chunks.at(-1)!.cursor;

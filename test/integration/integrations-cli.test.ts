@@ -41,8 +41,10 @@ describe('paddock servers …', () => {
   test('tools <server> starts a lazy server that was never listed and shows its tools', async () => {
     const { data, text } = await serverTools(service, 'fx');
     assert.ok(data.some((t) => t.name === 'fx_echo' && t.upstreamName === 'echo'));
-    assert.match(text, /^TOOL\s+UPSTREAM NAME\s+DESCRIPTION\n/);
-    assert.match(text, /fx_echo\s+echo\s+Fixture tool echo\./);
+    assert.match(text, /^TOOL\s+UPSTREAM NAME\s+HASH\s+DESCRIPTION\n/);
+    const echo = data.find((t) => t.name === 'fx_echo');
+    assert.match(echo?.hash ?? '', /^[0-9a-f]{64}$/, 'the hash that `pins:` in mcp_servers.yaml takes');
+    assert.match(text, new RegExp(`fx_echo\\s+echo\\s+${echo?.hash?.slice(0, 16)}\\s+Fixture tool echo\\.`));
   });
 
   test('tools <server> warns about permissions that name a tool the server no longer serves', async () => {
@@ -84,7 +86,7 @@ describe('paddock servers …', () => {
       ],
     );
     assert.match(text, /^SERVER\s+TRANSPORT\s+STARTUP\s+STATE\s+TOOLS\s+RESTARTS\s+LAST ERROR\n/);
-    assert.match(text, /\nfx\s+stdio\s+lazy\s+idle\s+8\s+0\n/);
+    assert.match(text, /\nfx\s+stdio\s+lazy\s+idle\s+9\s+0\n/);
   });
 
   test('logs <server> shows its stderr lines', () => {

@@ -52,7 +52,7 @@ describe('set-up on a machine that lacks system packages', () => {
     assert.doesNotMatch(r.stderr, /missing system packages/);
   });
 
-  it('paddock doctor fails on a missing bubblewrap with the same fix, and only warns about a package the tests need', () => {
+  it('paddock doctor fails on a missing bubblewrap with the same fix, and with --dev only warns about a package the tests need', () => {
     const bin = mkdtempSync(join(dir, 'bin-'));
     const r = runWithout(['bwrap', 'jq'], ['/usr/bin/node', PADDOCK_BIN, 'doctor'], bin);
     assert.equal(r.code, 1, r.stdout + r.stderr);
@@ -61,8 +61,15 @@ describe('set-up on a machine that lacks system packages', () => {
       r.stdout,
       /fix: su -c 'apt-get update && apt-get install -y --no-install-recommends bubblewrap'/,
     );
-    assert.match(r.stdout, /warn\s+jq\s+\/usr\/bin\/jq is missing; needed for .* \(npm test\)/);
     // an ordinary user cannot mount a disk per computer: the workspace is not limited, and said so
     assert.match(r.stdout, /warn\s+disk quota\s+not enforced on \/workspace: Paddock does not run as root/);
+    // a user is not told about what only Paddock's own tests need
+    assert.doesNotMatch(r.stdout, /\bjq\b/);
+    const dev = runWithout(
+      ['bwrap', 'jq'],
+      ['/usr/bin/node', PADDOCK_BIN, 'doctor', '--dev'],
+      mkdtempSync(join(dir, 'bin-')),
+    );
+    assert.match(dev.stdout, /warn\s+jq\s+\/usr\/bin\/jq is missing; needed for .* \(npm test\)/);
   });
 });

@@ -37,6 +37,8 @@ export interface BrowserVmSettings {
   emulator: Record<string, number | boolean>;
   /** Restore the image's snapshot of the booted machine instead of booting it. */
   restore?: boolean;
+  /** The generation the machine is (the hosting page marks that computer as living in it). */
+  generation?: number;
 }
 
 /** The machine of scripts/browser-image/machine.json (this file is compiled to dist/src/computer/backend/). */

@@ -48,7 +48,7 @@ export class BrowserBackend implements ComputerBackend {
     if (why) throw new PaddockError('NOT_RUNNING', `A browser computer cannot boot: ${why}`);
     const image = this.image.check();
     const restore = image.ok && image.state?.memoryMb === this.settings.memoryMb;
-    const link = this.hosts.claim({ ...this.settings, restore });
+    const link = this.hosts.claim({ ...this.settings, restore, generation: spec.generation });
     const guest = new BrowserGuest(link, spec.probe, restore);
     let destroyed = false;
     const exited = link.gone.then((reason) => {

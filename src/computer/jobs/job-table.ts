@@ -25,6 +25,7 @@ import {
   MAX_SCRIPT_BYTES,
   RUN_COMMAND_OUTPUT_BYTES,
   type RunRequest,
+  summarizeCommand,
 } from './requests.js';
 import { SpareShell, spareCanRun } from './spare-shell.js';
 import { channelDir, nonceMatches, type ToolChannel } from './tool-channel.js';
@@ -260,8 +261,8 @@ export class JobTable {
     const { client, instance, hello } = this.options.guest();
     const { generation } = this.options;
     const n = this.nextJob++;
-    const command = summarize(req.argv ? req.argv.join(' ') : req.script);
-    const job = new Job(`g${generation}.job${n}`, generation, n, this.options.retentionBytes, command);
+    const command = summarizeCommand(req);
+    const job = new Job(`g${generation}.job${n}`, generation, n, this.options.retentionBytes, command, req);
     const shell = hello.shell ?? '/bin/sh';
     let started = req.argv ? { argv: req.argv, env: {} } : jobShell(shell, { script: req.script });
     const viaFile = !req.argv && Buffer.byteLength(req.script) > INLINE_SCRIPT_MAX_BYTES;
@@ -317,8 +318,8 @@ export class JobTable {
       channel?.close();
       throw e;
     }
-    held.timer = setTimeout(() => void this.onTimeout(held), req.timeoutMs);
-    held.timer.unref();
+    // a service runs until cancel_job, a relaunch or the end of its computer
+    if (!job.background) held.timer = setTimeout(() => void this.onTimeout(held), req.timeoutMs).unref();
     this.log('info', 'job.start', `${job.id} started: ${command}`, job.id);
     this.options.emit({
       type: 'job.started',
@@ -393,24 +394,13 @@ export class JobTable {
   }
 
   private emitExit(job: Job): void {
-    this.options.emit({
-      type: 'job.exited',
-      computer: this.options.computer,
-      generation: this.options.generation,
-      jobId: job.id,
-      exitCode: job.exitCode,
-      signal: job.signal,
-      timedOut: job.timedOut,
-      canceled: job.canceled,
-    });
+    const { computer, generation } = this.options;
+    const { id: jobId, exitCode, signal, timedOut, canceled } = job;
+    const event = { computer, generation, jobId, exitCode, signal, timedOut, canceled };
+    this.options.emit({ type: 'job.exited', ...event });
   }
 
   private log(level: 'info' | 'ok' | 'warn' | 'err', event: string, message: string, jobId: string): void {
     this.options.log.add(level, event, message, { generation: this.options.generation, jobId });
   }
-}
-
-function summarize(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
 }

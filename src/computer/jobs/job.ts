@@ -8,10 +8,20 @@ import { utf8SafeLength } from '../../shared/text.js';
 import { decodeJobCursor, encodeJobCursor } from '../cursors.js';
 import { OutputBuffer } from '../output-buffer.js';
 
+/**
+ * Where a job stands, in one word: `running` until its root's exit is observed, then
+ * `timed_out` (killed at timeoutMs), `cancelled` (cancel_job), `killed` (ended by a signal: its
+ * own, a relaunch or the end of its computer) or `exited` (ended by itself; see exitCode).
+ */
+export type JobState = 'running' | 'exited' | 'killed' | 'timed_out' | 'cancelled';
+
 /** The result shape of run_command, read_job and shell. */
 export interface JobResult {
   [key: string]: unknown;
   jobId: string;
+  state: JobState;
+  /** A long-running service: run_command's `background`, never killed by a timeout. */
+  background: boolean;
   stdout: string;
   stderr: string;
   nextCursor: string;
@@ -32,6 +42,8 @@ export class Job {
   readonly stdout: OutputBuffer;
   readonly stderr: OutputBuffer;
   readonly startedAt = performance.now();
+  /** A service started with run_command's `background`: no timeout ends it. */
+  readonly background: boolean;
   private state = {
     exitCode: null as number | null,
     signal: null as string | null,
@@ -45,6 +57,8 @@ export class Job {
   private endedAt: number | null = null;
   private readonly exited: Promise<void>;
   private wakeExit: () => void = () => undefined;
+  /** Waiters of read_job's waitMs, woken by new output and by the exit. */
+  private readonly changeWaiters = new Set<() => void>();
 
   constructor(
     readonly id: string,
@@ -54,7 +68,9 @@ export class Job {
     retentionBytes: number,
     /** One-line summary of what the job runs. */
     readonly command = '',
+    how: { background?: boolean | undefined } = {},
   ) {
+    this.background = how.background === true;
     this.stdout = new OutputBuffer(retentionBytes);
     this.stderr = new OutputBuffer(retentionBytes);
     this.exited = new Promise((resolve) => {
@@ -81,9 +97,20 @@ export class Job {
     return this.state.toolCalls;
   }
 
+  /** The job's state in one word (see JobState). */
+  get lifecycle(): JobState {
+    const s = this.state;
+    if (!s.terminationObserved) return 'running';
+    if (s.timedOut) return 'timed_out';
+    if (s.canceled) return 'cancelled';
+    if (s.signal !== null && s.exitCode === null) return 'killed';
+    return 'exited';
+  }
+
   /** Appends bytes the guest sent on one of the job's streams. */
   append(fd: 'stdout' | 'stderr', bytes: Buffer): void {
     this[fd].append(bytes);
+    this.wakeChange();
   }
 
   /** A stream ended (EOF from the guest). */
@@ -117,6 +144,40 @@ export class Job {
     Object.assign(this.state, { exitCode, signal, terminationObserved: true });
     this.endedAt = performance.now();
     this.wakeExit();
+    this.wakeChange();
+  }
+
+  /**
+   * Resolves as soon as there is output after `cursor` (any output when none is given), the
+   * root's exit is observed, `waitMs` passes or `signal` aborts.
+   */
+  async waitForChange(cursor: string | undefined, waitMs: number, signal?: AbortSignal): Promise<void> {
+    if (waitMs <= 0 || this.terminationObserved || this.hasOutputAfter(cursor)) return;
+    const stop = new AbortController();
+    const changed = new Promise<void>((resolve) => {
+      this.changeWaiters.add(resolve);
+      stop.signal.addEventListener('abort', () => this.changeWaiters.delete(resolve), { once: true });
+    });
+    await Promise.race([
+      changed,
+      sleep(waitMs, signal ? AbortSignal.any([signal, stop.signal]) : stop.signal),
+    ]);
+    stop.abort();
+  }
+
+  private hasOutputAfter(cursor: string | undefined): boolean {
+    if (cursor === undefined)
+      return (
+        this.stdout.endOffset > this.stdout.startOffset || this.stderr.endOffset > this.stderr.startOffset
+      );
+    const c = decodeJobCursor(cursor, this.id);
+    return this.stdout.endOffset > c.stdout || this.stderr.endOffset > c.stderr;
+  }
+
+  private wakeChange(): void {
+    const waiters = [...this.changeWaiters];
+    this.changeWaiters.clear();
+    for (const wake of waiters) wake();
   }
 
   /** Resolves when the root exits or after `waitMs`, whichever is first (or when `signal` aborts). */
@@ -171,6 +232,8 @@ export class Job {
     const err = this.slice(this.stderr, from.stderr, takeErr, this.ended.stderr);
     return {
       jobId: this.id,
+      state: this.lifecycle,
+      background: this.background,
       stdout: out.text,
       stderr: err.text,
       nextCursor: encodeJobCursor({ jobId: this.id, stdout: out.next, stderr: err.next }),

@@ -25,6 +25,8 @@ export interface RunRequest {
    * `execute` and write only beneath `write` (see the guest's confine.ts).
    */
   confine?: { execute: string[]; write: string[] };
+  /** A long-running service: no timeout kills it (cancel_job, a relaunch or the computer's end does). */
+  background?: boolean;
   /** Open the tool channel for this caller (the `run_command` / `shell` invocation is the parent). */
   channel?: { caller: CallerContext; parentId: string };
 }
@@ -61,4 +63,10 @@ export function checkEnv(env: Record<string, string>): Record<string, string> {
     }
   }
   return env;
+}
+
+/** One line of at most 120 characters that says what a job runs. */
+export function summarizeCommand(req: Pick<RunRequest, 'argv' | 'script'>): string {
+  const line = (req.argv ? req.argv.join(' ') : req.script).replace(/\s+/g, ' ').trim();
+  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
 }

@@ -15,6 +15,7 @@ import { isPaddockError, PaddockError } from '../../shared/errors.js';
 import type { Computer } from '../computer.js';
 import { GuestConnector, type GuestSocket } from '../link/guest-socket.js';
 import type { ComputerLog } from '../logs.js';
+import { jobListeningOn, listeningPortsOf } from '../services.js';
 
 /** Port previewed when neither the configuration nor the profile names one. */
 export const DEFAULT_PREVIEW_PORT = 8000;
@@ -33,6 +34,10 @@ export interface PreviewState {
   message: string | null;
   /** Grows with every navigation request, so the same path can be reloaded. */
   navigation: number;
+  /** The job whose processes served the page when it was probed (null when unknown). */
+  jobId: string | null;
+  /** Set when that job ended since: the page's server is gone with it. */
+  jobEnded: { jobId: string; state: string } | null;
 }
 
 /** What one probe of the preview port found. */
@@ -45,6 +50,10 @@ export interface PreviewObservation {
   httpStatus: number | null;
   status: PreviewState['status'];
   message: string;
+  /** The job listening on the port, when the backend can tell. */
+  jobId?: string | null;
+  /** Said when that job is not a service: its timeout will end the server and the preview. */
+  warning?: string;
 }
 
 /** What the service needs from the ComputerManager. */
@@ -104,9 +113,35 @@ export class PreviewService {
     this.current = { ...this.idle(), generation: null };
   }
 
-  /** The port previewed in the current computer. */
+  /** The port previewed in the current computer: the last one navigated to, else the configured one. */
   port(c: Computer | null = this.host.computer): number {
+    const { generation, port } = this.current;
+    if (c && generation === c.generation && port !== null) return port;
+    return this.configuredPort(c);
+  }
+
+  /** The port a computer's preview shows before any navigation names another. */
+  configuredPort(c: Computer | null = this.host.computer): number {
     return this.options.portOverride ?? c?.profile.previewPort ?? DEFAULT_PREVIEW_PORT;
+  }
+
+  /**
+   * A job of the current computer ended: when it served the preview, the pane says so (its
+   * server is gone) instead of only turning unreachable on the next request.
+   */
+  jobEnded(generation: number, jobId: string, state: string, how: string): void {
+    const c = this.current;
+    if (c.generation !== generation || c.jobId !== jobId || c.jobEnded) return;
+    const advice =
+      state === 'timed_out'
+        ? ' Start the server with run_command and background: true so no timeout ends it.'
+        : ' Start the server again to bring the preview back.';
+    this.set({
+      ...c,
+      status: 'unreachable',
+      message: `The server on port ${c.port} stopped: job ${jobId} ${how}.${advice}`,
+      jobEnded: { jobId, state },
+    });
   }
 
   /** The pane's state; a new generation starts idle. */
@@ -117,19 +152,26 @@ export class PreviewService {
     return state;
   }
 
-  /** Moves the preview to `path` (and reveals it), then probes the port. */
-  async navigate(path: string, signal?: AbortSignal): Promise<PreviewState> {
-    return (await this.navigateAndObserve(path, signal)).state;
+  /** Moves the preview to `path` on `port` (default the current one) and reveals it, then probes the port. */
+  async navigate(path: string, port?: number, signal?: AbortSignal): Promise<PreviewState> {
+    return (await this.navigateAndObserve(path, signal, port)).state;
+  }
+
+  /** TCP ports something inside the running computer listens on. */
+  ports(): number[] {
+    return listeningPortsOf(this.host.computer);
   }
 
   /** navigate_preview: the request as made and what the probe observed. */
   async navigateAndObserve(
     path: string,
     signal?: AbortSignal,
+    toPort?: number,
   ): Promise<{ state: PreviewState; observed: PreviewObservation; generation: number }> {
     checkPreviewPath(path);
+    if (toPort !== undefined) checkPreviewPort(toPort);
     const c = await this.host.requireRunning(signal);
-    const port = this.port(c);
+    const port = toPort ?? this.port(c);
     const navigation = this.current.navigation + 1;
     this.set({
       path,
@@ -138,14 +180,22 @@ export class PreviewService {
       status: 'loading',
       message: null,
       navigation,
+      jobId: null,
+      jobEnded: null,
       generation: c.generation,
     });
     this.host.log.add('info', 'preview.navigate', `Preview moved to ${path.slice(0, 200)} (port ${port}).`, {
       generation: c.generation,
     });
     const observed = await this.probe(c, port, path);
+    const jobId = observed.listening ? jobListeningOn(c, port) : null;
+    const job = jobId ? c.jobs.list().find((j) => j.id === jobId) : undefined;
+    if (observed.listening) observed.jobId = jobId;
+    if (job && !job.background && !job.terminationObserved) {
+      observed.warning = `The server on port ${port} belongs to job ${job.id}, which is not a background job: its timeoutMs will end it and the preview. Start servers with run_command and background: true.`;
+    }
     if (this.current.navigation === navigation)
-      this.set({ ...this.current, status: observed.status, message: observed.message });
+      this.set({ ...this.current, status: observed.status, message: observed.message, jobId });
     return { state: this.state(), observed, generation: c.generation };
   }
 
@@ -229,10 +279,12 @@ export class PreviewService {
     return {
       path: null,
       url: null,
-      port: this.host.computer ? this.port() : null,
+      port: this.host.computer ? this.configuredPort() : null,
       status: 'idle',
       message: null,
       navigation,
+      jobId: null,
+      jobEnded: null,
     };
   }
 
@@ -247,6 +299,17 @@ export class PreviewService {
       }
     }
   }
+}
+
+/** Checks a port navigate_preview was given. */
+export function checkPreviewPort(port: number): number {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      `The preview port ${port} is not a TCP port; pass 1 to 65535 (get_computer_status lists the ports the computer listens on).`,
+    );
+  }
+  return port;
 }
 
 /** What a person or agent reads when the preview port cannot be reached. */

@@ -4,8 +4,8 @@
  * active (the one the dock shows). A relaunch ends every terminal of the old generation (their
  * processes die with its sandbox) and their ids answer STALE_GENERATION.
  *
- * The service has the shape of the dock's TerminalSource (list, write, resize, activate,
- * subscribe, onChange) and adds what the tools need (create, read, input by key).
+ * The dock's TerminalSource wraps the service (list, write as the person, resize, activate,
+ * subscribe, onChange, hold, journal); the tools add create, read and input by key.
  */
 import type { Disposable } from '../../shared/disposable.js';
 import { PaddockError } from '../../shared/errors.js';
@@ -20,9 +20,14 @@ import {
 } from '../link/stream-router.js';
 import type { ComputerLog } from '../logs.js';
 import { terminalShell } from '../shell-startup.js';
+import { toAsciicast } from './asciicast.js';
+import type { JournalEntry, TerminalInputBy, TerminalInputSource } from './journal.js';
 import { Terminal, type TerminalChunk, type TerminalInfo, type TerminalRead } from './terminal.js';
 
-export type { TerminalChunk, TerminalInfo, TerminalRead };
+export type { JournalEntry, TerminalChunk, TerminalInfo, TerminalInputBy, TerminalInputSource, TerminalRead };
+
+/** How long a person's hold lasts without a keystroke or a renewal. */
+export const TERMINAL_HOLD_MS = 10 * 60_000;
 
 /** Terminals whose shell still runs, per generation. */
 export const MAX_OPEN_TERMINALS = 16;
@@ -132,16 +137,87 @@ export class TerminalService {
     this.changed();
   }
 
-  /** Hands bytes (keystrokes, a paste, the agent's input) to the PTY; resolves once delivered. */
-  async write(terminalId: string, data: string | Buffer): Promise<void> {
+  /**
+   * Hands bytes (keystrokes, a paste, the agent's input) to the PTY; resolves once delivered,
+   * and the input is in the terminal's journal with who sent it. While a person holds the
+   * terminal, input of any other source is refused (TERMINAL_HELD_BY_PERSON) and not typed.
+   */
+  async write(terminalId: string, data: string | Buffer, by: TerminalInputBy): Promise<void> {
     const { gen, terminal } = this.resolve(terminalId);
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     this.requireLive(terminal);
+    const hold = this.activeHold(terminal);
+    if (hold && by.source !== 'person') {
+      throw new PaddockError(
+        'TERMINAL_HELD_BY_PERSON',
+        `${hold.who} has taken control of ${terminal.id}, so your input was not typed. Wait until list_terminals shows heldBy: null for it (the hold ends when the person gives control back, or at ${new Date(hold.until).toISOString()} without typing), or work in another terminal (create_terminal).`,
+        { terminalId: terminal.id, heldBy: hold.who, heldUntil: hold.until },
+      );
+    }
+    if (hold) hold.until = Math.max(hold.until, Date.now() + TERMINAL_HOLD_MS);
+    const offset = terminal.output.endOffset;
     await gen.computer.call('pty.write', { stream: terminal.stream }, { attachment: bytes });
+    terminal.journal.input(by, bytes.toString('utf8'), offset);
   }
 
-  /** Follows the dock's viewport. */
-  async resize(terminalId: string, cols: number, rows: number): Promise<void> {
+  /**
+   * A person takes control of a terminal: until they give it back (or `holdMs` passes without
+   * their typing), the agent's input is refused and list_terminals shows who holds it.
+   */
+  hold(terminalId: string, who: string, holdMs = TERMINAL_HOLD_MS): TerminalInfo {
+    const { gen, terminal } = this.resolve(terminalId);
+    this.requireLive(terminal);
+    terminal.hold = { who, until: Date.now() + holdMs };
+    terminal.journal.control('hold', who, terminal.output.endOffset);
+    this.host.log.add('info', 'terminal.hold', `${who} took control of ${terminal.id}.`, {
+      generation: terminal.generation,
+    });
+    const timer = setTimeout(() => this.activeHold(terminal), holdMs + 10);
+    timer.unref();
+    this.changed();
+    return this.info(gen, terminal);
+  }
+
+  /** Gives control of a terminal back to everyone (nothing happens when nobody holds it). */
+  release(terminalId: string, who: string): TerminalInfo {
+    const { gen, terminal } = this.resolve(terminalId);
+    if (terminal.hold) {
+      terminal.hold = null;
+      terminal.journal.control('release', who, terminal.output.endOffset);
+      this.host.log.add('info', 'terminal.release', `${who} gave control of ${terminal.id} back.`, {
+        generation: terminal.generation,
+      });
+      this.changed();
+    }
+    return this.info(gen, terminal);
+  }
+
+  /** Who typed what into a terminal (oldest first), of one source when given. */
+  journal(
+    terminalId: string,
+    filter: { source?: TerminalInputSource; afterSeq?: number } = {},
+  ): JournalEntry[] {
+    return this.resolve(terminalId).terminal.journal.list(filter);
+  }
+
+  /** The terminal's kept session as an asciicast v2 file, inputs marked by who typed them. */
+  asciicast(terminalId: string): string {
+    return toAsciicast(this.resolve(terminalId).terminal);
+  }
+
+  /** The hold of `terminal` if it still runs; a lapsed one ends here (and is announced). */
+  private activeHold(terminal: Terminal): { who: string; until: number } | null {
+    const hold = terminal.hold;
+    if (!hold) return null;
+    if (hold.until > Date.now() && !terminal.exited) return hold;
+    terminal.hold = null;
+    terminal.journal.control('release', hold.who, terminal.output.endOffset);
+    this.changed();
+    return null;
+  }
+
+  /** Follows the dock's viewport (`who` is noted in the journal). */
+  async resize(terminalId: string, cols: number, rows: number, who = 'dock'): Promise<void> {
     const { gen, terminal } = this.resolve(terminalId);
     if (
       !Number.isInteger(cols) ||
@@ -161,6 +237,7 @@ export class TerminalService {
     await gen.computer.call('pty.resize', { stream: terminal.stream, cols, rows });
     terminal.cols = cols;
     terminal.rows = rows;
+    terminal.journal.resize(who, cols, rows, terminal.output.endOffset);
   }
 
   /** read_terminal_output. */
@@ -254,7 +331,10 @@ export class TerminalService {
   }
 
   private info(gen: Generation, t: Terminal): TerminalInfo {
+    const hold = this.activeHold(t);
     return {
+      heldBy: hold?.who ?? null,
+      heldUntil: hold?.until ?? null,
       id: t.id,
       label: t.label,
       ready: t.ready,

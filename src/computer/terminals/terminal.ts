@@ -7,6 +7,7 @@ import type { Disposable } from '../../shared/disposable.js';
 import { PaddockError } from '../../shared/errors.js';
 import { incompleteUtf8Tail, leadingContinuationBytes, utf8SafeLength } from '../../shared/text.js';
 import { OutputBuffer } from '../output-buffer.js';
+import { TerminalJournal } from './journal.js';
 
 /** A piece of live or replayed output (the dock's TerminalChunk). */
 export interface TerminalChunk {
@@ -32,6 +33,10 @@ export interface TerminalInfo {
   signal: string | null;
   cols: number;
   rows: number;
+  /** The person who holds control (the agent's input is refused meanwhile), or null. */
+  heldBy: string | null;
+  /** When the hold lapses unless the person types or renews it (epoch ms), or null. */
+  heldUntil: number | null;
 }
 
 /** What read_terminal_output answers. */
@@ -80,6 +85,10 @@ export class Terminal {
   exited = false;
   cols: number;
   rows: number;
+  /** Who typed what, resizes, holds, and when output arrived. */
+  readonly journal: TerminalJournal;
+  /** A person holding control, until when (see TerminalService.hold). */
+  hold: { who: string; until: number } | null = null;
   /** Offset up to which live output went to subscribers (never inside a UTF-8 sequence). */
   private delivered = 0;
   private readonly subscribers = new Set<(chunk: TerminalChunk) => void>();
@@ -96,11 +105,15 @@ export class Terminal {
     this.output = new OutputBuffer(retentionBytes);
     this.cols = size.cols;
     this.rows = size.rows;
+    this.journal = new TerminalJournal({ ...size, at: Date.now() });
   }
 
   /** Appends PTY output and hands the new text to every subscriber. */
   append(bytes: Buffer): void {
+    const startBefore = this.output.startOffset;
+    this.journal.output(this.output.endOffset);
     this.output.append(bytes);
+    if (this.output.startOffset !== startBefore) this.journal.forgetOutputBefore(this.output.startOffset);
     if (this.subscribers.size === 0) {
       this.delivered = this.output.endOffset - pendingTail(this.output);
       return;

@@ -18,6 +18,8 @@ export const RUN_COMMAND_DEFAULT_WAIT_MS = 1000;
 export const RUN_COMMAND_DEFAULT_TIMEOUT_MS = 30_000;
 /** Default bytes of one read_job. */
 export const READ_DEFAULT_BYTES = 4096;
+/** Longest read_job waitMs. */
+export const READ_JOB_MAX_WAIT_MS = 10_000;
 
 const jobIdProperty = s.string({
   description: 'The job id that run_command returned, e.g. "g2.job5".',
@@ -34,7 +36,8 @@ export function jobTools(computers: ComputerSource): Tool[] {
         'Runs a non-interactive shell script once inside the current computer, through the login shell of the guest account you act as (bash where available). ' +
         'Use it to build, test, install, process data or start servers with whatever programs the profile provides. Each job has its own working directory and environment, separate stdout and stderr, no stdin (a program that waits for input gets end-of-file), and owns every process it starts. ' +
         'The call waits up to waitMs for the job to finish and returns its id, the output so far, a nextCursor and the exit code (null while it runs). timeoutMs kills the job and everything it started; background processes otherwise keep running after the script exits, until the timeout, cancel_job or a relaunch. ' +
-        'If terminationObserved is false, keep calling read_job with nextCursor until it is true instead of running the command again. ' +
+        'If terminationObserved is false, keep calling read_job with nextCursor until it is true instead of running the command again; state says running, exited, killed, timed_out or cancelled. ' +
+        'For a dev server or anything meant to keep running, pass background: true: the job is then a service that no timeout ends (cancel_job, a relaunch or the end of the computer does), get_computer_status lists it with the ports it listens on, and navigate_preview can show any of those ports. ' +
         'A script can call your tools directly from inside the computer with the paddock-tool command or the paddock_tool Python module, so one script can look something up, decide and act in a single run.',
       input: inputObject(
         {
@@ -56,9 +59,14 @@ export function jobTools(computers: ComputerSource): Tool[] {
             maximum: 10000,
           }),
           timeoutMs: s.integer({
-            description: 'When to kill the job and all its processes, in ms from its start; default 30000.',
+            description:
+              'When to kill the job and all its processes, in ms from its start; default 30000. Ignored with background: true.',
             minimum: 1,
             maximum: 300000,
+          }),
+          background: s.boolean({
+            description:
+              'Run as a long-lived service (a web or dev server): not ended by timeoutMs, listed with its ports by get_computer_status, ended by cancel_job or with the computer. Default false.',
           }),
           requestId: requestIdProperty,
         },
@@ -75,6 +83,7 @@ export function jobTools(computers: ComputerSource): Tool[] {
               env,
               waitMs: input.waitMs ?? RUN_COMMAND_DEFAULT_WAIT_MS,
               timeoutMs: input.timeoutMs ?? RUN_COMMAND_DEFAULT_TIMEOUT_MS,
+              ...(input.background ? { background: true } : {}),
               channel: { caller: ctx.caller, parentId: ctx.invocationId },
             },
             ctx.signal,
@@ -89,7 +98,8 @@ export function jobTools(computers: ComputerSource): Tool[] {
       title: 'Read job output',
       kind: 'answer',
       description:
-        'Reads the next stdout and stderr of a job started by run_command, with its state: exitCode stays null until the exit is observed, and terminationObserved tells you the job has ended. ' +
+        'Reads the next stdout and stderr of a job started by run_command, with its state (running, exited, killed, timed_out or cancelled): exitCode stays null until the exit is observed, and terminationObserved tells you the job has ended. ' +
+        'Pass waitMs to let the call wait (up to 10000 ms) until there is output after the cursor or the job ends, instead of polling in a tight loop. ' +
         'Pass the nextCursor of the previous answer to continue; omit the cursor to start at the oldest output still kept. Each stream keeps only its newest output (1 MiB by default): a cursor that fell behind answers OUTPUT_EXPIRED with an oldestCursor to resume from. ' +
         'Poll until terminationObserved is true. Jobs belong to one computer generation and are gone after a relaunch.',
       input: inputObject(
@@ -106,13 +116,22 @@ export function jobTools(computers: ComputerSource): Tool[] {
             minimum: 1,
             maximum: 65536,
           }),
+          waitMs: s.integer({
+            description:
+              'Wait up to this many ms for output after the cursor or for the job to end, answering as soon as either happens; default 0 (answer at once).',
+            minimum: 0,
+            maximum: READ_JOB_MAX_WAIT_MS,
+          }),
         },
         ['jobId'],
       ),
       async execute(input, ctx) {
         const manager = computers.for(ctx.caller);
         const { jobId } = input;
-        const result = manager.readJob(jobId, input.cursor, input.byteLimit ?? READ_DEFAULT_BYTES);
+        const byteLimit = input.byteLimit ?? READ_DEFAULT_BYTES;
+        const result = input.waitMs
+          ? await manager.readJobWhenChanged(jobId, input.cursor, byteLimit, input.waitMs, ctx.signal)
+          : manager.readJob(jobId, input.cursor, byteLimit);
         ctx.noteComputer({ generation: generationOf(jobId), jobId });
         return structured(result);
       },

@@ -39,12 +39,17 @@ export function lifecycleTools(computers: ComputerSource): Tool[] {
         'Starts a fresh computer from a profile of list_profiles and makes it the current one. Any computer already running is replaced: all of its processes are killed and its job ids stop working. ' +
         'Answers at once with the generation number and the dock URL where a person can watch; the machine then boots in place. ' +
         'Poll get_computer_status until lifecycle is running or error before using other tools. Do not call this again just because the boot is slow, and never relaunch without checking status first: a relaunch throws away the running work. ' +
-        'A launch while a computer is still booting is refused.',
+        'A launch while a computer is still booting is refused. ' +
+        'A relaunch deletes the /workspace of the computer it replaces unless its profile keeps workspaces; pass keepWorkspace: true to carry the files over (the answer says what happened in previousWorkspace).',
       input: inputObject(
         {
           profileId: s.string({
             description: 'A profile id from list_profiles, e.g. "shell".',
             maxLength: 128,
+          }),
+          keepWorkspace: s.boolean({
+            description:
+              'Copy the /workspace of the computer being replaced into the new one instead of deleting it. Default false.',
           }),
           requestId: requestIdProperty,
         },
@@ -53,8 +58,9 @@ export function lifecycleTools(computers: ComputerSource): Tool[] {
       async execute(input, ctx) {
         const manager = computers.for(ctx.caller);
         const { profileId } = input;
+        const keep = input.keepWorkspace ? { keepWorkspace: true } : {};
         const result = await manager.idempotency.run('launch_computer', input.requestId, input, async () =>
-          manager.launch(profileId),
+          manager.launch(profileId, undefined, keep),
         );
         ctx.noteComputer({ generation: result.generation });
         return structured(result);

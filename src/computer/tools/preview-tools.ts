@@ -14,7 +14,8 @@ export function previewTools(computers: ComputerSource): Tool[] {
       kind: 'act',
       description:
         "Shows a page served from inside the computer in the dock's preview pane and reveals it to the person, to look at a web app or generated content together. " +
-        'Give a path on the computer\'s preview server such as /hello.html?x=1#title — never a full URL, a ".." segment or a backslash. The port is the profile\'s preview port (get_computer_status shows it); start a server there first, e.g. "python3 -m http.server <port>" in the background with run_command or in a terminal. ' +
+        'Give a path on the computer\'s preview server such as /hello.html?x=1#title — never a full URL, a ".." segment or a backslash. Without port the profile\'s preview port is shown (or the last one navigated to); pass port to show a server on any other port (get_computer_status lists the ports the computer listens on). ' +
+        'Start the server first as a service, e.g. run_command with script "python3 -m http.server 8000" and background: true, so no timeout ends it. ' +
         'The answer repeats the navigation request and what a quick probe observed (whether anything listens on the port, the HTTP status it returned). That is not proof the page rendered correctly in the dock.',
       input: inputObject(
         {
@@ -23,13 +24,23 @@ export function previewTools(computers: ComputerSource): Tool[] {
               'Path on the preview server, starting with "/", e.g. /index.html?x=1#top. No scheme or host, "..", or backslashes.',
             maxLength: 4096,
           }),
+          port: s.integer({
+            description:
+              "TCP port of the server inside the computer to show, e.g. 5173; default the port shown last (at first the profile's preview port).",
+            minimum: 1,
+            maximum: 65535,
+          }),
         },
         ['path'],
       ),
       async execute(input, ctx) {
         const manager = computers.for(ctx.caller);
         const { path } = input;
-        const { state, observed, generation } = await manager.preview.navigateAndObserve(path, ctx.signal);
+        const { state, observed, generation } = await manager.preview.navigateAndObserve(
+          path,
+          ctx.signal,
+          input.port,
+        );
         ctx.noteComputer({ generation });
         return structured({
           requested: { path, url: state.url, port: observed.port, navigation: state.navigation },

@@ -79,6 +79,7 @@ export function terminalTools(computers: ComputerSource): Tool[] {
       description:
         'Lists the interactive terminals of the current computer, the same ones the person sees as tabs in the dock: each with its generation-qualified id (e.g. g2.term1), a label, whether its PTY is ready for input, whether it is the active (visible) one and whether its shell has exited. ' +
         'ready only means the PTY is attached: it does not mean a prompt is showing or that a login succeeded, so read the output before relying on it. ' +
+        'heldBy names a person who has taken control of that terminal: until it is null again, do not type into it (your input would be refused). ' +
         'Use terminals for interactive programs (REPLs, prompts, long sessions); for one-off commands whose exit code matters, run_command is simpler.',
       input: inputObject({}, []),
       async execute(_input, ctx) {
@@ -148,7 +149,8 @@ export function terminalTools(computers: ComputerSource): Tool[] {
       description:
         'Types into an interactive terminal that the person in the dock shares with you: either text (a newline presses Enter, so end a command line with \\n) or exactly one control key such as ctrl_c to interrupt the running program — never both in one call. ' +
         'The input goes to whatever is in the foreground: the shell prompt, a login prompt or a running program. ' +
-        'The answer only confirms that the bytes reached the terminal; it does not mean a command ran, finished or succeeded. Call read_terminal_output with your last cursor afterwards to see what happened.',
+        'The answer only confirms that the bytes reached the terminal; it does not mean a command ran, finished or succeeded. Call read_terminal_output with your last cursor afterwards to see what happened. ' +
+        "Every input is recorded as yours in the terminal's journal, which the person sees. When the person has taken control of the terminal (list_terminals shows heldBy), your input is refused with TERMINAL_HELD_BY_PERSON and nothing is typed: wait for heldBy to be null, or use another terminal.",
       input: inputObject(
         {
           terminalId: terminalIdProperty,
@@ -168,7 +170,7 @@ export function terminalTools(computers: ComputerSource): Tool[] {
         const terminals = manager.terminals;
         const { terminalId } = input;
         const { data, key } = terminalInputBytes(input.text, input.key);
-        await terminals.write(terminalId, data);
+        await terminals.write(terminalId, data, { source: 'agent', who: ctx.caller.caller });
         ctx.noteComputer({ generation: generationOf(terminalId) });
         return structured({ terminalId, delivered: true, bytes: Buffer.byteLength(data), key });
       },

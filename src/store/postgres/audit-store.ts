@@ -15,11 +15,15 @@ import type {
   InvocationState,
   StoredInvocation,
 } from '../audit.js';
+import { type ChainedInvocation, type ChainHead, contentDigest } from '../audit-chain.js';
 import {
   type AuditRowLimits,
   auditWriteError,
+  CHAIN_COLUMNS,
+  type ChainedRow,
   checkLimit,
   checkNumber,
+  fromChainedRow,
   fromInvocationRow,
   INVOCATION_COLUMNS,
   type InvocationRow,
@@ -28,57 +32,69 @@ import {
   notRunning,
   prepareInvocation,
   storedMessage,
+  UNLINKED_WHERE,
 } from '../audit-rows.js';
 import { EndedFeed } from '../feed.js';
 import type { PgDatabase } from './database.js';
 
-/** Key of the transaction lock every write of an end seq holds until it commits. */
-const END_SEQ_LOCK_KEY = 7_061_646_402;
-
 const STORE = 'audit';
 
-// The end seq is taken after the transaction lock and the lock is held until commit, so end
-// seqs commit in the order they are given: a follower that read up to N never finds a row
-// below N later. The whole input (when the row keeps a preview) is stored in the same statement.
+/**
+ * Moves the chain's head one step for a row whose content digest is `$DIGEST`: the new end seq
+ * and link, and the link before it. The head's row lock is held until commit, so end seqs
+ * commit in the order they are given (a follower that read up to N never finds a row below N
+ * later) and each link builds on the one committed before it.
+ */
+const advanceHead = (
+  digest: string,
+  when: string,
+) => `UPDATE audit_chain SET end_seq = end_seq + 1, prev = hash,
+    hash = encode(sha256(convert_to(hash || '|' || (end_seq + 1)::text || '|' || ${digest}::text, 'UTF8')), 'hex')
+  WHERE id = 1 AND ${when}
+  RETURNING end_seq, prev, hash`;
+
+// The whole input (when the row keeps a preview) is stored in the same statement.
 const INSERT = {
-  name: 'paddock_audit_insert',
+  name: 'paddock_audit_insert_chained',
   text: `WITH full_input AS (
       INSERT INTO audit_inputs (sha256, input) SELECT $20::text, $24::text WHERE $20::text IS NOT NULL
       ON CONFLICT (sha256) DO NOTHING
-    ), end_lock AS (
-      SELECT pg_advisory_xact_lock(${END_SEQ_LOCK_KEY}) WHERE $18::text <> 'running'
-    )
+    ), head AS (${advanceHead('$26', "$18::text <> 'running'")})
     INSERT INTO tool_invocations (id, started_at, duration_ms, tool, source, caller, via, parent_id,
       generation, job_id, input, output_bytes, sent_bytes, success, error_code, error_message,
-      policy_rule, state, owner_pid, input_sha256, approval_id, approver, principal, owner_host, end_seq)
+      policy_rule, state, owner_pid, input_sha256, approval_id, approver, principal, owner_host, end_seq,
+      chain_prev, chain_hash)
     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-      $21, $22, $23, $25,
-      CASE WHEN $18::text = 'running' THEN NULL ELSE nextval('tool_invocations_end_seq') END
-    FROM (SELECT 1) AS one LEFT JOIN end_lock ON true
+      $21, $22, $23, $25, head.end_seq, head.prev, head.hash
+    FROM (SELECT 1) AS one LEFT JOIN head ON true
     RETURNING seq, end_seq`,
 };
 
+const RETURNED = INVOCATION_COLUMNS.split(', ')
+  .map((c) => `t.${c}`)
+  .join(', ');
+
+// The row is locked first and the head moves only when it is still running: a refused
+// complete leaves no link without a row.
 const COMPLETE = {
-  name: 'paddock_audit_complete',
-  text: `WITH end_lock AS (SELECT pg_advisory_xact_lock(${END_SEQ_LOCK_KEY}))
-    UPDATE tool_invocations SET state = 'ended', duration_ms = $1, output_bytes = $2, sent_bytes = $3,
-      success = $4, error_code = $5, error_message = $6, policy_rule = $7,
-      generation = coalesce($8, generation), job_id = coalesce($9, job_id),
-      end_seq = nextval('tool_invocations_end_seq')
-    FROM end_lock WHERE id = $10 AND state = 'running'
-    RETURNING ${INVOCATION_COLUMNS.split(', ')
-      .map((c) => `tool_invocations.${c}`)
-      .join(', ')}`,
+  name: 'paddock_audit_complete_chained',
+  text: `WITH target AS (
+      SELECT seq FROM tool_invocations WHERE id = $10 AND state = 'running' FOR UPDATE
+    ), head AS (${advanceHead('$11', 'EXISTS (SELECT 1 FROM target)')})
+    UPDATE tool_invocations t SET state = 'ended', duration_ms = $1, output_bytes = $2, sent_bytes = $3,
+      success = $4, error_code = $5, error_message = $6, policy_rule = $7, generation = $8, job_id = $9,
+      end_seq = head.end_seq, chain_prev = head.prev, chain_hash = head.hash
+    FROM head, target WHERE t.seq = target.seq
+    RETURNING ${RETURNED}`,
 };
 
-const INTERRUPT = `WITH end_lock AS (SELECT pg_advisory_xact_lock(${END_SEQ_LOCK_KEY}))
-  UPDATE tool_invocations SET state = 'interrupted', success = false, error_code = 'INTERNAL',
-    error_message = $1, duration_ms = greatest(0, $2 - started_at),
-    end_seq = nextval('tool_invocations_end_seq')
-  FROM end_lock WHERE id = $3 AND state = 'running'
-  RETURNING ${INVOCATION_COLUMNS.split(', ')
-    .map((c) => `tool_invocations.${c}`)
-    .join(', ')}`;
+const INTERRUPT = `WITH target AS (
+    SELECT seq FROM tool_invocations WHERE id = $3 AND state = 'running' FOR UPDATE
+  ), head AS (${advanceHead('$4', 'EXISTS (SELECT 1 FROM target)')})
+  UPDATE tool_invocations t SET state = 'interrupted', success = false, error_code = 'INTERNAL',
+    error_message = $1, duration_ms = $2, end_seq = head.end_seq, chain_prev = head.prev, chain_hash = head.hash
+  FROM head, target WHERE t.seq = target.seq
+  RETURNING ${RETURNED}`;
 
 export interface PgAuditStoreOptions extends AuditRowLimits {
   logger: Logger;
@@ -89,6 +105,8 @@ export interface PgAuditStoreOptions extends AuditRowLimits {
 /** `tool_invocations` on PostgreSQL, shared by every server of the fleet. */
 export class PgAuditStore implements AuditStore {
   private readonly feed: EndedFeed;
+  /** Rows this store began and has not completed: `complete` hashes the ended row from them. */
+  private readonly running = new Map<string, StoredInvocation>();
 
   constructor(
     private readonly db: PgDatabase,
@@ -110,24 +128,48 @@ export class PgAuditStore implements AuditStore {
 
   /** Listeners see the row once, when it ends. */
   async begin(row: InvocationStart): Promise<StoredInvocation> {
-    return this.write(
+    const stored = await this.write(
       { ...row, durationMs: 0, outputBytes: 0, success: false, errorCode: null, errorMessage: null },
       'running',
     );
+    this.running.set(stored.id, stored);
+    return stored;
   }
 
+  /**
+   * The ended row's content is hashed here, from the row held since `begin` (or read first,
+   * for a row another store began), and its digest joins the chain in the same statement.
+   */
   async complete(id: string, end: InvocationEnd): Promise<StoredInvocation> {
+    const begun = this.running.get(id) ?? (await this.get(id));
+    this.running.delete(id);
+    if (begun?.state !== 'running') throw notRunning(id);
+    const errorMessage = end.errorMessage == null ? null : storedMessage(end.errorMessage, this.options);
+    const ended: StoredInvocation = {
+      ...begun,
+      state: 'ended',
+      durationMs: end.durationMs,
+      outputBytes: end.outputBytes,
+      sentBytes: end.sentBytes ?? null,
+      success: end.success,
+      errorCode: end.errorCode ?? null,
+      errorMessage,
+      policyRule: end.policyRule ?? null,
+      generation: end.generation ?? begun.generation ?? null,
+      jobId: end.jobId ?? begun.jobId ?? null,
+    };
     const rows = await this.writeRows(id, COMPLETE, [
-      end.durationMs,
-      end.outputBytes,
-      end.sentBytes ?? null,
-      end.success,
-      end.errorCode ?? null,
-      end.errorMessage == null ? null : storedMessage(end.errorMessage, this.options),
-      end.policyRule ?? null,
-      end.generation ?? null,
-      end.jobId ?? null,
+      ended.durationMs,
+      ended.outputBytes,
+      ended.sentBytes,
+      ended.success,
+      ended.errorCode,
+      ended.errorMessage,
+      ended.policyRule,
+      ended.generation,
+      ended.jobId,
       id,
+      contentDigest(ended),
     ]);
     const row = rows[0];
     if (!row) throw notRunning(id);
@@ -141,19 +183,36 @@ export class PgAuditStore implements AuditStore {
    * hosts are theirs to reconcile: a pid means nothing here.
    */
   async reconcile(isAlive: (pid: number) => boolean = pidAlive): Promise<number> {
-    const running = await this.db.rows<{ id: string; owner_pid: number | null }>(
+    const running = await this.db.rows<InvocationRow & { owner_pid: number | null }>(
       STORE,
-      "SELECT id, owner_pid FROM tool_invocations WHERE state = 'running' AND owner_host = $1 ORDER BY seq",
+      `SELECT ${INVOCATION_COLUMNS}, owner_pid FROM tool_invocations
+        WHERE state = 'running' AND owner_host = $1 ORDER BY seq`,
       [this.db.host],
     );
+    const now = Date.now();
     let marked = 0;
-    for (const { id, owner_pid: pid } of running) {
+    for (const found of running) {
+      const pid = found.owner_pid;
       if (pid !== null && (pid === process.pid || isAlive(pid))) continue;
-      const rows = await this.writeRows(id, INTERRUPT, [interruptedMessage(pid), Date.now(), id]);
-      const row = rows[0];
-      if (!row) continue;
+      const from = fromInvocationRow(found);
+      const row: StoredInvocation = {
+        ...from,
+        state: 'interrupted',
+        success: false,
+        errorCode: 'INTERNAL',
+        errorMessage: interruptedMessage(pid),
+        durationMs: Math.max(0, now - from.startedAt),
+      };
+      const rows = await this.writeRows(from.id, INTERRUPT, [
+        row.errorMessage,
+        row.durationMs,
+        from.id,
+        contentDigest(row),
+      ]);
+      const written = rows[0];
+      if (!written) continue;
       marked++;
-      this.feed.push(fromInvocationRow(row));
+      this.feed.push(fromInvocationRow(written));
     }
     return marked;
   }
@@ -173,6 +232,7 @@ export class PgAuditStore implements AuditStore {
       ...insertValues(stored, state, stored.success),
       fullInput,
       this.db.host,
+      state === 'running' ? null : contentDigest(stored),
     ]);
     const written = rows[0] as { seq: number; end_seq: number | null };
     return { seq: written.seq, endSeq: written.end_seq, ...stored };
@@ -257,6 +317,49 @@ export class PgAuditStore implements AuditStore {
 
   subscribe(listener: (row: StoredInvocation) => void): Disposable {
     return this.feed.subscribe(listener);
+  }
+
+  async chained(afterEndSeq: number, limit?: number): Promise<ChainedInvocation[]> {
+    const rows = await this.db.rows<ChainedRow>(
+      STORE,
+      {
+        name: 'paddock_audit_chained',
+        text: `SELECT ${INVOCATION_COLUMNS}, ${CHAIN_COLUMNS} FROM tool_invocations
+          WHERE end_seq > $1 ORDER BY end_seq LIMIT $2`,
+      },
+      [checkNumber('afterEndSeq', afterEndSeq), checkLimit(limit)],
+    );
+    return rows.map(fromChainedRow);
+  }
+
+  async chainHead(): Promise<ChainHead> {
+    const rows = await this.db.rows<{ end_seq: number; hash: string; start_end_seq: number }>(
+      STORE,
+      'SELECT end_seq, hash, start_end_seq FROM audit_chain WHERE id = 1',
+    );
+    const head = rows[0];
+    if (!head) throw this.db.error(STORE, new Error('the audit_chain head row is missing'));
+    return { endSeq: head.end_seq, hash: head.hash, startEndSeq: head.start_end_seq };
+  }
+
+  async byChainHash(hash: string): Promise<ChainedInvocation | undefined> {
+    const rows = await this.db.rows<ChainedRow>(
+      STORE,
+      `SELECT ${INVOCATION_COLUMNS}, ${CHAIN_COLUMNS} FROM tool_invocations WHERE chain_hash = $1 LIMIT 1`,
+      [hash],
+    );
+    return rows[0] ? fromChainedRow(rows[0]) : undefined;
+  }
+
+  async unlinked(limit?: number): Promise<ChainedInvocation[]> {
+    const { startEndSeq } = await this.chainHead();
+    const rows = await this.db.rows<ChainedRow>(
+      STORE,
+      `SELECT ${INVOCATION_COLUMNS}, ${CHAIN_COLUMNS} FROM tool_invocations
+        WHERE ${UNLINKED_WHERE.replace('?', '$1')} ORDER BY seq LIMIT $2`,
+      [startEndSeq, checkLimit(limit)],
+    );
+    return rows.map(fromChainedRow);
   }
 
   /** Stops polling for other servers' rows. */

@@ -205,6 +205,47 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX tool_invocations_principal ON tool_invocations (principal, seq) WHERE principal IS NOT NULL;
     `,
   },
+  {
+    version: 3,
+    name: 'tool_pins',
+    // What each upstream MCP tool looked like when it was trusted (pinned) or refused (rejected),
+    // shared by the fleet: the canonical JSON of its definition and that text's SHA-256.
+    sql: `
+      CREATE TABLE tool_pins (
+        server text NOT NULL,
+        tool text NOT NULL,
+        decision text NOT NULL CHECK (decision IN ('pinned', 'rejected')),
+        hash text NOT NULL,
+        definition text NOT NULL,
+        decided_at bigint NOT NULL,
+        decided_by text NOT NULL,
+        PRIMARY KEY (server, tool, decision)
+      );
+    `,
+  },
+  {
+    version: 4,
+    name: 'audit_chain',
+    // One hash chain for the fleet, in end_seq order (see store/audit-chain.ts). The head row
+    // gives the end seqs now: a writer updates it in the statement that ends its row and holds
+    // its row lock until commit, so end seqs commit in order (as the advisory lock ensured) and
+    // each link is computed from the link committed before it. prev keeps the link before the
+    // head, so the update can return it. Rows that ended before this step stay unlinked.
+    sql: `
+      ALTER TABLE tool_invocations ADD COLUMN chain_prev text;
+      ALTER TABLE tool_invocations ADD COLUMN chain_hash text;
+      CREATE TABLE audit_chain (
+        id integer PRIMARY KEY CHECK (id = 1),
+        end_seq bigint NOT NULL,
+        prev text NOT NULL,
+        hash text NOT NULL,
+        start_end_seq bigint NOT NULL
+      );
+      INSERT INTO audit_chain (id, end_seq, prev, hash, start_end_seq)
+        SELECT 1, coalesce(max(end_seq), 0), '0000000000000000000000000000000000000000000000000000000000000000', '0000000000000000000000000000000000000000000000000000000000000000', coalesce(max(end_seq), 0)
+        FROM tool_invocations;
+    `,
+  },
 ];
 
 /** Key of the session advisory lock held while migrating (any bigint unique to Paddock). */

@@ -15,6 +15,7 @@ import { PgMemoryStore } from './memory-store.js';
 import { migrate, PG_MIGRATIONS, type PgMigration } from './migrations.js';
 import { PgOAuthStore } from './oauth-store.js';
 import { PgAgentRunStore } from './run-store.js';
+import { PgToolPinStore } from './tool-pin-store.js';
 
 /** Options of {@link openPostgresStores}. */
 export interface PostgresStoresOptions extends PgPoolOptions {
@@ -76,6 +77,7 @@ export async function openPostgresStores(
     launchLinks: new PgLaunchLinkStore(db),
     approvals: new PgApprovalStore(db),
     oauth: new PgOAuthStore(db),
+    toolPins: new PgToolPinStore(db),
     async close() {
       if (closed) return;
       closed = true;

@@ -11,6 +11,7 @@ import type {
   InvocationState,
   StoredInvocation,
 } from '../audit.js';
+import { type ChainedInvocation, type ChainHead, contentDigest } from '../audit-chain.js';
 import {
   type AuditRowLimits,
   auditWriteError,
@@ -26,6 +27,7 @@ import {
   storedMessage,
 } from '../audit-rows.js';
 import { EndedFeed } from '../feed.js';
+import { SqliteChain } from './audit-chain.js';
 import { GroupCommit } from './group-commit.js';
 import { applyMigrations } from './migrations.js';
 
@@ -34,20 +36,23 @@ export interface SqliteAuditStoreOptions extends AuditRowLimits {
   logger?: Logger;
   /** How often subscribers get rows other processes wrote (default 500 ms). */
   feedIntervalMs?: number;
+  /**
+   * `false` writes rows without hashing them into the chain (their links fail verification):
+   * only for measuring what the chain costs (bench/). Default true.
+   */
+  hashChain?: boolean;
 }
 
-const NEXT_END_SEQ = '(SELECT coalesce(max(end_seq), 0) + 1 FROM tool_invocations)';
-
+// end seqs and links come from the chain's head (see SqliteChain), read in the same transaction
 const INSERT_SQL = `INSERT INTO tool_invocations (id, started_at, duration_ms, tool, source, caller, via,
   parent_id, generation, job_id, input, output_bytes, sent_bytes, success, error_code, error_message,
-  policy_rule, state, owner_pid, input_sha256, approval_id, approver, principal, end_seq)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-    CASE WHEN ? = 'running' THEN NULL ELSE ${NEXT_END_SEQ} END)`;
+  policy_rule, state, owner_pid, input_sha256, approval_id, approver, principal, end_seq, chain_prev,
+  chain_hash)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 const COMPLETE_SET = `UPDATE tool_invocations SET state = 'ended', duration_ms = ?, output_bytes = ?,
-  sent_bytes = ?, success = ?, error_code = ?, error_message = ?, policy_rule = ?, end_seq = ${NEXT_END_SEQ}`;
-const COMPLETE_SQL = `${COMPLETE_SET}, generation = coalesce(?, generation), job_id = coalesce(?, job_id)
-  WHERE id = ? AND state = 'running'`;
+  sent_bytes = ?, success = ?, error_code = ?, error_message = ?, policy_rule = ?, end_seq = ?,
+  chain_prev = ?, chain_hash = ?`;
 /**
  * The update of a row this store began, found by its rowid (its id still checked). Without
  * `job_id` in the SET list SQLite leaves that index alone: one page fewer per commit when
@@ -58,8 +63,8 @@ const COMPLETE_LINEAGE_BY_SEQ_SQL = `${COMPLETE_SET}, generation = ?, job_id = ?
   WHERE seq = ? AND id = ? AND state = 'running'`;
 
 const INTERRUPT_SQL = `UPDATE tool_invocations SET state = 'interrupted', success = 0,
-  error_code = 'INTERNAL', error_message = ?, duration_ms = max(0, ? - started_at), end_seq = ${NEXT_END_SEQ}
-  WHERE id = ? AND state = 'running'`;
+  error_code = 'INTERNAL', error_message = ?, duration_ms = ?, end_seq = ?, chain_prev = ?, chain_hash = ?
+  WHERE seq = ? AND state = 'running'`;
 
 /**
  * The audit log in SQLite (`tool_invocations`). Writes go through prepared statements and
@@ -82,7 +87,6 @@ export class SqliteAuditStore implements AuditStore {
   ) => BetterSqlite3.RunResult;
   private readonly inputBySha: BetterSqlite3.Statement;
   private readonly hasInput: BetterSqlite3.Statement;
-  private readonly completeRow: BetterSqlite3.Statement;
   private readonly completeBySeq: BetterSqlite3.Statement;
   private readonly completeLineageBySeq: BetterSqlite3.Statement;
   private readonly interruptRow: BetterSqlite3.Statement;
@@ -90,7 +94,7 @@ export class SqliteAuditStore implements AuditStore {
   private readonly byId: BetterSqlite3.Statement;
   private readonly endedRows: BetterSqlite3.Statement;
   private readonly maxEndSeq: BetterSqlite3.Statement;
-  private readonly endSeqOf: BetterSqlite3.Statement;
+  private readonly chain: SqliteChain;
   private readonly queries = new Map<string, BetterSqlite3.Statement>();
   /** Rows this store began and has not completed: `complete` builds the ended row from them. */
   private readonly running = new Map<string, StoredInvocation>();
@@ -109,7 +113,6 @@ export class SqliteAuditStore implements AuditStore {
       if (this.hasInput.get(sha256) === undefined) this.insertInput.run(sha256, input);
       return this.insert.run(...values);
     });
-    this.completeRow = db.prepare(COMPLETE_SQL);
     this.completeBySeq = db.prepare(COMPLETE_BY_SEQ_SQL);
     this.completeLineageBySeq = db.prepare(COMPLETE_LINEAGE_BY_SEQ_SQL);
     this.interruptRow = db.prepare(INTERRUPT_SQL);
@@ -122,9 +125,8 @@ export class SqliteAuditStore implements AuditStore {
       `SELECT ${INVOCATION_COLUMNS} FROM tool_invocations WHERE end_seq > ? ORDER BY end_seq LIMIT ?`,
     );
     this.maxEndSeq = db.prepare('SELECT coalesce(max(end_seq), 0) AS n FROM tool_invocations');
-    // RETURNING costs more than reading the one column back by rowid (measured: ~12 µs a row)
-    this.endSeqOf = db.prepare('SELECT end_seq FROM tool_invocations WHERE seq = ?').pluck();
-    this.commits = new GroupCommit(db);
+    this.chain = new SqliteChain(db, options.hashChain !== false);
+    this.commits = new GroupCommit(db, this.chain);
     this.feed = new EndedFeed({
       read: (after, limit) => this.ended(after, limit),
       last: () => this.lastEndSeq(),
@@ -151,8 +153,9 @@ export class SqliteAuditStore implements AuditStore {
 
   /**
    * A row this store began is updated by its rowid and the ended row is built from the one
-   * held since `begin` plus its new end sequence, rather than read back; a row begun
-   * elsewhere (another store on the same file) is updated by id and read back.
+   * held since `begin`, rather than read back; a row begun elsewhere (another store on the
+   * same file) is read in the write's transaction. Either way the ended row's content is
+   * hashed into its chain link before it is written.
    */
   async complete(id: string, end: InvocationEnd): Promise<StoredInvocation> {
     const begun = this.running.get(id);
@@ -167,41 +170,35 @@ export class SqliteAuditStore implements AuditStore {
       errorMessage,
       end.policyRule ?? null,
     ];
+    const ended = (from: StoredInvocation): StoredInvocation => ({
+      ...from,
+      state: 'ended',
+      durationMs: end.durationMs,
+      outputBytes: end.outputBytes,
+      sentBytes: end.sentBytes ?? null,
+      success: end.success,
+      errorCode: end.errorCode ?? null,
+      errorMessage,
+      policyRule: end.policyRule ?? null,
+      generation: end.generation ?? from.generation ?? null,
+      jobId: end.jobId ?? from.jobId ?? null,
+    });
     let stored: StoredInvocation | undefined;
     try {
-      if (begun) {
-        const generation = end.generation ?? begun.generation;
-        const jobId = end.jobId ?? begun.jobId;
-        const endSeq = await this.commits.run(() => {
-          const changes =
-            generation === begun.generation && jobId === begun.jobId
-              ? this.completeBySeq.run(...values, begun.seq, id).changes
-              : this.completeLineageBySeq.run(...values, generation, jobId, begun.seq, id).changes;
-          return changes === 1 ? (this.endSeqOf.get(begun.seq) as number) : null;
-        });
-        if (endSeq !== null) {
-          stored = {
-            ...begun,
-            endSeq,
-            state: 'ended',
-            durationMs: end.durationMs,
-            outputBytes: end.outputBytes,
-            sentBytes: end.sentBytes ?? null,
-            success: end.success,
-            errorCode: end.errorCode ?? null,
-            errorMessage,
-            policyRule: end.policyRule ?? null,
-            generation,
-            jobId,
-          };
-        }
-      } else {
-        stored = await this.commits.run(() =>
-          this.completeRow.run(...values, end.generation ?? null, end.jobId ?? null, id).changes === 1
-            ? this.row(id)
-            : undefined,
-        );
-      }
+      stored = await this.commits.run(() => {
+        const from = begun ?? this.row(id);
+        if (from?.state !== 'running') return undefined;
+        const row = ended(from);
+        const link = this.chain.link(() => contentDigest(row));
+        const chained = [...values, link.endSeq, link.prev, link.hash];
+        const changes =
+          row.generation === from.generation && row.jobId === from.jobId
+            ? this.completeBySeq.run(...chained, from.seq, id).changes
+            : this.completeLineageBySeq.run(...chained, row.generation, row.jobId, from.seq, id).changes;
+        if (changes !== 1) return undefined;
+        this.chain.advance(link);
+        return { ...row, endSeq: link.endSeq };
+      });
     } catch (e) {
       throw writeError(id, e);
     }
@@ -213,13 +210,36 @@ export class SqliteAuditStore implements AuditStore {
   async reconcile(isAlive: (pid: number) => boolean = pidAlive): Promise<number> {
     const now = Date.now();
     let marked = 0;
-    for (const row of this.runningRows.all() as { id: string; owner_pid: number | null }[]) {
-      const pid = row.owner_pid;
+    for (const running of this.runningRows.all() as { id: string; owner_pid: number | null }[]) {
+      const pid = running.owner_pid;
       if (pid !== null && (pid === process.pid || isAlive(pid))) continue;
-      if (this.interruptRow.run(interruptedMessage(pid), now, row.id).changes !== 1) continue;
+      const stored = await this.commits.run(() => {
+        const from = this.row(running.id);
+        if (from?.state !== 'running') return undefined;
+        const row: StoredInvocation = {
+          ...from,
+          state: 'interrupted',
+          success: false,
+          errorCode: 'INTERNAL',
+          errorMessage: interruptedMessage(pid),
+          durationMs: Math.max(0, now - from.startedAt),
+        };
+        const link = this.chain.link(() => contentDigest(row));
+        const changes = this.interruptRow.run(
+          row.errorMessage,
+          row.durationMs,
+          link.endSeq,
+          link.prev,
+          link.hash,
+          from.seq,
+        ).changes;
+        if (changes !== 1) return undefined;
+        this.chain.advance(link);
+        return { ...row, endSeq: link.endSeq };
+      });
+      if (!stored) continue;
       marked++;
-      const stored = this.row(row.id);
-      if (stored) this.feed.push(stored);
+      this.feed.push(stored);
     }
     return marked;
   }
@@ -230,17 +250,18 @@ export class SqliteAuditStore implements AuditStore {
 
   private async write(row: InvocationRecord, state: InvocationState): Promise<StoredInvocation> {
     const { fullInput, ...stored } = prepareInvocation(row, state, this.limits);
-    const values = [...insertValues(stored, state, stored.success ? 1 : 0), state];
+    const values = insertValues(stored, state, stored.success ? 1 : 0);
     try {
       // a long input and its row commit together, so there is never a row without its input
       return await this.commits.run(() => {
+        const link = state === 'running' ? null : this.chain.link(() => contentDigest(stored));
+        const all = [...values, link?.endSeq ?? null, link?.prev ?? null, link?.hash ?? null];
         const info =
           stored.inputSha256 !== null && fullInput !== null
-            ? this.insertWithInput(stored.inputSha256, fullInput, values)
-            : this.insert.run(...values);
-        const seq = Number(info.lastInsertRowid);
-        const endSeq = state === 'running' ? null : (this.endSeqOf.get(seq) as number);
-        return { seq, endSeq, ...stored };
+            ? this.insertWithInput(stored.inputSha256, fullInput, all)
+            : this.insert.run(...all);
+        if (link) this.chain.advance(link);
+        return { seq: Number(info.lastInsertRowid), endSeq: link?.endSeq ?? null, ...stored };
       });
     } catch (e) {
       throw writeError(row.id, e);
@@ -297,6 +318,22 @@ export class SqliteAuditStore implements AuditStore {
 
   subscribe(listener: (row: StoredInvocation) => void): Disposable {
     return this.feed.subscribe(listener);
+  }
+
+  async chained(afterEndSeq: number, limit?: number): Promise<ChainedInvocation[]> {
+    return this.chain.chained(afterEndSeq, limit);
+  }
+
+  async chainHead(): Promise<ChainHead> {
+    return this.chain.currentHead();
+  }
+
+  async byChainHash(hash: string): Promise<ChainedInvocation | undefined> {
+    return this.chain.find(hash);
+  }
+
+  async unlinked(limit?: number): Promise<ChainedInvocation[]> {
+    return this.chain.unlinked(limit);
   }
 
   /** Stops the polling of subscribers (before the connection closes). */

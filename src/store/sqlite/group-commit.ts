@@ -1,5 +1,11 @@
 import type BetterSqlite3 from 'better-sqlite3';
 
+/** Work done at the start of each transaction and just before its commit (the audit chain's head). */
+export interface TransactionHooks {
+  open(): void;
+  close(): void;
+}
+
 interface Queued {
   write: () => unknown;
   resolve: (value: unknown) => void;
@@ -18,14 +24,34 @@ interface Queued {
  * after its promise resolves. A failure of the database itself (a lock held past the busy
  * timeout, a full disk, an I/O error, a closed connection) fails the whole batch at once,
  * rather than waiting out the busy timeout once per write.
+ *
+ * Every transaction begins with `BEGIN IMMEDIATE` (a write may read before it writes: another
+ * process must not commit in between), and `hooks` run at its start and before its commit.
  */
 export class GroupCommit {
   private queue: Queued[] = [];
   private scheduled = false;
   private readonly batch: (writes: Queued[]) => unknown[];
+  private readonly single: (write: Queued) => unknown;
 
-  constructor(private readonly db: BetterSqlite3.Database) {
-    this.batch = db.transaction((writes: Queued[]) => writes.map((w) => w.write()));
+  constructor(
+    private readonly db: BetterSqlite3.Database,
+    hooks?: TransactionHooks,
+  ) {
+    const batch = db.transaction((writes: Queued[]) => {
+      hooks?.open();
+      const results = writes.map((w) => w.write());
+      hooks?.close();
+      return results;
+    });
+    const single = db.transaction((w: Queued) => {
+      hooks?.open();
+      const result = w.write();
+      hooks?.close();
+      return result;
+    });
+    this.batch = (writes) => batch.immediate(writes);
+    this.single = (write) => single.immediate(write);
   }
 
   /** Queues a write; resolves with its result once it is committed. */
@@ -63,7 +89,7 @@ export class GroupCommit {
   private alone(writes: Queued[]): void {
     for (const w of writes) {
       try {
-        w.resolve(w.write());
+        w.resolve(this.single(w));
       } catch (e) {
         w.reject(e);
       }

@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { PaddockError } from '../../shared/errors.js';
+import { AUDIT_CHAIN_MIGRATION, TOOL_PINS_MIGRATION } from './migrations-trust.js';
 
 /** One step of the schema. Versions are 1, 2, 3… in list order; a released step is never edited. */
 export interface Migration {
@@ -292,6 +293,8 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tool_invocations_principal ON tool_invocations (principal, seq) WHERE principal IS NOT NULL;
     `,
   },
+  TOOL_PINS_MIGRATION,
+  AUDIT_CHAIN_MIGRATION,
 ];
 
 const LEDGER_SQL = `

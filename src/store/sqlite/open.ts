@@ -7,6 +7,7 @@ import { SqliteLaunchLinkStore } from './launch-link-store.js';
 import { SqliteMemoryStore } from './memory-store.js';
 import { SqliteOAuthStore } from './oauth-store.js';
 import { SqliteAgentRunStore } from './run-store.js';
+import { SqliteToolPinStore } from './tool-pin-store.js';
 
 /** Options of {@link openSqliteStores}. */
 export interface SqliteStoresOptions extends OpenDatabaseOptions {
@@ -53,6 +54,7 @@ export function sqliteStores(
     launchLinks: new SqliteLaunchLinkStore(db),
     approvals: new SqliteApprovalStore(db),
     oauth: new SqliteOAuthStore(db),
+    toolPins: new SqliteToolPinStore(db),
     close: async () => {
       audit.close();
       if (db.open) db.close();

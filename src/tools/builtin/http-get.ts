@@ -139,5 +139,6 @@ export function createHttpGetTool(client: HttpClient): Tool {
     toolsets: ['builtin'],
     execute: (input, ctx) =>
       runHttpRequest(client, { method: 'GET', url: input.url, ...commonRequestFields(input) }, ctx),
+    policyActions: (input) => [{ type: 'http', method: 'GET', url: input.url }],
   });
 }

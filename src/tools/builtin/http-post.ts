@@ -47,6 +47,7 @@ export function createHttpPostTool(client: HttpClient): Tool {
     annotations: { title: 'HTTP POST', readOnlyHint: false, destructiveHint: true, openWorldHint: true },
     source: 'builtin',
     toolsets: ['builtin'],
+    policyActions: (input) => [{ type: 'http', method: 'POST', url: input.url }],
     async execute(input, ctx) {
       if (input.body !== undefined && input.json !== undefined) {
         throw new PaddockError('INVALID_ARGUMENT', 'Give either body or json, not both; drop one of them.');

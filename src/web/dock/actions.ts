@@ -9,11 +9,12 @@ import type { Logger } from '../../shared/logger.js';
 import type { DockClient } from './client.js';
 import { type ClientMessage, clientMessageSchema } from './protocol.js';
 import type { Disposable, DockAgents, DockApprovals, DockComputer, DockTools } from './sources.js';
+import { type DockToolReview, isTrustMessage, type TrustMessage, trustActionOf } from './trust.js';
 import type { DockVmHosts } from './vm-hosts.js';
 import { type WebMcpMessage, webMcpActionOf } from './webmcp.js';
 
 /** Launches a profile (through the gateway when `launch_computer` is registered, so it is audited). */
-export type DockLauncher = (profileId: string) => Promise<void>;
+export type DockLauncher = (profileId: string, options?: { keepWorkspace?: boolean }) => Promise<void>;
 
 /** One connected page. */
 export interface DockConnection {
@@ -39,6 +40,8 @@ export interface DockActionDeps {
   tools?: DockTools | null;
   /** Hosts of browser computers; without them `vm.*` requests are refused. */
   vmHosts?: DockVmHosts | null;
+  /** Upstream tools awaiting review; without it there is nothing to decide. */
+  toolReview?: DockToolReview | null;
 }
 
 const MAX_TERMINAL_SUBSCRIPTIONS = 16;
@@ -46,10 +49,17 @@ const MAX_TERMINAL_SUBSCRIPTIONS = 16;
 export class DockActions {
   private readonly agentAction: (conn: DockConnection, message: AgentMessage) => Promise<string>;
   private readonly webMcpAction: (conn: DockConnection, message: WebMcpMessage) => string;
+  private readonly trustAction: (conn: DockConnection, message: TrustMessage) => Promise<string>;
 
   constructor(private readonly deps: DockActionDeps) {
     this.agentAction = agentActionOf(deps);
     this.webMcpAction = webMcpActionOf(deps.tools, deps.logger);
+    this.trustAction = trustActionOf({
+      computer: deps.computer,
+      toolReview: deps.toolReview ?? null,
+      caller: deps.caller,
+      logger: deps.logger,
+    });
   }
 
   /** Parses one message from a page, performs it, and replies when asked or when it failed. */
@@ -109,6 +119,7 @@ export class DockActions {
   }
 
   private async perform(conn: DockConnection, message: ClientMessage): Promise<string> {
+    if (isTrustMessage(message)) return this.trustAction(conn, message);
     if (message.type === 'agent.run' || message.type === 'agent.show') return this.agentAction(conn, message);
     if (message.type === 'approval.decide' || message.type === 'approval.rule.remove')
       return this.approvalAction(message);
@@ -128,26 +139,53 @@ export class DockActions {
     if (!computer)
       throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server runs without the computer service.');
     switch (message.type) {
-      case 'launch':
+      case 'launch': {
         this.deps.vmHosts?.prefer(conn);
-        await (this.deps.launch ?? ((id: string) => computer.launch(id)))(message.profileId);
+        const keep = message.keepWorkspace ? { keepWorkspace: true } : {};
+        await (this.deps.launch ?? ((id, options) => computer.launch(id, options)))(message.profileId, keep);
         this.deps.logger.info('dock.launch', {
           profileId: message.profileId,
           caller: this.deps.caller,
         });
         return `Launching ${message.profileId}.`;
+      }
       case 'computer.watch':
         if (!computer.watch) throw notYet('Switching computers');
         computer.watch(message.name);
         return `Watching ${message.name}.`;
       case 'preview.navigate': {
         if (!computer.preview) throw notYet('The preview');
-        const state = await computer.preview.navigate(message.path);
-        return `Navigating to ${state.path ?? message.path}.`;
+        const state = await computer.preview.navigate(message.path, message.port);
+        return `Navigating to ${state.path ?? message.path} on port ${state.port ?? message.port ?? ''}.`;
       }
+      case 'preview.ports': {
+        if (!computer.preview) throw notYet('The preview');
+        conn.client.send({ type: 'preview.ports', ports: computer.preview.ports() });
+        return 'Listed the ports.';
+      }
+      case 'job.cancel':
+        return this.cancelJob(message.jobId);
       default:
         return this.terminalAction(conn, computer, message);
     }
+  }
+
+  /** cancel_job through the gateway, as the person at the dock (audited like any call). */
+  private async cancelJob(jobId: string): Promise<string> {
+    const tools = this.deps.tools;
+    if (!tools)
+      throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server cannot cancel jobs from the dock.');
+    const result = await tools.call('cancel_job', { jobId }, AbortSignal.timeout(30_000));
+    const answer = result.structuredContent as
+      | { status?: string; code?: string; message?: string }
+      | undefined;
+    if (result.isError) {
+      throw new PaddockError(
+        (answer?.code as never) ?? 'INTERNAL',
+        answer?.message ?? `Could not cancel ${jobId}; check the jobs view and try again.`,
+      );
+    }
+    return answer?.status === 'already_finished' ? `${jobId} had already finished.` : `Cancelled ${jobId}.`;
   }
 
   /** A decision of the signed-in person (the websocket is reached only with a session). */
@@ -184,7 +222,7 @@ export class DockActions {
     if (!terminals) throw notYet('Terminals');
     switch (message.type) {
       case 'terminal.input':
-        await terminals.write(message.terminalId, message.data);
+        await terminals.write(message.terminalId, message.data, this.deps.caller);
         return 'Delivered.';
       case 'terminal.resize':
         await terminals.resize(message.terminalId, message.cols, message.rows);

@@ -3,13 +3,24 @@
  * arguments whole up to a bound that the page is told about) and the standing rules.
  */
 import type { ApprovalService, ApprovalView } from '../../approvals/service.js';
+import { summarizeCall } from './call-summary.js';
 import { type DockApproval, MAX_APPROVAL_ARGUMENTS_CHARS } from './protocol.js';
 import type { DockApprovals } from './sources.js';
 
 /** Most pending approvals one panel lists (the oldest first; the CLI lists them all). */
 const MAX_PANEL_APPROVALS = 200;
 
-export function dockApprovalsFromService(service: ApprovalService): DockApprovals {
+/** What the cards add for a person: the caller's name and the policy's verdict on the call. */
+export interface ApprovalCardExtras {
+  callerLabel?(caller: string): string;
+  verdict?(tool: string, args: unknown): { allow: boolean; rule: string; reason: string } | null;
+}
+
+export function dockApprovalsFromService(
+  service: ApprovalService,
+  extras: ApprovalCardExtras = {},
+): DockApprovals {
+  const toDockApproval = (a: ApprovalView) => withExtras(toDockApprovalBase(a), a, extras);
   return {
     state: async () => ({
       pending: (await service.list({ pendingOnly: true, limit: MAX_PANEL_APPROVALS }))
@@ -32,10 +43,40 @@ export function dockApprovalsFromService(service: ApprovalService): DockApproval
       await service.removeRule(ruleId, by);
     },
     onChange: (listener) => service.watch({ listener: () => listener(), decider: true }),
+    history: async (limit) => {
+      const label = (caller: string) => extras.callerLabel?.(caller) ?? caller;
+      return (await service.list({ pendingOnly: false, limit })).map((a) => ({
+        id: a.id,
+        tool: a.tool,
+        summary: summarizeCall(a.tool, a.arguments),
+        askedBy: a.agent ? `agent ${a.agent}` : label(a.caller),
+        requestedAt: a.requestedAt,
+        status: a.status,
+        scope: a.scope,
+        decidedBy: a.decidedBy ? label(a.decidedBy) : a.status === 'expired' ? 'nobody (expired)' : null,
+        decidedAt: a.decidedAt,
+        reason: a.reason,
+      }));
+    },
   };
 }
 
-function toDockApproval(a: ApprovalView): DockApproval {
+function withExtras(card: DockApproval, a: ApprovalView, extras: ApprovalCardExtras): DockApproval {
+  let args: unknown;
+  try {
+    args = JSON.parse(a.arguments);
+  } catch {
+    args = undefined;
+  }
+  return {
+    ...card,
+    summary: summarizeCall(a.tool, a.arguments),
+    ...(extras.callerLabel ? { callerLabel: extras.callerLabel(a.caller) } : {}),
+    ...(extras.verdict ? { verdict: extras.verdict(a.tool, args) } : {}),
+  };
+}
+
+function toDockApprovalBase(a: ApprovalView): DockApproval {
   const truncated = a.arguments.length > MAX_APPROVAL_ARGUMENTS_CHARS;
   return {
     id: a.id,

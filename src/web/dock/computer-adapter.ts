@@ -5,15 +5,18 @@
  */
 import type { ComputerEvent } from '../../computer/events.js';
 import type { Job } from '../../computer/jobs/job.js';
+import { portsOfProcesses } from '../../computer/jobs/listening-ports.js';
 import type { ComputerLogEntry } from '../../computer/logs.js';
 import type { ComputerManager } from '../../computer/manager.js';
 import type { OutputBuffer } from '../../computer/output-buffer.js';
 import type { ComputerService } from '../../computer/service.js';
+import { listeningPortsOf } from '../../computer/services.js';
 import type { Disposable } from '../../shared/disposable.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { utf8Inner } from '../../shared/text.js';
 import type { ComputerRef } from '../../tools/tool.js';
+import { type ClientNames, callerLabel, computerLabel } from './client-names.js';
 import type {
   DockComputerSummary,
   DockJob,
@@ -40,6 +43,8 @@ export interface ComputerAdapterOptions {
   sessions?: () => Map<string, number>;
   /** Bytes of each output stream a job message carries. Default 8 KiB. */
   tailBytes?: number;
+  /** Client names of MCP callers (display only). */
+  names?: ClientNames;
 }
 
 /** The computer the dock launches when it watches none yet. */
@@ -128,8 +133,8 @@ class ServiceAdapter implements DockComputer {
     return this.service.profiles.all().some((p) => p.id === profileId && p.backend === 'browser');
   }
 
-  async launch(profileId: string): Promise<void> {
-    this.acting().launch(profileId);
+  async launch(profileId: string, options: { keepWorkspace?: boolean } = {}): Promise<void> {
+    this.acting().launch(profileId, undefined, options);
   }
 
   jobs(): DockJob[] {
@@ -203,6 +208,7 @@ class ServiceAdapter implements DockComputer {
     const sessions = this.options.sessions?.() ?? new Map<string, number>();
     return this.service.list().map((c) => ({
       name: c.name,
+      label: computerLabel(c.name, this.nameOf),
       profileId: c.profileId,
       lifecycle: c.lifecycle,
       generation: c.generation,
@@ -211,6 +217,17 @@ class ServiceAdapter implements DockComputer {
       workspace: c.workspace,
     }));
   }
+
+  launchedAt(): number | null {
+    return this.watched?.computer?.launchedAt ?? null;
+  }
+
+  /** What a person calls a caller. */
+  callerLabel(caller: string): string {
+    return callerLabel(caller, this.nameOf);
+  }
+
+  private readonly nameOf = (caller: string): string | null => this.options.names?.nameOf(caller) ?? null;
 
   watching(): string | null {
     return this.service.watching();
@@ -240,6 +257,7 @@ class ServiceAdapter implements DockComputer {
         return;
       case 'job.started':
       case 'job.exited':
+      case 'job.ports':
         this.emit({ kind: 'job', jobId: event.jobId });
         return;
       case 'job.output':
@@ -303,7 +321,15 @@ class ServiceAdapter implements DockComputer {
       stdoutTail: tail(job.stdout, this.tailBytes),
       stderrTail: tail(job.stderr, this.tailBytes),
       outputBytes: job.stdout.endOffset + job.stderr.endOffset,
+      background: job.background,
+      ports: job.terminationObserved && !job.background ? [] : this.portsOf(job),
     };
+  }
+
+  /** Ports a job of the watched computer listens on. */
+  private portsOf(job: Job): number[] {
+    const pids = this.watched?.computer?.jobs.hostPids(job);
+    return pids ? portsOfProcesses(pids) : [];
   }
 
   /** The watched computer's terminals; follows the watch to another computer. */
@@ -316,9 +342,13 @@ class ServiceAdapter implements DockComputer {
     };
     return {
       list: (): DockTerminal[] => this.watched?.terminals.list() ?? [],
-      write: (id, data) => current().write(id, data),
+      write: (id, data, who = 'dock') => current().write(id, data, { source: 'person', who }),
       resize: (id, cols, rows) => current().resize(id, cols, rows),
       activate: (id) => current().activate(id),
+      hold: (id, who) => current().hold(id, who),
+      release: (id, who) => current().release(id, who),
+      journal: (id, source) => current().journal(id, source ? { source } : {}),
+      asciicast: (id) => current().asciicast(id),
       subscribe: (id, from, onData: (chunk: TerminalChunk) => void) => current().subscribe(id, from, onData),
       onChange: (listener) => {
         this.terminalListeners.add(listener);
@@ -340,7 +370,8 @@ class ServiceAdapter implements DockComputer {
           message: null,
           navigation: 0,
         },
-      navigate: (path) => this.acting().preview.navigate(path),
+      navigate: (path, port) => this.acting().preview.navigate(path, port),
+      ports: () => listeningPortsOf(this.watched?.computer ?? null),
       onChange: (listener) => {
         this.previewListeners.add(listener);
         this.ensureSubscribed();

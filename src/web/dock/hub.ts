@@ -28,6 +28,7 @@ import type {
   LaunchLinkBoot,
 } from './sources.js';
 import { DockStoreState } from './store-state.js';
+import type { DockToolReview } from './trust.js';
 import { toDockAuditRow, UNAVAILABLE_STATUS } from './views.js';
 import type { DockVmHosts } from './vm-hosts.js';
 
@@ -65,6 +66,8 @@ export interface DockHubOptions {
   heartbeatMs?: number;
   /** The pages as hosts of browser computers; without it no page hosts one. */
   vmHosts?: DockVmHosts | null;
+  /** Upstream tools awaiting a person's review (a notice on every page). */
+  toolReview?: DockToolReview | null;
 }
 
 export class DockHub {
@@ -90,6 +93,7 @@ export class DockHub {
       launch: options.launch,
       tools: options.tools ?? null,
       vmHosts: options.vmHosts ?? null,
+      toolReview: options.toolReview ?? null,
     });
     this.heartbeat = setInterval(() => this.beat(), options.heartbeatMs ?? 30_000);
     this.heartbeat.unref();
@@ -234,7 +238,11 @@ export class DockHub {
     });
     ws.on('error', (e: Error) => this.options.logger.debug('dock.socket_error', { error: e.message }));
     const loaded = this.state?.loaded ?? Promise.resolve();
-    void loaded.then(() => client.send(this.snapshot(false)));
+    void loaded.then(() => {
+      client.send(this.snapshot(false));
+      const changes = this.options.toolReview?.changes() ?? [];
+      if (changes.length > 0) client.send({ type: 'tools.review', changes });
+    });
   }
 
   /** Subscribes to the sources while at least one page is connected, and reads the stores once. */
@@ -250,6 +258,14 @@ export class DockHub {
       broadcast: (message, key) => this.broadcast(message, key),
       auditRow: (row) => this.auditRow(row),
     });
+    const review = this.options.toolReview;
+    if (review) {
+      this.sources.push(
+        review.onChange(() =>
+          this.broadcast({ type: 'tools.review', changes: review.changes() }, 'tools.review'),
+        ),
+      );
+    }
     if (!computer) return;
     this.sources.push(computer.onChange((change) => this.onComputerChange(computer, change)));
     const terminals = computer.terminals;
@@ -313,7 +329,7 @@ export class DockHub {
 
   private auditRow(row: StoredInvocation): DockAuditRow {
     const computer = this.options.computer;
-    return toDockAuditRow(row, computer?.computerOf?.bind(computer));
+    return toDockAuditRow(row, computer?.computerOf?.bind(computer), computer?.callerLabel?.bind(computer));
   }
 
   private broadcast(message: Parameters<DockClient['send']>[0], key?: string): void {

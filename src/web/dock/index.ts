@@ -12,7 +12,9 @@ import { OWNER } from '../../shared/principal.js';
 import type { Gateway } from '../../tools/gateway.js';
 import type { CallerContext } from '../../tools/tool.js';
 import type { SessionValidator, WebRoute, WebUpgradeRoute } from '../app.js';
+import { approvalsPageRoute } from './approvals-page.js';
 import type { ClientLimits } from './client.js';
+import { filesRoutes } from './files-routes.js';
 import { DockHub, type DockLauncher } from './hub.js';
 import { LaunchNonces } from './launch-page.js';
 import { DockLogin, type DockLoginOptions } from './login.js';
@@ -20,6 +22,7 @@ import type { DockStatus } from './protocol.js';
 import { dockRoutes, sendSignIn } from './routes.js';
 import type { DockAgents, DockApprovals, DockComputer, DockTools, LaunchLinkBoot } from './sources.js';
 import { defaultUiDir, UiAssets } from './static-assets.js';
+import { castRoute, type DockToolReview } from './trust.js';
 import type { DockVmHosts } from './vm-hosts.js';
 import { vmRoutes } from './vm-routes.js';
 
@@ -58,6 +61,8 @@ export interface DockOptions {
   previewOrigins?: string[];
   login?: DockLoginOptions;
   limits?: Partial<ClientLimits>;
+  /** Upstream tools awaiting a person's review. */
+  toolReview?: DockToolReview | null;
   /** Browser computers: the pages that host them and the image they boot (both or neither). */
   browser?: { hosts: DockVmHosts; image: BrowserImage } | null;
 }
@@ -121,13 +126,18 @@ export function createDock(options: DockOptions): Dock {
     tools: options.tools ?? null,
     limits: options.limits,
     vmHosts: options.browser?.hosts ?? null,
+    toolReview: options.toolReview ?? null,
   });
   const issue = (base: string) => {
     const { code, expiresAt } = login.issueCode();
     return { url: `${base.replace(/\/+$/, '')}/login?code=${code}`, expiresAt };
   };
+  const history = options.approvals?.history;
   const routes = [
     ...(options.browser ? vmRoutes(options.browser.image) : []),
+    ...(history ? [approvalsPageRoute(history)] : []),
+    ...(options.tools && computer ? filesRoutes(options.tools, () => computer.launchedAt?.() ?? null) : []),
+    castRoute(computer),
     ...dockRoutes({
       auth: options.auth,
       login,
@@ -165,13 +175,13 @@ export function createDock(options: DockOptions): Dock {
 function launcher(gateway: Gateway | null, computer: DockComputer | null): DockLauncher | undefined {
   if (!gateway || !computer) return undefined;
   const caller: CallerContext = { caller: DOCK_CALLER, principal: OWNER, via: 'direct', attended: true };
-  return async (profileId) => {
+  return async (profileId, options = {}) => {
     if (!gateway.listTools(caller).some((t) => t.name === 'launch_computer'))
-      return computer.launch(profileId);
+      return computer.launch(profileId, options);
     const target = computer.target?.();
     const outcome = await gateway.call(
       'launch_computer',
-      { profileId },
+      { profileId, ...(options.keepWorkspace ? { keepWorkspace: true } : {}) },
       target ? { ...caller, computer: target } : caller,
     );
     if (!outcome.ok) throw outcome.error;

@@ -62,6 +62,10 @@ export const auditRowSchema = z.object({
   generation: z.number().int().nullable(),
   computer: z.string().nullable().describe('The computer that ran `generation`, when this server knows it.'),
   input: z.string().describe('Redacted input, at most 600 characters.'),
+  /** What a person calls the caller (the MCP client's name), when the server knows it. */
+  callerLabel: z.string().optional(),
+  /** One line saying what the call does with its key arguments. */
+  summary: z.string().optional(),
   /** The approval that decided this `ask` call, and who decided (null for an expiry). */
   approvalId: z.string().nullable().optional(),
   approver: z.string().nullable().optional(),
@@ -80,6 +84,10 @@ export const jobSchema = z.object({
   stderrTail: z.string(),
   /** Bytes the job printed in total (stdout + stderr), of which the tails are the end. */
   outputBytes: z.number().int(),
+  /** A service (run_command's `background`): no timeout ends it. */
+  background: z.boolean().optional(),
+  /** TCP ports the job's processes listen on (empty where the backend cannot tell). */
+  ports: z.array(z.number().int()).optional(),
 });
 
 /** One entry of the computer's log. */
@@ -99,6 +107,11 @@ export const terminalInfoSchema = z.object({
   label: z.string(),
   ready: z.boolean().describe('Attached to its PTY (not proof of a shell prompt).'),
   active: z.boolean(),
+  heldBy: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('The person who took control (the agent’s input is refused meanwhile).'),
 });
 
 /** What the preview pane shows. */
@@ -112,6 +125,9 @@ export const previewStateSchema = z.object({
   message: z.string().nullable(),
   /** Increases with every navigation request, so the same path can be reloaded. */
   navigation: z.number().int(),
+  /** The job serving the page, and whether it ended since (its server is gone). */
+  jobId: z.string().nullable().optional(),
+  jobEnded: z.object({ jobId: z.string(), state: z.string() }).nullable().optional(),
 });
 
 /** Progress of a launch link confirmed in this server's lifetime. */
@@ -227,6 +243,12 @@ export const approvalSchema = z.object({
   runId: z.string().nullable(),
   requestedAt: z.number(),
   expiresAt: z.number(),
+  /** What the call will do, in one line a person reads. */
+  summary: z.string().optional(),
+  /** Who asks, as a person reads it (the client's name). */
+  callerLabel: z.string().optional(),
+  /** What the policy says of the call (null: the tool declares nothing the policy checks first). */
+  verdict: z.object({ allow: z.boolean(), rule: z.string(), reason: z.string() }).nullable().optional(),
 });
 
 /** An "always allow this tool for this agent" rule. */
@@ -248,6 +270,8 @@ export const approvalsStateSchema = z.object({
 /** One computer of the server, for the dock's switcher. */
 export const computerSummarySchema = z.object({
   name: z.string().describe('`named:<name>` or `private:<owner>`.'),
+  /** What a person calls it: whose it is (the client's name), or its own name. */
+  label: z.string().optional(),
   profileId: z.string().nullable(),
   lifecycle: z.string(),
   generation: z.number().int().nullable(),

@@ -4,6 +4,7 @@
  * only (`z.infer`), so the browser bundle carries no zod.
  */
 import { z } from 'zod';
+import { trustClientMessages, trustServerMessages } from './protocol-trust.js';
 import {
   agentCallSchema,
   type agentLoadErrorSchema,
@@ -29,6 +30,7 @@ import {
   webMcpToolSchema,
 } from './protocol-views.js';
 
+export * from './protocol-trust.js';
 export * from './protocol-views.js';
 
 /** Largest message the page may send (a terminal paste of 64 KiB plus framing). */
@@ -75,6 +77,8 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('vm.boot'),
     vm: vmId,
+    /** The computer's generation: the page marks it as living in this tab. */
+    generation: z.number().int().optional(),
     memoryMb: z.number().int().positive(),
     cmdline: z.string(),
     /** The emulator's devices (v86 options of scripts/browser-image/machine.json). */
@@ -109,6 +113,10 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('terminal.attached'), terminalId, fromCursor: z.string().nullable() }),
   z.object({ type: z.literal('preview.state'), preview: previewStateSchema }),
+  z.object({
+    type: z.literal('preview.ports'),
+    ports: z.array(z.number().int()).describe('TCP ports something in the watched computer listens on.'),
+  }),
   z.object({ type: z.literal('launch.progress'), launch: launchProgressSchema }),
   z.object({ type: z.literal('agents'), agents: agentsStateSchema }),
   z.object({ type: z.literal('agent.run'), run: agentRunSchema }),
@@ -149,10 +157,12 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     code: z.string().nullable(),
     message: z.string(),
   }),
+  ...trustServerMessages,
 ]);
 
 /** Messages from the page to the server. */
 export const clientMessageSchema = z.discriminatedUnion('type', [
+  ...trustClientMessages,
   z
     .object({ type: z.literal('vm.host'), requestId })
     .strict()
@@ -166,7 +176,14 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
       requestId,
     })
     .strict(),
-  z.object({ type: z.literal('launch'), profileId: z.string().min(1).max(64), requestId }).strict(),
+  z
+    .object({
+      type: z.literal('launch'),
+      profileId: z.string().min(1).max(64),
+      keepWorkspace: z.boolean().optional().describe('Carry the replaced computer’s /workspace over.'),
+      requestId,
+    })
+    .strict(),
   z
     .object({
       type: z.literal('terminal.input'),
@@ -201,9 +218,18 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
     .object({
       type: z.literal('preview.navigate'),
       path: z.string().min(1).max(2048).describe('Guest path, e.g. /index.html?x=1.'),
+      port: z.number().int().min(1).max(65535).optional().describe('Port to show; default the current one.'),
       requestId,
     })
     .strict(),
+  z
+    .object({ type: z.literal('preview.ports'), requestId })
+    .strict()
+    .describe('Asks for the ports the watched computer listens on (answered with preview.ports).'),
+  z
+    .object({ type: z.literal('job.cancel'), jobId: z.string().min(1).max(160), requestId })
+    .strict()
+    .describe('Cancels a job of the watched computer through cancel_job (audited as the person).'),
   z
     .object({
       type: z.literal('agent.run'),

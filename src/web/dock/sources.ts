@@ -3,6 +3,7 @@
  * them (see computer-adapter.ts for the ComputerService; terminals and preview come from the
  * guest's PTYs and preview relay). Every subscription returns a Disposable.
  */
+
 import type { Disposable } from '../../shared/disposable.js';
 import type { ComputerRef } from '../../tools/tool.js';
 import type {
@@ -20,6 +21,7 @@ import type {
   DockTerminal,
   DockWebMcpTool,
 } from './protocol.js';
+import type { DockJournalEntry } from './protocol-trust.js';
 
 export type { Disposable };
 
@@ -40,8 +42,8 @@ export interface TerminalChunk {
 export interface TerminalSource {
   /** Terminals of the current generation, with the active one marked. */
   list(): DockTerminal[];
-  /** Writes the person's keystrokes (or a paste) to the PTY. */
-  write(terminalId: string, data: string): Promise<void>;
+  /** Writes the person's keystrokes (or a paste) to the PTY; `who` is the dock caller (journal). */
+  write(terminalId: string, data: string, who?: string): Promise<void>;
   /** Follows the dock's viewport. */
   resize(terminalId: string, cols: number, rows: number): Promise<void>;
   /** Makes a terminal the active one (the person picked its tab). */
@@ -58,13 +60,22 @@ export interface TerminalSource {
   ): Disposable;
   /** Fires when terminals appear or go, become ready, or the active one changes. */
   onChange(listener: () => void): Disposable;
+  /** The person takes control: the agent's input is refused until `release`. */
+  hold?(terminalId: string, who: string): unknown;
+  release?(terminalId: string, who: string): unknown;
+  /** Who typed what, oldest first (of one source when given). */
+  journal?(terminalId: string, source?: 'agent' | 'person' | 'script'): DockJournalEntry[];
+  /** The kept session as an asciicast v2 file. */
+  asciicast?(terminalId: string): string;
 }
 
 /** The preview pane's source (the guest's preview relay plus navigate_preview). */
 export interface PreviewSource {
   state(): DockPreview;
-  /** A navigation the person typed in the path bar; same checks as navigate_preview. */
-  navigate(path: string): Promise<DockPreview>;
+  /** A navigation the person typed in the path bar (optionally to another port); same checks as navigate_preview. */
+  navigate(path: string, port?: number): Promise<DockPreview>;
+  /** TCP ports something inside the watched computer listens on. */
+  ports(): number[];
   /** Fires on every navigation request and state change (the agent's navigate_preview included). */
   onChange(listener: (state: DockPreview) => void): Disposable;
 }
@@ -104,7 +115,7 @@ export interface DockComputer {
   /** Whether a profile's computer runs in a dock page (a `browser` profile). */
   hostedByPage?(profileId: string): boolean;
   /** Replaces the current computer with a new generation of the profile; returns once started. */
-  launch(profileId: string): Promise<void>;
+  launch(profileId: string, options?: { keepWorkspace?: boolean }): Promise<void>;
   /** Jobs of the current generation, oldest first (bounded by the implementation). */
   jobs(): DockJob[];
   /** A job of the current generation, or undefined when unknown or stale. */
@@ -127,6 +138,10 @@ export interface DockComputer {
   watch?(name: string): void;
   /** The computer that ran a generation, for the activity's filter. */
   computerOf?(generation: number): string | null;
+  /** What a person calls a caller (the MCP client's name instead of `mcp:<uuid>`). */
+  callerLabel?(caller: string): string;
+  /** When the watched computer's generation launched (epoch ms), if one did. */
+  launchedAt?(): number | null;
   terminals: TerminalSource | null;
   preview: PreviewSource | null;
 }
@@ -165,7 +180,26 @@ export interface DockApprovals {
   removeRule(ruleId: string, by: string): Promise<void>;
   /** Called on every request, decision and rule change; watching counts as a deciding dock page. */
   onChange(listener: () => void): Disposable;
+  /** Approvals decided or waiting, newest first (the `/approvals` page). */
+  history?: DockApprovalHistory;
 }
+
+/** One approval of the history page, in words a person reads. */
+export interface DockApprovalHistoryRow {
+  id: string;
+  tool: string;
+  summary: string;
+  askedBy: string;
+  requestedAt: number;
+  status: string;
+  scope: string | null;
+  decidedBy: string | null;
+  decidedAt: number | null;
+  reason: string | null;
+}
+
+/** The newest approvals, at most `limit`. */
+export type DockApprovalHistory = (limit: number) => Promise<DockApprovalHistoryRow[]>;
 
 export interface DockAgents {
   list(): Promise<DockAgent[]>;

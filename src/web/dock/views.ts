@@ -1,5 +1,6 @@
 /** Conversions from the stores' shapes to what the page shows. */
 import type { StoredInvocation } from '../../audit/types.js';
+import { summarizeCall } from './call-summary.js';
 import type { DockAuditRow, DockStatus } from './protocol.js';
 
 /** Characters of a row's (already redacted) input sent to the page. */
@@ -24,6 +25,7 @@ export const UNAVAILABLE_STATUS: DockStatus = {
 export function toDockAuditRow(
   row: StoredInvocation,
   computerOf?: (generation: number) => string | null,
+  callerLabel?: (caller: string) => string,
 ): DockAuditRow {
   return {
     id: row.id,
@@ -44,6 +46,8 @@ export function toDockAuditRow(
     computer: row.generation != null && computerOf ? computerOf(row.generation) : null,
     approvalId: row.approvalId ?? null,
     approver: row.approver ?? null,
+    ...(callerLabel ? { callerLabel: callerLabel(row.caller) } : {}),
+    summary: summarizeCall(row.tool, row.input),
     input:
       row.input.length > INPUT_PREVIEW_CHARS ? `${row.input.slice(0, INPUT_PREVIEW_CHARS - 1)}…` : row.input,
   };

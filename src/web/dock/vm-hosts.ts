@@ -109,6 +109,7 @@ export class DockVmHosts implements BrowserHosts {
         initrd: file('initrd.img'),
       },
       ...(settings.restore ? { state: file(STATE_FILE) } : {}),
+      ...(settings.generation !== undefined ? { generation: settings.generation } : {}),
     });
     this.logger.info('dock.vm_boot', { vm: id, restore: settings.restore === true });
     return {

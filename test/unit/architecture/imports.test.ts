@@ -23,7 +23,7 @@ import {
  * The layer order of src/, lowest first: a module may import modules of lower layers only
  * (never one of its own layer). It is ARCHITECTURE.md's module map as the code has it:
  *
- *   shared, guest ← config ← store ← audit ← policy ← net ← tools
+ *   shared, guest ← config ← telemetry ← store ← audit ← policy ← net ← tools
  *     ← approvals, channel, integrations, agents ← computer ← mcp ← web ← main, plugin ← cli
  *
  * `guest` is the agent that runs inside the sandbox: it imports nothing of the host, and the
@@ -34,6 +34,7 @@ import {
 const LAYERS = [
   ['shared', 'guest'],
   ['config'],
+  ['telemetry'],
   ['store'],
   ['audit'],
   ['policy'],

@@ -30,6 +30,26 @@ describe('formatAuditRow', () => {
     assert.equal(a.indexOf('direct'), b.indexOf('direct'));
   });
 
+  it('names the host and port of an egress row, and what other calls did, when asked for', () => {
+    const egress = formatAuditRow(
+      {
+        ...base,
+        tool: 'egress',
+        via: 'direct',
+        input: '{"kind":"connect","host":"pypi.org","port":443,"method":"CONNECT"}',
+      },
+      { utc: true, what: true },
+    );
+    assert.match(egress, /\sok\s+connect pypi\.org:443$/);
+    const read = formatAuditRow({ ...base, input: '{"path":"/workspace/a.txt"}' }, { utc: true, what: true });
+    assert.match(read, /\sok\s+reads \/workspace\/a\.txt$/);
+    const evil = formatAuditRow(
+      { ...base, tool: 'egress', input: '{"host":"a\\u001b[2J","port":1}' },
+      { what: true },
+    );
+    assert.equal(/[\u0000-\u001f]/.test(evil), false);
+  });
+
   it('prints control characters from stored values as ?', () => {
     const line = formatAuditRow({ ...base, tool: 'evil\u001b[2Jtool', caller: 'a\nb' }, { utc: true });
     assert.equal(/[\u0000-\u001f]/.test(line), false);

@@ -18,6 +18,17 @@ const CONTRACT: Record<string, { kind: 'answer' | 'act' | 'transact'; inputSchem
   '{"list_profiles": {"kind": "answer", "inputSchema": {"type": "object", "properties": {"search": {"type": "string", "maxLength": 256}}, "required": [], "additionalProperties": false}}, "launch_computer": {"kind": "act", "inputSchema": {"type": "object", "properties": {"profileId": {"type": "string", "maxLength": 128}, "requestId": {"type": "string", "maxLength": 128}}, "required": ["profileId"], "additionalProperties": false}}, "get_computer_status": {"kind": "answer", "inputSchema": {"type": "object", "properties": {}, "required": [], "additionalProperties": false}}, "run_command": {"kind": "act", "inputSchema": {"type": "object", "properties": {"script": {"type": "string", "maxLength": 65536}, "cwd": {"type": "string", "maxLength": 1024}, "env": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 8192}}, "waitMs": {"type": "integer", "minimum": 0, "maximum": 10000}, "timeoutMs": {"type": "integer", "minimum": 1, "maximum": 300000}, "requestId": {"type": "string", "maxLength": 128}}, "required": ["script"], "additionalProperties": false}}, "read_job": {"kind": "answer", "inputSchema": {"type": "object", "properties": {"jobId": {"type": "string", "maxLength": 160}, "cursor": {"type": "string", "maxLength": 200}, "byteLimit": {"type": "integer", "minimum": 1, "maximum": 65536}}, "required": ["jobId"], "additionalProperties": false}}, "cancel_job": {"kind": "transact", "inputSchema": {"type": "object", "properties": {"jobId": {"type": "string", "maxLength": 160}}, "required": ["jobId"], "additionalProperties": false}}, "list_files": {"kind": "answer", "inputSchema": {"type": "object", "properties": {"path": {"type": "string", "maxLength": 1024}, "offset": {"type": "integer", "minimum": 0, "maximum": 2147483647}, "limit": {"type": "integer", "minimum": 1, "maximum": 500}}, "required": ["path"], "additionalProperties": false}}, "read_file": {"kind": "answer", "inputSchema": {"type": "object", "properties": {"path": {"type": "string", "maxLength": 1024}, "encoding": {"type": "string", "enum": ["utf8", "base64"]}, "offset": {"type": "integer", "minimum": 0, "maximum": 9007199254740991}, "byteLimit": {"type": "integer", "minimum": 1, "maximum": 65536}}, "required": ["path"], "additionalProperties": false}}, "write_file": {"kind": "act", "inputSchema": {"type": "object", "properties": {"path": {"type": "string", "maxLength": 1024}, "content": {"type": "string", "maxLength": 90000}, "encoding": {"type": "string", "enum": ["utf8", "base64"]}, "overwrite": {"type": "boolean"}}, "required": ["path", "content", "overwrite"], "additionalProperties": false}}, "read_logs": {"kind": "answer", "inputSchema": {"type": "object", "properties": {"cursor": {"type": "string", "maxLength": 200}, "limit": {"type": "integer", "minimum": 1, "maximum": 200}, "level": {"type": "string", "enum": ["info", "warn", "err", "ok", "debug"]}}, "required": [], "additionalProperties": false}}, "create_launch_link": {"kind": "act", "inputSchema": {"type": "object", "properties": {"profileId": {"type": "string", "maxLength": 128}, "startupScript": {"type": "string", "maxLength": 2097152}}, "required": [], "additionalProperties": false}}, "list_terminals": {"kind": "answer", "inputSchema": {"type": "object", "properties": {}, "required": [], "additionalProperties": false}}, "create_terminal": {"kind": "act", "inputSchema": {"type": "object", "properties": {"activate": {"type": "boolean"}, "requestId": {"type": "string", "maxLength": 128}}, "required": [], "additionalProperties": false}}, "switch_terminal": {"kind": "act", "inputSchema": {"type": "object", "properties": {"terminalId": {"type": "string", "maxLength": 160}}, "required": ["terminalId"], "additionalProperties": false}}, "send_terminal_input": {"kind": "transact", "inputSchema": {"type": "object", "properties": {"terminalId": {"type": "string", "maxLength": 160}, "text": {"type": "string", "maxLength": 65536}, "key": {"type": "string", "enum": ["enter", "ctrl_c", "ctrl_d", "ctrl_z", "tab", "escape", "backspace", "up", "down", "left", "right"]}}, "required": ["terminalId"], "additionalProperties": false}}, "read_terminal_output": {"kind": "answer", "inputSchema": {"type": "object", "properties": {"terminalId": {"type": "string", "maxLength": 160}, "cursor": {"type": "string", "maxLength": 200}, "byteLimit": {"type": "integer", "minimum": 1, "maximum": 65536}}, "required": ["terminalId"], "additionalProperties": false}}, "navigate_preview": {"kind": "act", "inputSchema": {"type": "object", "properties": {"path": {"type": "string", "maxLength": 4096}}, "required": ["path"], "additionalProperties": false}}}',
 );
 
+/**
+ * Optional properties Paddock adds to the reference's tools (never a required one, never a change
+ * to a reference property): each is named here so an addition is deliberate.
+ */
+const ADDITIONS: Record<string, string[]> = {
+  run_command: ['background'],
+  read_job: ['waitMs'],
+  navigate_preview: ['port'],
+  launch_computer: ['keepWorkspace'],
+};
+
 function withoutDescriptions(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutDescriptions);
   if (value && typeof value === 'object') {
@@ -53,10 +64,23 @@ describe('computer tool definitions', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('keeps every limit, default-free shape, enum, required list and closed object of the reference schemas', () => {
+  it('keeps every limit, default-free shape, enum, required list and closed object of the reference schemas, adding only the named optional properties', () => {
     assert.deepEqual(tools.map((t) => t.name).sort(), Object.keys(CONTRACT).sort());
-    for (const tool of tools)
-      assert.deepEqual(withoutDescriptions(tool.inputSchema), CONTRACT[tool.name]!.inputSchema, tool.name);
+    for (const tool of tools) {
+      const actual = withoutDescriptions(tool.inputSchema) as JsonSchema & {
+        properties: Record<string, unknown>;
+      };
+      const contract = CONTRACT[tool.name]!.inputSchema as JsonSchema & {
+        properties: Record<string, unknown>;
+      };
+      const added = ADDITIONS[tool.name] ?? [];
+      const kept = Object.fromEntries(Object.entries(actual.properties).filter(([k]) => !added.includes(k)));
+      assert.deepEqual({ ...actual, properties: kept }, contract, tool.name);
+      for (const name of added) {
+        if (!(name in actual.properties)) continue;
+        assert.ok(!(name in contract.properties), `${tool.name}.${name} is a reference property`);
+      }
+    }
   });
 
   it('maps the reference kinds to MCP annotations', () => {

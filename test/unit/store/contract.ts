@@ -3,6 +3,7 @@
  * implementation (sqlite.test.ts, postgres.test.ts) through one factory.
  */
 import { auditContract } from './contract-audit.js';
+import { pinsContract } from './contract-pins.js';
 import { recordsContract } from './contract-records.js';
 import { runsContract } from './contract-runs.js';
 import type { StoreFactory } from './fixtures.js';
@@ -14,4 +15,5 @@ export function storeContract(factory: StoreFactory): void {
   auditContract(factory);
   runsContract(factory);
   recordsContract(factory);
+  pinsContract(factory);
 }

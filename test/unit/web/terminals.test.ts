@@ -85,7 +85,7 @@ describe('terminals and preview through the dock websocket', () => {
       s.send({ type: 'terminal.attach', terminalId: id });
       await s.next('terminal.attached', (m) => m.terminalId === id);
       // The agent's input, as send_terminal_input hands it over; the shell computes 42.
-      await manager.terminals.write(id, 'echo from-agent-$((6*7))\r');
+      await manager.terminals.write(id, 'echo from-agent-$((6*7))\r', { source: 'agent', who: 'mcp:t' });
       await outputOf(s, id, 'from-agent-42');
       s.send({ type: 'terminal.input', terminalId: id, data: 'echo from-person-$((2+3))\r' });
       await outputOf(s, id, 'from-person-5');
@@ -103,7 +103,7 @@ describe('terminals and preview through the dock websocket', () => {
 
   it('replays retained output to a page that attaches late, and resumes from a cursor without repeating', async () => {
     const { id } = await manager.terminals.create();
-    await manager.terminals.write(id, 'echo before-attach-$((40+2))\r');
+    await manager.terminals.write(id, 'echo before-attach-$((40+2))\r', { source: 'agent', who: 'mcp:t' });
     await poll('the output kept before any page attached', () => retained(id).includes('before-attach-42'));
     const first = await openSocket(server, { cookie, origin: server.base });
     let cursor: string;
@@ -118,7 +118,7 @@ describe('terminals and preview through the dock websocket', () => {
     } finally {
       await first.close();
     }
-    await manager.terminals.write(id, 'echo while-away-$((1+1))\r');
+    await manager.terminals.write(id, 'echo while-away-$((1+1))\r', { source: 'agent', who: 'mcp:t' });
     await poll('the output kept while no page was attached', () => retained(id).includes('while-away-2'));
     const again = await openSocket(server, { cookie, origin: server.base });
     try {

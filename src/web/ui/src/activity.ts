@@ -2,23 +2,32 @@
 import { AgentsPanel } from './agents.js';
 import { AuditList } from './audit.js';
 import { h } from './dom.js';
+import { FileBrowser } from './files.js';
 import { JobList } from './jobs.js';
 import { LogList } from './logs.js';
 import type { DockSocket } from './socket.js';
 
-export type TabName = 'audit' | 'jobs' | 'logs' | 'agents';
+export type TabName = 'audit' | 'jobs' | 'files' | 'logs' | 'agents';
 
-const LABELS: Record<TabName, string> = { audit: 'Tool calls', jobs: 'Jobs', logs: 'Logs', agents: 'Agents' };
+const LABELS: Record<TabName, string> = {
+  audit: 'Tool calls',
+  jobs: 'Jobs',
+  files: 'Files',
+  logs: 'Logs',
+  agents: 'Agents',
+};
 
 export class ActivityPanel {
   readonly el: HTMLElement;
   readonly audit = new AuditList();
   readonly jobs = new JobList();
   readonly logs = new LogList();
+  readonly files: FileBrowser;
   readonly agents: AgentsPanel;
   private readonly counts: Record<TabName, HTMLElement> = {
     audit: h('span', { class: 'count', 'data-testid': 'audit-count' }, '0'),
     jobs: h('span', { class: 'count' }, '0'),
+    files: h('span', { class: 'count dot-only' }),
     logs: h('span', { class: 'count dot-only' }),
     agents: h('span', { class: 'count', 'data-testid': 'agents-count' }, '0'),
   };
@@ -27,8 +36,9 @@ export class ActivityPanel {
 
   constructor(socket: DockSocket, toast: (text: string, kind?: 'err' | 'ok') => void) {
     this.agents = new AgentsPanel(socket, toast);
+    this.files = new FileBrowser(toast);
     const segmented = h('div', { class: 'segmented', role: 'tablist' });
-    for (const name of ['audit', 'jobs', 'logs', 'agents'] as const) {
+    for (const name of ['audit', 'jobs', 'files', 'logs', 'agents'] as const) {
       const b = h(
         'button',
         { type: 'button', role: 'tab', 'data-tab': name },
@@ -57,7 +67,15 @@ export class ActivityPanel {
       'section',
       { class: 'panel activity', 'aria-label': 'Activity' },
       h('div', { class: 'panel-head' }, h('span', { class: 'panel-title' }, 'Activity'), segmented),
-      h('div', { class: 'activity-body' }, this.audit.el, this.jobs.el, this.logs.el, this.agents.el),
+      h(
+        'div',
+        { class: 'activity-body' },
+        this.audit.el,
+        this.jobs.el,
+        this.files.el,
+        this.logs.el,
+        this.agents.el,
+      ),
     );
     this.select('audit');
   }
@@ -67,6 +85,7 @@ export class ActivityPanel {
     const panes: Record<TabName, HTMLElement> = {
       audit: this.audit.el,
       jobs: this.jobs.el,
+      files: this.files.el,
       logs: this.logs.el,
       agents: this.agents.el,
     };
@@ -76,6 +95,7 @@ export class ActivityPanel {
       panes[n].hidden = n !== name;
     }
     if (name === 'logs') this.counts.logs.className = 'count dot-only';
+    if (name === 'files') this.files.shown();
   }
 
   /** Shows the agents tab only when the server runs agents. */

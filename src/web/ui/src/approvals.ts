@@ -123,7 +123,7 @@ export class ApprovalsPanel {
         : []),
       deny,
     ];
-    const who = a.agent ? `agent ${a.agent} (run ${a.runId ?? '?'})` : a.caller;
+    const who = a.agent ? `agent ${a.agent} (run ${a.runId ?? '?'})` : (a.callerLabel ?? a.caller);
     return h(
       'article',
       { class: 'approval', 'data-testid': 'approval', 'data-approval-id': a.id },
@@ -131,13 +131,17 @@ export class ApprovalsPanel {
         'div',
         { class: 'approval-head' },
         h('span', { class: 'tool mono', 'data-testid': 'approval-tool' }, a.tool),
-        h('span', { class: 'muted' }, who),
+        h('span', { class: 'muted', title: a.caller, 'data-testid': 'approval-who' }, `asked by ${who}`),
         h(
           'span',
           { class: 'muted mono', title: new Date(a.expiresAt).toISOString() },
           `expires ${clock(a.expiresAt)}`,
         ),
       ),
+      a.summary
+        ? h('p', { class: 'approval-summary', 'data-testid': 'approval-summary' }, `${a.tool} ${a.summary}`)
+        : null,
+      verdictLine(a),
       a.description ? description(a.description) : null,
       argumentsView(a),
       h('div', { class: 'approval-actions' }, ...buttons.filter((b) => b !== deny), reason, deny),
@@ -161,6 +165,19 @@ export class ApprovalsPanel {
       remove,
     );
   }
+}
+
+/** What the policy said of the call before anyone was asked (a denied call never gets here). */
+function verdictLine(a: DockApproval): HTMLElement {
+  const v = a.verdict;
+  const text = v
+    ? `Policy: allowed by ${v.rule}. Your approval is the second check.`
+    : 'Policy: no rule checks this tool’s arguments first; your approval is the only check.';
+  return h(
+    'p',
+    { class: `approval-verdict ${v ? 'allowed' : 'none'}`, 'data-testid': 'approval-verdict' },
+    text,
+  );
 }
 
 function description(text: string): HTMLElement {

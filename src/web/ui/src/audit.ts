@@ -2,7 +2,9 @@
  * The audit stream: every tool call as it is recorded, newest first. Calls a job made through
  * the tool channel are nested under the call that started the job (their parent).
  */
+import { POLL_TOOLS } from '../../dock/call-summary.js';
 import type { DockAuditRow } from '../../dock/protocol.js';
+import './activity.css';
 import { clock, duration, h, prettyJson, shortCaller } from './dom.js';
 
 const MAX_ROWS = 500;
@@ -30,6 +32,12 @@ export class AuditList {
   private readonly onlyWatched = h('input', { type: 'checkbox', 'data-testid': 'audit-only-watched' });
   private watched: string | null = null;
   private readonly filter: HTMLElement;
+  /** Polls folded under a newer poll of the same tool and caller (hidden, counted there). */
+  private readonly folded = new Set<string>();
+  /** How many polls in a row each newest poll stands for. */
+  private readonly foldCounts = new Map<string, number>();
+  /** The newest top-level row when it is a poll: the next identical poll folds it. */
+  private lastPoll: { id: string; tool: string; caller: string; count: number } | null = null;
   onCount: (n: number) => void = () => undefined;
 
   constructor() {
@@ -46,6 +54,9 @@ export class AuditList {
 
   /** The computer the dock shows; with the filter on, only its calls are listed. */
   setWatched(computer: string | null): void {
+    // after a switch to another computer, its own calls are what the person came to see
+    if (this.watched !== null && computer !== this.watched)
+      (this.onlyWatched as HTMLInputElement).checked = true;
     this.watched = computer;
     this.applyFilter();
   }
@@ -56,11 +67,16 @@ export class AuditList {
 
   private filterOne(item: Item): void {
     if (item.el.parentElement !== this.el) return;
-    item.el.hidden = (this.onlyWatched as HTMLInputElement).checked && item.row.computer !== this.watched;
+    item.el.hidden =
+      this.folded.has(item.row.id) ||
+      ((this.onlyWatched as HTMLInputElement).checked && item.row.computer !== this.watched);
   }
 
   reset(rows: DockAuditRow[]): void {
     this.items.clear();
+    this.folded.clear();
+    this.foldCounts.clear();
+    this.lastPoll = null;
     this.order.length = 0;
     this.el.replaceChildren(this.filter, this.empty);
     for (const row of rows) this.add(row, false);
@@ -85,7 +101,10 @@ export class AuditList {
     }
     const parent = row.parentId ? this.items.get(row.parentId) : undefined;
     if (parent) parent.children.prepend(item.el);
-    else this.el.insertBefore(item.el, this.empty.nextSibling);
+    else {
+      this.el.insertBefore(item.el, this.empty.nextSibling);
+      this.foldPoll(item);
+    }
     for (const other of this.items.values()) {
       if (other.row.parentId === row.id && other.el.parentElement === this.el)
         item.children.prepend(other.el);
@@ -100,6 +119,28 @@ export class AuditList {
       this.items.delete(old);
     }
     this.update();
+  }
+
+  /** A poll right after the same poll of the same caller folds the older one into it (×N). */
+  private foldPoll(item: Item): void {
+    const { row } = item;
+    if (!POLL_TOOLS.has(row.tool)) {
+      this.lastPoll = null;
+      return;
+    }
+    const last = this.lastPoll;
+    const same = last && last.tool === row.tool && last.caller === row.caller;
+    const count = same ? last.count + 1 : 1;
+    if (same) {
+      this.folded.add(last.id);
+      const older = this.items.get(last.id);
+      if (older) this.filterOne(older);
+    }
+    this.lastPoll = { id: row.id, tool: row.tool, caller: row.caller, count };
+    if (count > 1) {
+      this.foldCounts.set(row.id, count);
+      item.el.querySelector('.tool')?.after(foldChip(count));
+    }
   }
 
   private update(): void {
@@ -125,8 +166,12 @@ export class AuditList {
       { class: 'row-head', type: 'button', 'aria-expanded': 'false' },
       h('span', { class: 'time mono' }, clock(row.startedAt)),
       h('span', { class: 'tool mono', 'data-testid': 'audit-tool' }, row.tool),
+      (this.foldCounts.get(row.id) ?? 0) > 1 ? foldChip(this.foldCounts.get(row.id) ?? 0) : null,
       lineage,
-      h('span', { class: 'caller', title: row.caller }, shortCaller(row.caller)),
+      row.summary
+        ? h('span', { class: 'summary', title: row.summary, 'data-testid': 'audit-summary' }, row.summary)
+        : null,
+      h('span', { class: 'caller', title: row.caller }, row.callerLabel ?? shortCaller(row.caller)),
       h('span', { class: 'dur mono' }, duration(row.durationMs)),
       outcome,
     );
@@ -164,4 +209,17 @@ export class AuditList {
     );
     return { row, el, children };
   }
+}
+
+/** `×N`: this row stands for N polls in a row. */
+function foldChip(count: number): HTMLElement {
+  return h(
+    'span',
+    {
+      class: 'chip folded',
+      'data-testid': 'audit-folded',
+      title: `${count} calls in a row; the older ones are folded`,
+    },
+    `×${count}`,
+  );
 }

@@ -41,8 +41,16 @@ function fromBase64(b64: string): Uint8Array {
 /** Hosts the browser computers the server asks this page to boot. */
 export class BrowserVmHost {
   private readonly vms = new Map<string, Running>();
+  /** Generations of the computers this tab runs, by vm. */
+  private readonly generations = new Map<string, number>();
+  /** Told when the computers this tab runs change (their generations). */
+  onHosting: (generations: number[]) => void = () => undefined;
 
   constructor(private readonly socket: DockSocket) {}
+
+  private hostingChanged(): void {
+    this.onHosting([...this.generations.values()]);
+  }
 
   /** Offers this page as a host (after every (re)connection). */
   offer(): void {
@@ -55,8 +63,11 @@ export class BrowserVmHost {
   }
 
   handle(msg: VmMessage): void {
-    if (msg.type === 'vm.boot') void this.boot(msg);
-    else if (msg.type === 'vm.serial') {
+    if (msg.type === 'vm.boot') {
+      if (msg.generation !== undefined) this.generations.set(msg.vm, msg.generation);
+      this.hostingChanged();
+      void this.boot(msg);
+    } else if (msg.type === 'vm.serial') {
       const vm = this.vms.get(msg.vm);
       const data = fromBase64(msg.data);
       if (vm?.early) vm.early.push({ port: msg.port, data });
@@ -118,6 +129,7 @@ export class BrowserVmHost {
   }
 
   private stop(id: string): void {
+    if (this.generations.delete(id)) this.hostingChanged();
     const vm = this.vms.get(id);
     if (!vm) return;
     this.vms.delete(id);

@@ -17,7 +17,17 @@ interface Item {
   job: DockJob;
   el: HTMLElement;
   head: HTMLButtonElement;
+  /** Cancel and the ports of a running job (outside the head: a button holds no buttons). */
+  actions: HTMLElement;
   body: HTMLElement;
+}
+
+/** What the person can do with a job from the list. */
+export interface JobActions {
+  /** Cancels the job (cancel_job through the gateway); resolves with an error text or null. */
+  cancel(jobId: string): Promise<string | null>;
+  /** Shows the server on `port` in the preview. */
+  preview(port: number): void;
 }
 
 export class JobList {
@@ -35,6 +45,8 @@ export class JobList {
   private readonly items = new Map<string, Item>();
   private generation: number | null = null;
   onCount: (running: number, total: number) => void = () => undefined;
+  /** Set by the page: cancel and preview. */
+  actions: JobActions | null = null;
 
   constructor() {
     this.el.append(this.empty);
@@ -89,8 +101,9 @@ export class JobList {
   private create(job: DockJob): Item {
     const head = h('button', { class: 'row-head', type: 'button', 'aria-expanded': 'false' });
     const body = h('div', { class: 'row-details', hidden: true });
-    const el = h('div', { class: 'job-row', 'data-job': job.jobId }, head, body);
-    const item: Item = { job, el, head, body };
+    const actions = h('div', { class: 'job-actions' });
+    const el = h('div', { class: 'job-row', 'data-job': job.jobId }, head, actions, body);
+    const item: Item = { job, el, head, actions, body };
     head.addEventListener('click', () => this.expand(item, body.hidden === true));
     return item;
   }
@@ -115,9 +128,13 @@ export class JobList {
           : STATE_LABEL[job.state],
       ),
       h('span', { class: 'mono id' }, job.jobId),
+      job.background
+        ? h('span', { class: 'chip service', title: 'A service: no timeout ends it' }, 'service')
+        : null,
       h('span', { class: 'cmd mono', title: job.command }, job.command || '(script)'),
       h('span', { class: 'dur mono' }, duration(job.durationMs)),
     );
+    this.renderActions(item);
     if (item.body.hidden) return;
     const pre = (text: string, cls: string) => {
       const el = h('pre', { class: `out mono ${cls}` }, text);
@@ -137,6 +154,47 @@ export class JobList {
         : h('div', { class: 'muted small-text' }, job.state === 'running' ? 'No output yet.' : 'No output.'),
       job.signal ? h('div', { class: 'muted small-text' }, `Ended by ${job.signal}.`) : null,
     );
+  }
+
+  /** Cancel for a running job, and a preview button per port its processes listen on. */
+  private renderActions(item: Item): void {
+    const { job } = item;
+    const ports = job.ports ?? [];
+    const running = job.state === 'running';
+    item.actions.hidden = !running && ports.length === 0;
+    if (item.actions.hidden) return;
+    const portButtons = ports.map((port) => {
+      const b = h(
+        'button',
+        { type: 'button', class: 'chip port-chip', 'data-port': port, title: `Preview port ${port}` },
+        `:${port} preview`,
+      );
+      b.addEventListener('click', () => this.actions?.preview(port));
+      return b;
+    });
+    const cancel = running
+      ? h(
+          'button',
+          {
+            type: 'button',
+            class: 'ghost danger small',
+            'data-testid': 'job-cancel',
+            title: 'cancel_job: ends it and every process it started',
+          },
+          'Cancel',
+        )
+      : null;
+    cancel?.addEventListener('click', async () => {
+      if (!this.actions || !cancel) return;
+      cancel.disabled = true;
+      cancel.textContent = 'Cancelling…';
+      const failed = await this.actions.cancel(job.jobId);
+      if (failed) {
+        cancel.disabled = false;
+        cancel.textContent = 'Cancel';
+      }
+    });
+    replace(item.actions, ...portButtons, cancel);
   }
 
   private update(): void {

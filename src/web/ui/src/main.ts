@@ -12,6 +12,7 @@ import { PreviewPanel } from './preview.js';
 import { DockSocket } from './socket.js';
 import { StatusBar } from './status-bar.js';
 import { TerminalPanel } from './terminals.js';
+import { ToolReviewPanel } from './tool-review.js';
 import { WebMcpTools } from './webmcp.js';
 
 /** Short messages in the corner; the same text is not repeated within three seconds. */
@@ -38,6 +39,7 @@ class DockPage {
   private readonly preview: PreviewPanel;
   private readonly activity: ActivityPanel;
   private readonly approvals: ApprovalsPanel;
+  private readonly toolReview: ToolReviewPanel;
   private revealedApproval = false;
   private readonly webmcp: WebMcpTools;
   private readonly vmHost: BrowserVmHost;
@@ -74,6 +76,7 @@ class DockPage {
         if (state !== 'live') {
           this.webmcp.disconnected();
           this.vmHost.disconnected();
+          this.terminals.disconnected();
         }
         this.statusBar.setConnection(state);
         this.signedOut.hidden = state !== 'signed-out';
@@ -81,17 +84,29 @@ class DockPage {
       error: (reply) => toast(reply.message, 'err'),
     });
     this.statusBar = new StatusBar(this.socket, toast);
-    this.terminals = new TerminalPanel(this.socket);
+    this.terminals = new TerminalPanel(this.socket, toast);
+    this.toolReview = new ToolReviewPanel(this.socket, toast);
     this.preview = new PreviewPanel(this.socket, toast);
     this.activity = new ActivityPanel(this.socket, toast);
     this.approvals = new ApprovalsPanel(this.socket, toast);
+    this.activity.jobs.actions = {
+      cancel: async (jobId) => {
+        const reply = await this.socket.request({ type: 'job.cancel', jobId });
+        toast(reply.message, reply.ok ? 'ok' : 'err');
+        return reply.ok ? null : reply.message;
+      },
+      preview: (port) => void this.socket.request({ type: 'preview.navigate', path: '/', port }),
+    };
     this.webmcp = new WebMcpTools(this.socket);
     this.vmHost = new BrowserVmHost(this.socket);
+    this.vmHost.onHosting = (generations) => this.statusBar.setHosted(generations);
     root.append(
       this.statusBar.el,
       ...this.statusBar.banners,
+      this.toolReview.notice,
       this.approvals.badge,
       this.approvals.el,
+      this.toolReview.el,
       h(
         'main',
         { class: 'layout' },
@@ -115,6 +130,7 @@ class DockPage {
     this.terminals.setLifecycle(s.status.lifecycle);
     this.preview.setFeatures(s.features);
     this.preview.set(s.preview);
+    if (s.features.preview) this.preview.ports.ask();
     this.activity.audit.reset(s.audit);
     this.activity.jobs.reset(s.jobs, s.status.generation);
     this.activity.logs.reset(s.logs);
@@ -179,6 +195,7 @@ class DockPage {
         return;
       case 'job':
         this.activity.jobs.upsert(msg.job);
+        if (msg.job.background || msg.job.state !== 'running') this.preview.ports.ask();
         if (this.launchOfPage && !this.focusedLaunchJob) this.onLaunch(this.launch);
         return;
       case 'log':
@@ -195,6 +212,9 @@ class DockPage {
         return;
       case 'preview.state':
         this.preview.set(msg.preview);
+        return;
+      case 'preview.ports':
+        this.preview.ports.set(msg.ports);
         return;
       case 'launch.progress':
         this.onLaunch(msg.launch);
@@ -228,6 +248,12 @@ class DockPage {
       case 'vm.serial':
       case 'vm.stop':
         this.vmHost.handle(msg);
+        return;
+      case 'tools.review':
+        this.toolReview.set(msg.changes);
+        return;
+      case 'terminal.journal':
+        this.terminals.trust.journal(msg.terminalId, msg.entries);
         return;
       case 'reply':
         return;

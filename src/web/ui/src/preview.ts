@@ -5,6 +5,7 @@
  */
 import type { DockFeatures, DockPreview } from '../../dock/protocol.js';
 import { h, replace } from './dom.js';
+import { PreviewPorts } from './preview-ports.js';
 import type { DockSocket } from './socket.js';
 
 const SANDBOX = 'allow-scripts allow-forms allow-modals allow-downloads';
@@ -20,7 +21,7 @@ export class PreviewPanel {
     'aria-label': 'Preview path',
     'data-testid': 'preview-path',
   });
-  private readonly port = h('span', { class: 'chip', title: 'Port inside the computer' });
+  readonly ports: PreviewPorts;
   private readonly state = h('span', { class: 'preview-state', 'data-testid': 'preview-state' });
   private readonly frameHost = h('div', { class: 'preview-body' });
   private readonly empty = h('div', { class: 'empty' });
@@ -32,16 +33,17 @@ export class PreviewPanel {
     private readonly socket: DockSocket,
     private readonly toast: (text: string, kind?: 'err' | 'ok') => void,
   ) {
+    this.ports = new PreviewPorts(socket, (port) => void this.navigate('/', port));
     const form = h(
       'form',
       { class: 'pathbar' },
-      this.port,
+      this.ports.field,
       this.input,
       h('button', { type: 'submit', class: 'ghost' }, 'Go'),
     );
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
-      void this.navigate(this.input.value.trim() || '/');
+      void this.navigate(this.input.value.trim() || '/', this.ports.chosen());
     });
     const reload = h(
       'button',
@@ -62,6 +64,7 @@ export class PreviewPanel {
         reload,
         this.state,
       ),
+      h('div', { class: 'preview-ports-row' }, h('span', { class: 'label' }, 'Listening'), this.ports.list),
       this.frameHost,
     );
     this.frameHost.append(this.empty);
@@ -74,8 +77,7 @@ export class PreviewPanel {
   }
 
   set(preview: DockPreview | null): void {
-    this.port.hidden = !preview?.port;
-    this.port.textContent = preview?.port ? `:${preview.port}` : '';
+    this.ports.showing(preview?.port ?? null);
     if (preview && document.activeElement !== this.input) this.input.value = preview.path ?? '';
     this.state.className = `preview-state ${preview?.status ?? 'idle'}`;
     this.state.textContent = preview && preview.status !== 'idle' ? preview.status : '';
@@ -103,7 +105,7 @@ export class PreviewPanel {
     if (preview?.status === 'unreachable') {
       replace(
         this.empty,
-        h('div', { class: 'empty-title' }, 'Nothing is listening'),
+        h('div', { class: 'empty-title' }, preview.jobEnded ? 'The server stopped' : 'Nothing is listening'),
         h(
           'div',
           { class: 'empty-text' },
@@ -134,9 +136,10 @@ export class PreviewPanel {
     }
   }
 
-  private async navigate(path: string): Promise<void> {
-    const reply = await this.socket.request({ type: 'preview.navigate', path });
+  private async navigate(path: string, port?: number): Promise<void> {
+    const reply = await this.socket.request({ type: 'preview.navigate', path, ...(port ? { port } : {}) });
     if (!reply.ok) this.toast(reply.message, 'err');
+    this.ports.ask();
   }
 }
 

@@ -5,7 +5,9 @@ import type {
   DockProfile,
   DockStatus,
 } from '../../dock/protocol.js';
+import './header.css';
 import { duration, h, replace } from './dom.js';
+import { RelaunchConfirm } from './relaunch-confirm.js';
 import type { Connection, DockSocket } from './socket.js';
 
 const LIFECYCLE_LABEL: Record<DockStatus['lifecycle'], string> = {
@@ -39,9 +41,22 @@ export class StatusBar {
     'Launch',
   );
   private readonly conn = h('span', { class: 'conn', 'data-testid': 'connection' });
+  /** Shown when the computer on screen runs in this very tab (a browser computer). */
+  private readonly inThisTab = h(
+    'span',
+    {
+      class: 'chip in-tab',
+      hidden: true,
+      'data-testid': 'in-this-tab',
+      title: 'This computer runs in this browser tab: closing or reloading the tab ends it.',
+    },
+    'runs in this tab',
+  );
+  private hosted: number[] = [];
   private readonly notice = h('div', { class: 'notice', hidden: true, 'data-testid': 'notice' });
   private status: DockStatus | null = null;
-  private armedUntil = 0;
+  private watched: DockComputerSummary | null = null;
+  private readonly confirm = new RelaunchConfirm();
 
   constructor(
     private readonly socket: DockSocket,
@@ -60,9 +75,19 @@ export class StatusBar {
       { class: 'topbar' },
       brand,
       this.computers,
-      h('div', { class: 'status' }, this.pill, this.details),
+      h('div', { class: 'status' }, this.pill, this.inThisTab, this.details),
       h('div', { class: 'spacer' }),
       launch,
+      h(
+        'a',
+        {
+          class: 'muted',
+          href: '/approvals',
+          title: 'Every call that asked for approval, and who decided',
+          'data-testid': 'approvals-link',
+        },
+        'Approvals',
+      ),
       h(
         'a',
         {
@@ -86,17 +111,23 @@ export class StatusBar {
     replace(
       this.computers,
       ...list.map((c) => {
-        const name = c.name.startsWith('named:') ? c.name.slice('named:'.length) : c.name;
+        const name = c.label ?? (c.name.startsWith('named:') ? c.name.slice('named:'.length) : c.name);
         const sessions = `${c.sessions} session${c.sessions === 1 ? '' : 's'}`;
         const idle = c.lifecycle === 'running' ? ` · idle ${duration(c.idleMs)}` : '';
+        const workspace = c.workspace === 'keep' ? 'workspace kept' : 'fresh workspace';
         return h(
           'option',
-          { value: c.name, 'data-computer': c.name },
-          `${name} · ${c.profileId ?? 'no profile'} · ${c.lifecycle} · ${sessions}${idle} · ${c.workspace === 'keep' ? 'kept' : 'fresh'}`,
+          {
+            value: c.name,
+            'data-computer': c.name,
+            title: `${c.name} · ${sessions}${idle} · ${workspace}`,
+          },
+          `${name} · ${c.profileId ?? 'no profile'} · ${c.lifecycle}`,
         );
       }),
     );
     if (watching) el.value = watching;
+    this.watched = list.find((c) => c.name === watching) ?? null;
   }
 
   private async onWatch(): Promise<void> {
@@ -107,11 +138,23 @@ export class StatusBar {
 
   /** The row under the header (boot error, launch-link progress). */
   get banners(): HTMLElement[] {
-    return [this.bootError, this.notice];
+    return [this.confirm.el, this.bootError, this.notice];
+  }
+
+  /** The generations of the computers this tab runs (browser computers). */
+  setHosted(generations: number[]): void {
+    this.hosted = generations;
+    this.markHosted();
+  }
+
+  private markHosted(): void {
+    const g = this.status?.generation;
+    this.inThisTab.hidden = g === null || g === undefined || !this.hosted.includes(g);
   }
 
   setStatus(status: DockStatus): void {
     this.status = status;
+    this.markHosted();
     this.pill.className = `pill ${status.lifecycle}`;
     this.pill.textContent = LIFECYCLE_LABEL[status.lifecycle];
     const parts: (Node | string)[] = [];
@@ -128,7 +171,6 @@ export class StatusBar {
     const usable = status.lifecycle !== 'unavailable';
     this.select.disabled = !usable;
     this.launchButton.disabled = !usable || status.lifecycle === 'booting';
-    this.disarm();
     if (status.profileId && !this.select.dataset.touched) this.select.value = status.profileId;
   }
 
@@ -153,7 +195,6 @@ export class StatusBar {
     if (first) this.select.value = first.id;
     this.select.onchange = () => {
       this.select.dataset.touched = '1';
-      this.disarm();
     };
   }
 
@@ -192,24 +233,24 @@ export class StatusBar {
     if (!profileId) return;
     const s = this.status;
     const replacing = s && s.generation !== null && (s.lifecycle === 'running' || s.lifecycle === 'error');
-    if (replacing && Date.now() > this.armedUntil) {
-      this.armedUntil = Date.now() + 4000;
-      this.launchButton.textContent = `Replace g${s.generation}?`;
-      this.launchButton.classList.add('danger');
-      setTimeout(() => this.disarm(), 4100);
-      return;
+    let keepWorkspace = false;
+    if (replacing) {
+      const choice = await this.confirm.ask({
+        generation: s.generation ?? 0,
+        from: s.profileName ?? s.profileId ?? 'unknown',
+        to: this.select.selectedOptions[0]?.textContent ?? profileId,
+        workspaceKept: this.watched?.workspace === 'keep',
+      });
+      if (choice === null) return;
+      keepWorkspace = choice === 'keep' && this.watched?.workspace !== 'keep';
     }
-    this.armedUntil = 0;
-    this.disarm();
     this.launchButton.disabled = true;
-    const reply = await this.socket.request({ type: 'launch', profileId });
+    const reply = await this.socket.request({
+      type: 'launch',
+      profileId,
+      ...(keepWorkspace ? { keepWorkspace: true } : {}),
+    });
     this.launchButton.disabled = false;
     if (!reply.ok) this.toast(reply.message, 'err');
-  }
-
-  private disarm(): void {
-    if (Date.now() <= this.armedUntil) return;
-    this.launchButton.textContent = 'Launch';
-    this.launchButton.classList.remove('danger');
   }
 }

@@ -9,6 +9,7 @@ import '@xterm/xterm/css/xterm.css';
 import type { DockFeatures, DockStatus, DockTerminal } from '../../dock/protocol.js';
 import { h, replace } from './dom.js';
 import type { DockSocket } from './socket.js';
+import { TerminalTrust } from './terminal-trust.js';
 
 const MAX_INPUT_CHARS = 65_536;
 
@@ -44,6 +45,8 @@ interface View {
   tab: HTMLButtonElement;
   cursor: string | undefined;
   attached: boolean;
+  /** An attach was sent on this connection and its replay has not started yet. */
+  pending: boolean;
   size: string;
 }
 
@@ -61,12 +64,26 @@ export class TerminalPanel {
   /** A terminal to reveal as soon as it is listed (the startup script of a launch link). */
   private pendingReveal: string | null = null;
 
-  constructor(private readonly socket: DockSocket) {
+  /** Who typed what, taking control, export. */
+  readonly trust: TerminalTrust;
+
+  constructor(
+    private readonly socket: DockSocket,
+    toast: (text: string, kind?: 'err' | 'ok') => void = () => undefined,
+  ) {
+    this.trust = new TerminalTrust(socket, toast);
     this.el = h(
       'section',
       { class: 'panel terminals', 'aria-label': 'Terminals' },
-      h('div', { class: 'panel-head' }, h('span', { class: 'panel-title' }, 'Terminal'), this.tabs),
+      h(
+        'div',
+        { class: 'panel-head' },
+        h('span', { class: 'panel-title' }, 'Terminal'),
+        this.tabs,
+        this.trust.bar,
+      ),
       this.body,
+      this.trust.journalEl,
     );
     this.body.append(this.empty);
     new ResizeObserver(() => {
@@ -113,6 +130,8 @@ export class TerminalPanel {
       this.pendingReveal = null;
     }
     if (!this.visible && list[0]) this.show(list[0].id);
+    const shown = this.visible ? this.views.get(this.visible) : undefined;
+    this.trust.show(shown?.info ?? null, shown?.term ?? null);
     this.renderEmpty();
   }
 
@@ -125,26 +144,40 @@ export class TerminalPanel {
   /** Starts a fresh replay for a terminal (the server sends all retained output next). */
   attached(terminalId: string, fromCursor: string | null): void {
     const view = this.views.get(terminalId);
-    if (view && fromCursor === null) view.term.reset();
+    if (!view) return;
+    view.pending = false;
+    // a full reset (RIS) through the write queue: output written before it, still queued, is
+    // parsed first and cleared with the rest, instead of landing after a synchronous reset()
+    if (fromCursor === null) {
+      view.term.write('\x1bc');
+      this.trust.reset(terminalId);
+    }
   }
 
   output(terminalId: string, data: string, cursor: string, gap: boolean): void {
     const view = this.views.get(terminalId);
     if (!view) return;
     if (gap) view.term.write('\r\n\x1b[2m[earlier output was dropped]\x1b[0m\r\n');
-    view.term.write(data);
+    view.term.write(data, () => this.trust.output(terminalId, view.term, cursor));
     view.cursor = cursor;
+  }
+
+  /** The socket closed: no attach sent on it will be answered. */
+  disconnected(): void {
+    for (const view of this.views.values()) view.pending = false;
   }
 
   /** After a reconnect or resync: resume every attached terminal from its cursor. */
   reattach(): void {
     for (const view of this.views.values()) {
-      if (!view.attached) continue;
+      // a view attached by this very snapshot already has its replay on the way
+      if (!view.attached || view.pending) continue;
       this.socket.send({
         type: 'terminal.attach',
         terminalId: view.info.id,
         ...(view.cursor ? { fromCursor: view.cursor } : {}),
       });
+      view.pending = true;
     }
     this.fitVisible(true);
   }
@@ -157,7 +190,8 @@ export class TerminalPanel {
       cursorBlink: true,
       scrollback: 5000,
       theme: THEME,
-      allowProposedApi: false,
+      // decorations mark who typed each input in the scrollback
+      allowProposedApi: true,
     });
     const fit = new FitAddon();
     term.loadAddon(fit);
@@ -170,7 +204,17 @@ export class TerminalPanel {
       this.socket.send({ type: 'terminal.activate', terminalId: info.id });
     });
     this.tabs.append(tab);
-    const view: View = { info, term, fit, el, tab, cursor: undefined, attached: false, size: '' };
+    const view: View = {
+      info,
+      term,
+      fit,
+      el,
+      tab,
+      cursor: undefined,
+      attached: false,
+      pending: false,
+      size: '',
+    };
     term.onData((data) => {
       for (let i = 0; i < data.length; i += MAX_INPUT_CHARS) {
         this.socket.send({
@@ -197,9 +241,11 @@ export class TerminalPanel {
     }
     if (!view.attached) {
       view.attached = true;
+      view.pending = true;
       this.socket.send({ type: 'terminal.attach', terminalId: id });
     }
     this.fitVisible(true);
+    this.trust.show(view.info, view.term);
     if (focus) view.term.focus();
   }
 

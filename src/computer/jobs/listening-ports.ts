@@ -1,0 +1,125 @@
+/**
+ * Which TCP ports a computer and its jobs listen on, read by the host from `/proc`: the
+ * computer's network namespace has its own `/proc/<pid>/net/tcp{,6}` (seen through any process
+ * inside it), and a process's descriptors name the socket inodes it holds. Nothing here asks the
+ * guest, so a job cannot lie about its ports; where `/proc` cannot be read (another backend, a
+ * process gone meanwhile) the answer is simply empty.
+ */
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+
+/** TCP state LISTEN in /proc/net/tcp. */
+const LISTEN = '0A';
+/** How deep below the sandbox's outer process to look for one inside its network namespace. */
+const SEARCH_DEPTH = 4;
+
+/** One listening socket: its port and the inode that names it. */
+export interface ListeningSocket {
+  port: number;
+  inode: number;
+}
+
+/** The listening TCP sockets of the network namespace `pid` lives in (IPv4 and IPv6). */
+export function listeningSockets(pid: number): ListeningSocket[] {
+  const found: ListeningSocket[] = [];
+  for (const table of ['tcp', 'tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      if (fields.length < 10 || fields[3] !== LISTEN) continue;
+      const port = Number.parseInt(fields[1]!.split(':')[1] ?? '', 16);
+      const inode = Number(fields[9]);
+      if (Number.isInteger(port) && port > 0 && inode > 0) found.push({ port, inode });
+    }
+  }
+  return found;
+}
+
+/** Socket inodes held open by `pids`. */
+export function socketInodes(pids: readonly number[]): Set<number> {
+  const inodes = new Set<number>();
+  for (const pid of pids) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (m) inodes.add(Number(m[1]));
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return inodes;
+}
+
+/** Ports that `pids` (processes inside one computer) listen on, ascending, without repeats. */
+export function portsOfProcesses(pids: readonly number[]): number[] {
+  const first = pids[0];
+  if (first === undefined) return [];
+  const held = socketInodes(pids);
+  return uniquePorts(listeningSockets(first).filter((s) => held.has(s.inode)));
+}
+
+/** Every port anything inside the sandbox whose outer host process is `sandboxPid` listens on. */
+export function portsOfSandbox(sandboxPid: number): number[] {
+  const inside = processInsideNetns(sandboxPid);
+  return inside === null ? [] : uniquePorts(listeningSockets(inside));
+}
+
+function uniquePorts(sockets: ListeningSocket[]): number[] {
+  return [...new Set(sockets.map((s) => s.port))].sort((a, b) => a - b);
+}
+
+/** A descendant of `root` (or root itself) in another network namespace than this process. */
+function processInsideNetns(root: number): number | null {
+  if (root <= 0) return null;
+  let own: string;
+  try {
+    own = readlinkSync('/proc/self/ns/net');
+  } catch {
+    return null;
+  }
+  let level = [root];
+  for (let depth = 0; depth <= SEARCH_DEPTH && level.length > 0; depth++) {
+    const next: number[] = [];
+    for (const pid of level) {
+      try {
+        if (readlinkSync(`/proc/${pid}/ns/net`) !== own) return pid;
+      } catch {
+        continue;
+      }
+      next.push(...childrenOf(pid));
+    }
+    level = next;
+  }
+  return null;
+}
+
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return children;
+  }
+  for (const tid of tasks) {
+    try {
+      const text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+      if (text) children.push(...text.split(/\s+/).map(Number));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children;
+}

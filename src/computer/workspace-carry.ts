@@ -1,0 +1,54 @@
+/**
+ * Carrying a fresh workspace over a relaunch: launch_computer with `keepWorkspace` copies the
+ * replaced generation's /workspace aside before the old one is torn down (into the new
+ * generation's own host directory, which goes with it), and into the new /workspace as soon as
+ * the new generation runs, before its startup script. The copies keep owners, modes and symbolic
+ * links as they are (`cp -a`, never following a link the computer made).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PaddockError } from '../shared/errors.js';
+
+/** Where the carried workspace of a generation lives, inside its own host directory. */
+export function carriedWorkspaceDir(generationDir: string): string {
+  return join(generationDir, 'carried-workspace');
+}
+
+/** Copies `from` (a workspace directory) to `to`, which must not exist yet. */
+export function copyWorkspace(from: string, to: string, signal?: AbortSignal): Promise<void> {
+  if (!existsSync(from)) {
+    return Promise.reject(
+      new PaddockError(
+        'NOT_FOUND',
+        'The workspace of the replaced computer is gone; launch without keepWorkspace.',
+      ),
+    );
+  }
+  if (!existsSync(to)) mkdirSync(join(to, '..'), { recursive: true, mode: 0o711 });
+  return new Promise((resolve, reject) => {
+    const cp = spawn('cp', ['-a', '--no-dereference', '--', from, to], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      ...(signal ? { signal } : {}),
+    });
+    let err = '';
+    cp.stderr.on('data', (d: Buffer) => {
+      if (err.length < 2000) err += d.toString();
+    });
+    cp.once('error', (e) => reject(e));
+    cp.once('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(
+            new PaddockError('INTERNAL', `Could not copy the workspace (cp exited ${code}): ${err.trim()}`),
+          ),
+    );
+  });
+}
+
+/** Copies a carried workspace's contents into the running generation's /workspace, then drops it. */
+export async function restoreWorkspace(carried: string, workspace: string): Promise<void> {
+  await copyWorkspace(`${carried}/.`, workspace);
+  await rm(carried, { recursive: true, force: true });
+}
