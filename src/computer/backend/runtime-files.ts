@@ -1,5 +1,5 @@
 import { chownSync, cpSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, parse } from 'node:path';
+import { dirname, join, parse, relative, sep } from 'node:path';
 
 /**
  * Whether any account can reach `path`: every ancestor directory searchable by others and the
@@ -42,11 +42,27 @@ export class RuntimeStage {
     if (reachableByAnyone(source)) return source;
     const known = this.staged.get(source);
     if (known) return known;
-    const target = join(this.runtimeDir(), name);
-    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+    const runtime = this.runtimeDir();
+    const target = join(runtime, name);
+    makeDirsLike(runtime, dirname(target));
     copyOwned(source, target, this.ownerId);
     this.staged.set(source, target);
     return target;
+  }
+}
+
+/**
+ * Makes the directories from `base` down to `dir` (a nested name such as `packages/@scope/pkg`)
+ * with `base`'s owner and mode, so whoever can traverse `base` traverses them too.
+ */
+function makeDirsLike(base: string, dir: string): void {
+  const { uid, gid, mode } = statSync(base);
+  const steps = relative(base, dir).split(sep).filter(Boolean);
+  let path = base;
+  for (const step of steps) {
+    path = join(path, step);
+    mkdirSync(path, { recursive: true, mode: mode & 0o777 });
+    chownSync(path, uid, gid);
   }
 }
 
