@@ -214,11 +214,10 @@ export class ComputerManager implements ComputerSource {
       );
     }
     if (c.lifecycle === 'booting') {
-      await raceAbort(
-        c.booted,
-        signal,
-        () => new PaddockError('TIMEOUT', 'The call was cancelled while the computer was booting; retry.'),
-      );
+      await raceAbort(c.booted, signal, {
+        error: () =>
+          new PaddockError('TIMEOUT', 'The call was cancelled while the computer was booting; retry.'),
+      });
     }
     if (c.lifecycle !== 'running') {
       throw new PaddockError(

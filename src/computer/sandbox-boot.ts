@@ -114,11 +114,12 @@ export async function bootSandbox(
     if (options.signal?.aborted) throw new PaddockError('NOT_RUNNING', 'The boot was cancelled.');
     const { timeoutMs } = options;
     const signals = [AbortSignal.timeout(timeoutMs), ...(options.signal ? [options.signal] : [])];
-    const said = await raceAbort(Promise.race([hello, exitedEarly]), AbortSignal.any(signals), () =>
-      options.signal?.aborted
-        ? new PaddockError('NOT_RUNNING', 'The boot was cancelled.')
-        : new Error(`no answer from the guest agent within ${timeoutMs} ms`),
-    );
+    const said = await raceAbort(Promise.race([hello, exitedEarly]), AbortSignal.any(signals), {
+      error: () =>
+        options.signal?.aborted
+          ? new PaddockError('NOT_RUNNING', 'The boot was cancelled.')
+          : new Error(`no answer from the guest agent within ${timeoutMs} ms`),
+    });
     if (said.version !== PROTOCOL_VERSION)
       throw new Error(`the guest agent speaks protocol ${said.version}, not ${PROTOCOL_VERSION}`);
     const bootMs = Math.round(performance.now() - started);

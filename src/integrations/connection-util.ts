@@ -54,5 +54,5 @@ export function raceDeadline<T>(
   const late = new AbortController();
   const timer = setTimeout(() => late.abort(), Math.max(0, Math.min(deadline - Date.now(), 2_147_483_647)));
   const stop = signal ? AbortSignal.any([signal, late.signal]) : late.signal;
-  return raceAbort(promise, stop, onLate).finally(() => clearTimeout(timer));
+  return raceAbort(promise, stop, { error: onLate }).finally(() => clearTimeout(timer));
 }

@@ -2,9 +2,10 @@ import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import type { HostResolver } from '../policy/types.js';
+import { raceAbort } from '../shared/abort.js';
 import { isPaddockError, PaddockError } from '../shared/errors.js';
 import { decodeBody, readCapped } from './body.js';
-import { bareHostname, effectivePort, raceSignal, selectHeaders, send } from './http-transport.js';
+import { bareHostname, effectivePort, selectHeaders, send } from './http-transport.js';
 import {
   DEFAULT_HTTP_LIMITS,
   type HttpCallContext,
@@ -265,7 +266,7 @@ class PolicyHttpClient implements HttpClient {
     let rule: string;
     let vetted: string[] | undefined;
     try {
-      const decision = await raceSignal(
+      const decision = await raceAbort(
         ctx.policy.enforce({ type: 'http', method: hop.method, url }, { dns: pinning }),
         signal,
       );
@@ -297,7 +298,7 @@ class PolicyHttpClient implements HttpClient {
     if (isIP(host)) return [host];
     // the policy's own answer (the static host map, or what it resolved) is the one to pin
     if (vetted && vetted.length > 0) return vetted;
-    const addresses = (await raceSignal(pinning.lookup(host), signal)).filter((a) => isIP(a) !== 0);
+    const addresses = (await raceAbort(pinning.lookup(host), signal)).filter((a) => isIP(a) !== 0);
     if (addresses.length === 0) {
       throw new PaddockError(
         'UPSTREAM_ERROR',

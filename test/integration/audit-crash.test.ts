@@ -60,4 +60,61 @@ describe('audit rows across a crash of the server', () => {
       project.cleanup();
     }
   });
+
+  it('writes a read-only call one row when it answers, and an acting call its row before it acts: SIGKILL loses neither kind', async () => {
+    const project = tempProject('computer:\n  defaultProfile: shell\n');
+    let serve = await startServe(project);
+    try {
+      const client = await connectHttp(serve.url, serve.token);
+      const sleeper = `sleep 121.${process.pid}`;
+      const started = (await client.callTool({
+        name: 'run_command',
+        arguments: { script: sleeper, waitMs: 0, timeoutMs: 200_000 },
+      })) as { structuredContent?: { jobId?: string } };
+      const jobId = String(started.structuredContent?.jobId);
+      for (let i = 0; i < 3; i++) await client.callTool({ name: 'get_computer_status', arguments: {} });
+      // in flight at the kill: a read-only call that waits for output the job never writes, and
+      // an acting one that waits for a second command
+      const waiting = client
+        .callTool({ name: 'read_job', arguments: { jobId, waitMs: 10_000 } })
+        .catch(() => undefined);
+      const second = `sleep 122.${process.pid}`;
+      const actingCall = client
+        .callTool({ name: 'run_command', arguments: { script: second, waitMs: 10_000, timeoutMs: 200_000 } })
+        .catch(() => undefined);
+      await pollUntil(() => processesWith(second).length > 0, 'the second command to be sleeping');
+      const before = rows(project.dataDir);
+      assert.equal(
+        before.filter((r) => r.tool === 'get_computer_status' && r.state === 'ended').length,
+        3,
+        'each answered read-only call has its ended row',
+      );
+      assert.deepEqual(
+        before.filter((r) => r.tool === 'read_job' && r.state === 'running'),
+        [],
+        'a read-only call in flight has no running row: nothing it does can be lost',
+      );
+      const acting = before.find((r) => r.tool === 'run_command' && r.state === 'running');
+      assert.ok(acting, 'the acting call in flight wrote its row before it acted');
+      serve.child.kill('SIGKILL');
+      await serve.stop();
+      await client.close().catch(() => {});
+      await Promise.all([waiting, actingCall]);
+      serve = await startServe(project);
+      await pollUntil(
+        () => rows(project.dataDir).find((r) => r.id === acting.id && r.state === 'interrupted') ?? false,
+        'the acting row to be marked interrupted',
+      );
+      const after = rows(project.dataDir);
+      assert.equal(after.filter((r) => r.tool === 'get_computer_status').length, 3, 'no answered row was lost');
+      assert.deepEqual(
+        after.filter((r) => r.state === 'running'),
+        [],
+        'no row is left running after the restart',
+      );
+    } finally {
+      await serve.stop('SIGKILL');
+      project.cleanup();
+    }
+  });
 });

@@ -1,0 +1,43 @@
+/**
+ * The lookup stage of the gateway: from a tool name to the tool this caller may call. A name of
+ * a configured upstream server that has not listed yet starts that server (within the call's
+ * deadline); a tool held for review answers TOOL_QUARANTINED; an unknown or filtered name is a
+ * protocol error (NOT_FOUND).
+ */
+import { PaddockError } from '../shared/errors.js';
+import type { GatewayDeps } from './gateway.js';
+import type { CallerContext, Tool } from './tool.js';
+
+/** The tool to call, or why there is none (`protocol`: a JSON-RPC error for MCP clients). */
+export type Lookup = { ok: true; tool: Tool } | { ok: false; error: PaddockError; protocol: boolean };
+
+/** Finds the tool `name` names for `caller`. */
+export async function lookupTool(
+  deps: Pick<GatewayDeps, 'registry' | 'late'>,
+  name: string,
+  caller: CallerContext,
+  deadline: number,
+): Promise<Lookup> {
+  let tool = deps.registry.get(name);
+  if (!tool && deps.late) {
+    // a configured server that has not listed yet (cold start): start it within the deadline
+    await deps.late.discover(name, deadline).catch(() => undefined);
+    tool = deps.registry.get(name);
+  }
+  if (!tool) {
+    const quarantine = await deps.late?.quarantined?.(name).catch(() => undefined);
+    if (quarantine) return { ok: false, error: quarantine, protocol: false };
+    tool = deps.registry.get(name);
+  }
+  if (!tool || (caller.allowTool && !caller.allowTool(name, tool))) {
+    return {
+      ok: false,
+      protocol: true,
+      error: new PaddockError(
+        'NOT_FOUND',
+        `Unknown tool "${name}". List the available tools and use one of their names.`,
+      ),
+    };
+  }
+  return { ok: true, tool };
+}
