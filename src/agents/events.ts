@@ -1,4 +1,4 @@
-import type { Disposable } from '../shared/disposable.js';
+import { Emitter } from '../shared/emitter.js';
 import type { Logger } from '../shared/logger.js';
 import type { AgentRun } from './types.js';
 
@@ -37,24 +37,12 @@ export type RunEvent =
     }
   | { type: 'agents.reloaded'; agents: string[]; errors: string[] };
 
-/** A small fan-out of run events; a listener that throws is logged and never disturbs a run. */
-export class RunEvents {
-  private readonly listeners = new Set<(event: RunEvent) => void>();
+/** The fan-out of run events; a listener that throws is logged and never disturbs a run. */
+export type RunEvents = Emitter<RunEvent>;
 
-  constructor(private readonly logger: Logger) {}
-
-  on(listener: (event: RunEvent) => void): Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => void this.listeners.delete(listener) };
-  }
-
-  emit(event: RunEvent): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(event);
-      } catch (e) {
-        this.logger.warn('agent.listener_failed', { event: event.type, error: (e as Error).message });
-      }
-    }
-  }
+/** Run events whose failing listeners are logged. */
+export function runEvents(logger: Logger): RunEvents {
+  return new Emitter<RunEvent>((e, event) =>
+    logger.warn('agent.listener_failed', { event: event.type, error: (e as Error).message }),
+  );
 }

@@ -23,7 +23,7 @@ export {
   SKILL_KEYS,
   skillFrontmatterSchema,
 } from './agent-schema.js';
-export { type RunEvent, RunEvents } from './events.js';
+export { type RunEvent, type RunEvents, runEvents } from './events.js';
 export { DEFAULT_LEASE_RENEW_MS, DEFAULT_LEASE_TTL_MS, RunLeases } from './leases.js';
 export { type AgentLoadContext, agentsDir, type LoadedAgents, loadAgents, skillsDir } from './load-agents.js';
 export { agentNamespaceOf, createAgentNamespaceOf } from './namespace.js';

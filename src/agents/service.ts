@@ -11,7 +11,7 @@ import type { AgentRunStore, RunCall, RunQuery } from '../store/agent-runs.js';
 import type { NamespaceOf } from '../tools/builtin/save-memory.js';
 import type { Gateway } from '../tools/gateway.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { type RunEvent, RunEvents } from './events.js';
+import { type RunEvent, runEvents } from './events.js';
 import { RunLeases } from './leases.js';
 import { type LoadedAgents, loadAgents } from './load-agents.js';
 import { agentNamespaceOf } from './namespace.js';
@@ -107,7 +107,7 @@ export async function createAgents(deps: AgentsDeps): Promise<AgentsService> {
   const providers = providerConfigs(config);
   const logger = deps.logger.child({ domain: 'agents' });
   const store = deps.store;
-  const events = new RunEvents(logger);
+  const events = runEvents(logger);
   const active = new Map<
     string,
     {

@@ -2,7 +2,7 @@
  * Typed events of the computer service: what changed, pushed to subscribers as it happens (the
  * dock subscribes instead of polling). Every event names the computer it is about.
  */
-import type { Disposable } from '../shared/disposable.js';
+import { Emitter } from '../shared/emitter.js';
 import type { Logger } from '../shared/logger.js';
 import type { ComputerLogEntry } from './logs.js';
 import type { PreviewState } from './preview/preview-service.js';
@@ -59,26 +59,12 @@ export type ComputerEvent =
 /** The event types, for subscribers that want only some. */
 export type ComputerEventType = ComputerEvent['type'];
 
-/** A fan-out of computer events; a failing listener is logged and never stops the others. */
-export class ComputerEvents {
-  private readonly listeners = new Set<(event: ComputerEvent) => void>();
+/** The fan-out of computer events; a failing listener is logged and never stops the others. */
+export type ComputerEvents = Emitter<ComputerEvent>;
 
-  constructor(private readonly logger: Logger) {}
-
-  /** Delivers every later event to `listener` until disposed. */
-  subscribe(listener: (event: ComputerEvent) => void): Disposable {
-    const entry = (event: ComputerEvent) => listener(event);
-    this.listeners.add(entry);
-    return { dispose: () => this.listeners.delete(entry) };
-  }
-
-  emit(event: ComputerEvent): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(event);
-      } catch (e) {
-        this.logger.warn('computer.listener_failed', { event: event.type, error: (e as Error).message });
-      }
-    }
-  }
+/** Computer events whose failing listeners are logged. */
+export function computerEvents(logger: Logger): ComputerEvents {
+  return new Emitter<ComputerEvent>((e, event) =>
+    logger.warn('computer.listener_failed', { event: event.type, error: (e as Error).message }),
+  );
 }

@@ -85,7 +85,7 @@ export class ComputerManager implements ComputerSource {
       (generation, jobId, open) =>
         emit({ type: 'job.ports', computer: name, generation, jobId, ports: open }),
     );
-    ctx.events.subscribe((e) => {
+    ctx.events.on((e) => {
       if (e.computer !== name) return;
       if (e.type === 'job.started') ports.wake();
       if (e.type !== 'job.exited') return;

@@ -25,7 +25,7 @@ import type { CallerContext } from '../tools/tool.js';
 import { DISK_SPARE_PATTERN } from './backend/disk-image.js';
 import type { ComputerBackend } from './backend/types.js';
 import type { EgressService } from './egress.js';
-import { ComputerEvents } from './events.js';
+import { type ComputerEvents, computerEvents } from './events.js';
 import type { ToolChannelFactory } from './jobs/tool-channel.js';
 import { namedWorkspaceDir } from './kept-workspaces.js';
 import type { ComputerQuotas, JobTicket } from './principals.js';
@@ -88,7 +88,7 @@ export class ComputerContext {
     private readonly options: ComputerServiceOptions,
     private readonly hooks: ContextHooks = {},
   ) {
-    this.events = new ComputerEvents(options.logger.child({ domain: 'computer' }));
+    this.events = computerEvents(options.logger.child({ domain: 'computer' }));
     this.profiles = new ProfileCatalog(
       options.config.profiles,
       (name) => options.backend.hasProgram(name),
@@ -117,7 +117,7 @@ export class ComputerContext {
     });
     // a computer that ends frees room under the cap; the refill waits for the launch under way
     // (a relaunch stops the previous generation) to run first
-    this.events.subscribe((e) => {
+    this.events.on((e) => {
       if (e.type === 'lifecycle' && (e.lifecycle === 'stopped' || e.lifecycle === 'error'))
         setImmediate(() => this.pool.refill());
     });

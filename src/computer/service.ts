@@ -62,7 +62,7 @@ export class ComputerService {
       activeComputers: () => [...this.managers.values()].filter((m) => m.active).length,
       reserveJob: (caller, key) => this.principals.reserveJob(caller, key),
     });
-    this.context.events.subscribe((event) => {
+    this.context.events.on((event) => {
       if (event.type === 'job.exited') this.principals.jobExited(event.jobId);
       if (event.type !== 'lifecycle' || this.generations.get(event.generation) === event.computer) return;
       this.generations.set(event.generation, event.computer);
@@ -88,7 +88,7 @@ export class ComputerService {
 
   /** Typed events of every computer until disposed. */
   subscribe(listener: (event: ComputerEvent) => void): Disposable {
-    return this.context.events.subscribe(listener);
+    return this.context.events.on(listener);
   }
 
   /** Sets the dock's base URL once the server knows it (it may listen on a port picked at start). */

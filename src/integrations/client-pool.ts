@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/client';
 import type { Disposable } from '../shared/disposable.js';
+import { Emitter } from '../shared/emitter.js';
 import { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { Progress, ToolResult } from '../tools/tool.js';
@@ -70,12 +71,15 @@ export interface PoolCallOptions {
  */
 export class McpClientPool {
   private readonly connections = new Map<string, ServerConnection>();
-  private readonly toolListeners = new Set<(server: string, tools: UpstreamToolDef[]) => void>();
-  private readonly stateListeners = new Set<(server: string) => void>();
+  private readonly toolsListed: Emitter<{ server: string; tools: UpstreamToolDef[] }>;
+  private readonly stateChanged: Emitter<string>;
   private readonly logger: Logger;
 
   constructor(servers: readonly McpServerConfig[], options: McpClientPoolOptions) {
     this.logger = options.logger;
+    const failed = (e: unknown) => this.logger.error('mcp.listener_failed', { error: (e as Error).message });
+    this.toolsListed = new Emitter(failed);
+    this.stateChanged = new Emitter(failed);
     const backoff: BackoffOptions = { initialMs: 250, maxMs: 10_000, stableMs: 30_000, ...options.backoff };
     for (const config of servers) {
       this.connections.set(
@@ -87,8 +91,8 @@ export class McpClientPool {
           backoff,
           stderrLines: options.stderrLines ?? 200,
           shutdownGraceMs: options.shutdownGraceMs ?? 1000,
-          onTools: (server, tools) => this.emit(this.toolListeners, server, tools),
-          onState: (server) => this.emit(this.stateListeners, server),
+          onTools: (server, tools) => this.toolsListed.emit({ server, tools }),
+          onState: (server) => this.stateChanged.emit(server),
         }),
       );
     }
@@ -172,14 +176,12 @@ export class McpClientPool {
 
   /** Fires when a server's tool list is (re)listed: at every start and on `tools/list_changed`. */
   onToolsChanged(listener: (server: string, tools: UpstreamToolDef[]) => void): Disposable {
-    this.toolListeners.add(listener);
-    return { dispose: () => this.toolListeners.delete(listener) };
+    return this.toolsListed.on(({ server, tools }) => listener(server, tools));
   }
 
   /** Fires on every state change of a server. */
   onStateChanged(listener: (server: string) => void): Disposable {
-    this.stateListeners.add(listener);
-    return { dispose: () => this.stateListeners.delete(listener) };
+    return this.stateChanged.on(listener);
   }
 
   status(server: string): ServerStatus {
@@ -222,15 +224,5 @@ export class McpClientPool {
       );
     }
     return conn;
-  }
-
-  private emit<A extends unknown[]>(listeners: Set<(...args: A) => void>, ...args: A): void {
-    for (const l of listeners) {
-      try {
-        l(...args);
-      } catch (e) {
-        this.logger.error('mcp.listener_failed', { error: (e as Error).message });
-      }
-    }
   }
 }

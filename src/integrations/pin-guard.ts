@@ -4,8 +4,10 @@
  * quarantined (not listed, not callable) with an audit row and an event for the dock, until a
  * person accepts or rejects the change. Tools that did not change keep working.
  */
+
 import type { AuditStore } from '../audit/types.js';
 import type { Disposable } from '../shared/disposable.js';
+import { Emitter } from '../shared/emitter.js';
 import { PaddockError } from '../shared/errors.js';
 import { timeOrderedId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
@@ -40,11 +42,15 @@ interface ServerState {
 
 export class PinGuard {
   private readonly servers = new Map<string, ServerState>();
-  private readonly listeners = new Set<(event: QuarantineEvent) => void>();
+  private readonly changed: Emitter<QuarantineEvent>;
   /** Audit rows being written (never rejected: a failed write is logged). */
   private readonly writes = new Set<Promise<void>>();
 
-  constructor(private readonly options: PinGuardOptions) {}
+  constructor(private readonly options: PinGuardOptions) {
+    this.changed = new Emitter((e) =>
+      options.logger.error('integrations.listener_failed', { error: (e as Error).message }),
+    );
+  }
 
   /** Reads the stored pins of `servers` (before any list is judged). */
   async load(servers: readonly string[]): Promise<void> {
@@ -194,19 +200,11 @@ export class PinGuard {
 
   /** Fires after a server's changes are judged anew or decided. */
   onChange(listener: (event: QuarantineEvent) => void): Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.changed.on(listener);
   }
 
   private emit(server: string): void {
-    const event = { server, changes: this.changes(server) };
-    for (const l of this.listeners) {
-      try {
-        l(event);
-      } catch (e) {
-        this.options.logger.error('integrations.listener_failed', { error: (e as Error).message });
-      }
-    }
+    this.changed.emit({ server, changes: this.changes(server) });
   }
 
   /** An audit row for a quarantine or a decision; a failed write is logged (the guard still holds). */

@@ -1,5 +1,6 @@
 import type { AuditStore } from '../audit/types.js';
 import type { Disposable } from '../shared/disposable.js';
+import { Emitter } from '../shared/emitter.js';
 import type { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { ToolPinStore } from '../store/tool-pins.js';
@@ -77,7 +78,7 @@ export class IntegrationsService {
     { tools: UpstreamTool[]; from: 'live' | 'cache'; defsKey: string }
   >();
   private readonly collisionErrors = new Map<string, string>();
-  private readonly listeners = new Set<(event: ToolsChangedEvent) => void>();
+  private readonly toolsChanged: Emitter<ToolsChangedEvent>;
   private readonly cache: ToolListCache | undefined;
   private current: Tool[] = [];
   private initial: Promise<void> = Promise.resolve();
@@ -89,6 +90,9 @@ export class IntegrationsService {
   private readonly applying = new Map<string, Promise<void>>();
 
   constructor(private readonly options: IntegrationsOptions) {
+    this.toolsChanged = new Emitter((e) =>
+      options.logger.error('integrations.listener_failed', { error: (e as Error).message }),
+    );
     this.pool = new McpClientPool(options.servers, { ...options.pool, logger: options.logger });
     this.cache = options.toolCacheFile ? new ToolListCache(options.toolCacheFile, options.logger) : undefined;
     this.guard = options.pins ? new PinGuard({ logger: options.logger, ...options.pins }) : undefined;
@@ -192,8 +196,7 @@ export class IntegrationsService {
 
   /** Called after each change of {@link tools}; the registry replaces the listed sources. */
   onToolsChanged(listener: (event: ToolsChangedEvent) => void): Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.toolsChanged.on(listener);
   }
 
   servers(): IntegrationServerStatus[] {
@@ -243,7 +246,7 @@ export class IntegrationsService {
   async close(): Promise<void> {
     for (const s of this.subscriptions) s.dispose();
     this.subscriptions = [];
-    this.listeners.clear();
+    this.toolsChanged.clear();
     await this.pool.close();
     await Promise.all(this.applying.values());
     await this.guard?.flush();
@@ -327,12 +330,6 @@ export class IntegrationsService {
     const next = candidates.filter((c) => !collisions.has(c.tool.name)).map((c) => c.tool);
     this.current = next;
     if (changedSources.length === 0) return;
-    for (const listener of this.listeners) {
-      try {
-        listener({ tools: next, changedSources });
-      } catch (e) {
-        this.options.logger.error('integrations.listener_failed', { error: (e as Error).message });
-      }
-    }
+    this.toolsChanged.emit({ tools: next, changedSources });
   }
 }

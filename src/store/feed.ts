@@ -4,6 +4,7 @@
  * by polling `ended` while anyone listens. Each row is delivered once, whichever way it came.
  */
 import type { Disposable } from '../shared/disposable.js';
+import { Emitter } from '../shared/emitter.js';
 import type { Logger } from '../shared/logger.js';
 import type { StoredInvocation } from './audit.js';
 
@@ -24,7 +25,7 @@ type Listener = (row: StoredInvocation) => void;
 
 /** Listeners of ended rows, local and polled. */
 export class EndedFeed {
-  private readonly listeners = new Set<Listener>();
+  private readonly listeners: Emitter<StoredInvocation>;
   /**
    * End seqs above the poll's cursor already delivered by `push`: the poll skips them. Seqs at
    * or below the cursor are forgotten, since the poll never reads them again and `push` skips
@@ -36,14 +37,20 @@ export class EndedFeed {
   private polling = false;
   private closed = false;
 
-  constructor(private readonly options: EndedFeedOptions) {}
+  constructor(private readonly options: EndedFeedOptions) {
+    this.listeners = new Emitter((e, row) => this.listenerFailed(row, e));
+  }
 
   subscribe(listener: Listener): Disposable {
-    this.listeners.add(listener);
+    const sub = this.listeners.on(listener);
     if (this.listeners.size === 1) this.start();
+    let disposed = false;
     return {
       dispose: () => {
-        if (this.listeners.delete(listener) && this.listeners.size === 0) this.stop();
+        if (disposed) return;
+        disposed = true;
+        sub.dispose();
+        if (this.listeners.size === 0) this.stop();
       },
     };
   }
@@ -130,14 +137,7 @@ export class EndedFeed {
   }
 
   private deliver(row: StoredInvocation): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        const result: unknown = listener(row);
-        if (result instanceof Promise) result.catch((e: unknown) => this.listenerFailed(row, e));
-      } catch (e) {
-        this.listenerFailed(row, e);
-      }
-    }
+    this.listeners.emit(row);
   }
 
   private listenerFailed(row: StoredInvocation, e: unknown): void {

@@ -1,4 +1,5 @@
 import type { Disposable } from '../shared/disposable.js';
+import { Emitter } from '../shared/emitter.js';
 import { PaddockError } from '../shared/errors.js';
 import type { Tool } from './tool.js';
 import { InputValidator } from './validation.js';
@@ -9,7 +10,8 @@ import { InputValidator } from './validation.js';
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
-  private readonly listeners = new Set<() => void>();
+  /** A listener's failure never breaks registration. */
+  private readonly changes = new Emitter();
 
   /**
    * @param validator compiles each tool's input schema once, at registration; pass the
@@ -69,17 +71,10 @@ export class ToolRegistry {
 
   /** Called after every change of the tool set (MCP `tools/list_changed`). */
   onChange(listener: () => void): Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.changes.on(listener);
   }
 
   private changed(): void {
-    for (const l of this.listeners) {
-      try {
-        l();
-      } catch {
-        // a listener's failure never breaks registration
-      }
-    }
+    this.changes.emit();
   }
 }

@@ -106,7 +106,11 @@ describe('audit rows across a crash of the server', () => {
         'the acting row to be marked interrupted',
       );
       const after = rows(project.dataDir);
-      assert.equal(after.filter((r) => r.tool === 'get_computer_status').length, 3, 'no answered row was lost');
+      assert.equal(
+        after.filter((r) => r.tool === 'get_computer_status').length,
+        3,
+        'no answered row was lost',
+      );
       assert.deepEqual(
         after.filter((r) => r.state === 'running'),
         [],

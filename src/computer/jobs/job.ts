@@ -3,8 +3,10 @@
  * one result shape every job tool returns.
  */
 import { sleep } from '../../shared/abort.js';
+import type { Disposable } from '../../shared/disposable.js';
+import { Emitter } from '../../shared/emitter.js';
 import { PaddockError } from '../../shared/errors.js';
-import { utf8SafeLength } from '../../shared/text.js';
+import { utf8Inner, utf8SafeLength } from '../../shared/text.js';
 import { decodeJobCursor, encodeJobCursor } from '../cursors.js';
 import { OutputBuffer } from '../output-buffer.js';
 
@@ -57,8 +59,8 @@ export class Job {
   private endedAt: number | null = null;
   private readonly exited: Promise<void>;
   private wakeExit: () => void = () => undefined;
-  /** Waiters of read_job's waitMs, woken by new output and by the exit. */
-  private readonly changeWaiters = new Set<() => void>();
+  /** New output or the exit: what read_job's waitMs waits for. */
+  private readonly changes = new Emitter();
 
   constructor(
     readonly id: string,
@@ -154,15 +156,16 @@ export class Job {
   async waitForChange(cursor: string | undefined, waitMs: number, signal?: AbortSignal): Promise<void> {
     if (waitMs <= 0 || this.terminationObserved || this.hasOutputAfter(cursor)) return;
     const stop = new AbortController();
+    let subscription: Disposable | undefined;
     const changed = new Promise<void>((resolve) => {
-      this.changeWaiters.add(resolve);
-      stop.signal.addEventListener('abort', () => this.changeWaiters.delete(resolve), { once: true });
+      subscription = this.changes.on(resolve);
     });
     await Promise.race([
       changed,
       sleep(waitMs, signal ? AbortSignal.any([signal, stop.signal]) : stop.signal),
     ]);
     stop.abort();
+    subscription?.dispose();
   }
 
   private hasOutputAfter(cursor: string | undefined): boolean {
@@ -175,9 +178,18 @@ export class Job {
   }
 
   private wakeChange(): void {
-    const waiters = [...this.changeWaiters];
-    this.changeWaiters.clear();
-    for (const wake of waiters) wake();
+    this.changes.emit();
+  }
+
+  /** The last `maxBytes` of each stream as text, cut at UTF-8 boundaries (what the dock shows). */
+  tail(maxBytes: number): { stdout: string; stderr: string; outputBytes: number } {
+    const last = (buffer: OutputBuffer) =>
+      utf8Inner(buffer.read(Math.max(buffer.startOffset, buffer.endOffset - maxBytes), maxBytes).bytes);
+    return {
+      stdout: last(this.stdout),
+      stderr: last(this.stderr),
+      outputBytes: this.stdout.endOffset + this.stderr.endOffset,
+    };
   }
 
   /** Resolves when the root exits or after `waitMs`, whichever is first (or when `signal` aborts). */

@@ -7,10 +7,12 @@
  * The service has the shape of the dock's PreviewSource (state, navigate, onChange) and offers
  * byte streams to guest ports (`openPort`); the web app speaks HTTP over them (web/preview/).
  */
+
 import { type ClientRequest, request } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Disposable } from '../../shared/disposable.js';
+import { Emitter } from '../../shared/emitter.js';
 import { isPaddockError, PaddockError } from '../../shared/errors.js';
 import type { Computer } from '../computer.js';
 import { GuestConnector, type GuestSocket } from '../link/guest-socket.js';
@@ -101,7 +103,8 @@ export function checkPreviewPath(path: string): string {
 
 export class PreviewService {
   private readonly connector = new GuestConnector();
-  private readonly listeners = new Set<(state: PreviewState) => void>();
+  /** A listener's failure is its own. */
+  private readonly changes = new Emitter<PreviewState>();
   private readonly basePath: string;
   private current: PreviewState & { generation: number | null };
 
@@ -201,8 +204,7 @@ export class PreviewService {
 
   /** Fires on every navigation request and state change. */
   onChange(listener: (state: PreviewState) => void): Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.changes.on(listener);
   }
 
   /** Connects to the port and GETs `path` (without its fragment); never throws. */
@@ -290,14 +292,7 @@ export class PreviewService {
 
   private set(state: PreviewState & { generation: number | null }): void {
     this.current = state;
-    const visible = this.state();
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(visible);
-      } catch {
-        // A listener's failure is its own.
-      }
-    }
+    this.changes.emit(this.state());
   }
 }
 

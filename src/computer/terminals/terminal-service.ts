@@ -7,7 +7,9 @@
  * The dock's TerminalSource wraps the service (list, write as the person, resize, activate,
  * subscribe, onChange, hold, journal); the tools add create, read and input by key.
  */
+
 import type { Disposable } from '../../shared/disposable.js';
+import { Emitter } from '../../shared/emitter.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Computer } from '../computer.js';
 import { parseId } from '../cursors.js';
@@ -59,7 +61,8 @@ interface Generation {
 
 export class TerminalService {
   private current: Generation | null = null;
-  private readonly listeners = new Set<() => void>();
+  /** A listener's failure is its own; the others still hear the change. */
+  private readonly changes = new Emitter();
 
   constructor(
     private readonly host: TerminalHost,
@@ -256,8 +259,7 @@ export class TerminalService {
 
   /** Fires when terminals appear, exit or go, become ready, or the active one changes. */
   onChange(listener: () => void): Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
+    return this.changes.on(listener);
   }
 
   /** The terminal behind an id: INVALID_ARGUMENT, STALE_GENERATION or NOT_FOUND otherwise. */
@@ -356,12 +358,6 @@ export class TerminalService {
   }
 
   private changed(): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener();
-      } catch {
-        // A listener's failure is its own; the others still hear the change.
-      }
-    }
+    this.changes.emit();
   }
 }

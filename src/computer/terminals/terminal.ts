@@ -3,7 +3,9 @@
  * opaque cursors, reads for read_terminal_output and live delivery to the dock. Output is
  * kept as bytes; text handed out never ends inside a UTF-8 sequence.
  */
+
 import type { Disposable } from '../../shared/disposable.js';
+import { Emitter } from '../../shared/emitter.js';
 import { PaddockError } from '../../shared/errors.js';
 import { incompleteUtf8Tail, leadingContinuationBytes, utf8SafeLength } from '../../shared/text.js';
 import { OutputBuffer } from '../output-buffer.js';
@@ -91,7 +93,7 @@ export class Terminal {
   hold: { who: string; until: number } | null = null;
   /** Offset up to which live output went to subscribers (never inside a UTF-8 sequence). */
   private delivered = 0;
-  private readonly subscribers = new Set<(chunk: TerminalChunk) => void>();
+  private readonly subscribers = new Emitter<TerminalChunk>();
 
   constructor(
     readonly id: string,
@@ -183,8 +185,7 @@ export class Terminal {
       from = next;
     }
     if (gap) onData({ data: '', cursor: encodeTerminalCursor(this.id, from), gap: true });
-    this.subscribers.add(onData);
-    return { dispose: () => this.subscribers.delete(onData) };
+    return this.subscribers.on(onData);
   }
 
   /** Live subscribers (the dock's attached pages). */
@@ -204,7 +205,7 @@ export class Terminal {
     if (end <= from) return;
     this.delivered = end;
     const chunk = { data: this.output.text(from, end), cursor: encodeTerminalCursor(this.id, end), gap };
-    for (const s of this.subscribers) s(chunk);
+    this.subscribers.emit(chunk);
   }
 
   /** Up to `byteLimit` bytes from `from` as text, stopping before a cut UTF-8 sequence. */

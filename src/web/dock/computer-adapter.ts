@@ -3,18 +3,18 @@
  * last, until the page can pick — and is pushed its typed events: lifecycle, job start, output
  * and exit, terminals, preview and log entries. Nothing is polled and no log text is read.
  */
+
 import type { ComputerEvent } from '../../computer/events.js';
 import type { Job } from '../../computer/jobs/job.js';
 import { portsOfProcesses } from '../../computer/jobs/listening-ports.js';
 import type { ComputerLogEntry } from '../../computer/logs.js';
 import type { ComputerManager } from '../../computer/manager.js';
-import type { OutputBuffer } from '../../computer/output-buffer.js';
 import type { ComputerService } from '../../computer/service.js';
 import { listeningPortsOf } from '../../computer/services.js';
 import type { Disposable } from '../../shared/disposable.js';
+import { Emitter } from '../../shared/emitter.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { utf8Inner } from '../../shared/text.js';
 import type { ComputerRef } from '../../tools/tool.js';
 import { type ClientNames, callerLabel, computerLabel } from './client-names.js';
 import type {
@@ -61,9 +61,9 @@ export function dockComputerFromService(
 class ServiceAdapter implements DockComputer {
   readonly terminals: TerminalSource;
   readonly preview: PreviewSource;
-  private readonly listeners = new Set<(change: ComputerChange) => void>();
-  private readonly terminalListeners = new Set<() => void>();
-  private readonly previewListeners = new Set<(state: DockPreview) => void>();
+  private readonly changes: Emitter<ComputerChange>;
+  private readonly terminalChanges: Emitter;
+  private readonly previewChanges: Emitter<DockPreview>;
   private readonly tailBytes: number;
   private subscription: Disposable | null = null;
   /** Jobs whose output changed since the last notice (one notice per job and event-loop turn). */
@@ -75,6 +75,11 @@ class ServiceAdapter implements DockComputer {
     private readonly options: ComputerAdapterOptions,
   ) {
     this.tailBytes = options.tailBytes ?? 8192;
+    const failed = (e: unknown) =>
+      options.logger.warn('dock.listener_failed', { error: (e as Error).message });
+    this.changes = new Emitter(failed);
+    this.terminalChanges = new Emitter(failed);
+    this.previewChanges = new Emitter(failed);
     this.terminals = this.terminalSource();
     this.preview = this.previewSource();
   }
@@ -180,28 +185,32 @@ class ServiceAdapter implements DockComputer {
   }
 
   onChange(listener: (change: ComputerChange) => void): Disposable {
-    this.listeners.add(listener);
-    this.ensureSubscribed();
-    return { dispose: () => this.drop(this.listeners, listener) };
+    return this.listen(this.changes, listener);
   }
 
   close(): void {
-    this.listeners.clear();
-    this.terminalListeners.clear();
-    this.previewListeners.clear();
+    this.changes.clear();
+    this.terminalChanges.clear();
+    this.previewChanges.clear();
     this.subscription?.dispose();
     this.subscription = null;
   }
 
-  private ensureSubscribed(): void {
+  /**
+   * Subscribes to one of this adapter's emitters; the adapter listens to the computer service
+   * only while any of its emitters has a listener.
+   */
+  private listen<T>(emitter: Emitter<T>, listener: (value: T) => void): Disposable {
+    const sub = emitter.on(listener);
     this.subscription ??= this.service.subscribe((event) => this.onEvent(event));
-  }
-
-  private drop<T>(set: Set<T>, item: T): void {
-    set.delete(item);
-    if (this.listeners.size + this.terminalListeners.size + this.previewListeners.size > 0) return;
-    this.subscription?.dispose();
-    this.subscription = null;
+    return {
+      dispose: () => {
+        sub.dispose();
+        if (this.changes.size + this.terminalChanges.size + this.previewChanges.size > 0) return;
+        this.subscription?.dispose();
+        this.subscription = null;
+      },
+    };
   }
 
   computers(): DockComputerSummary[] {
@@ -267,7 +276,7 @@ class ServiceAdapter implements DockComputer {
         this.notifyTerminals();
         return;
       case 'preview':
-        for (const listener of [...this.previewListeners]) listener(event.state);
+        this.previewChanges.emit(event.state);
         return;
       case 'log':
         this.emit({ kind: 'log', entry: toDockLog(event.entry) });
@@ -289,17 +298,11 @@ class ServiceAdapter implements DockComputer {
   }
 
   private emit(change: ComputerChange): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(change);
-      } catch (e) {
-        this.options.logger.warn('dock.listener_failed', { error: (e as Error).message });
-      }
-    }
+    this.changes.emit(change);
   }
 
   private notifyTerminals(): void {
-    for (const listener of [...this.terminalListeners]) listener();
+    this.terminalChanges.emit();
   }
 
   private toDockJob(job: Job): DockJob {
@@ -310,6 +313,7 @@ class ServiceAdapter implements DockComputer {
       else if (job.signal) state = 'killed';
       else state = job.exitCode === 0 ? 'exited' : 'failed';
     }
+    const output = job.tail(this.tailBytes);
     return {
       jobId: job.id,
       generation: job.generation,
@@ -318,9 +322,9 @@ class ServiceAdapter implements DockComputer {
       exitCode: job.exitCode,
       signal: job.signal,
       durationMs: job.durationMs,
-      stdoutTail: tail(job.stdout, this.tailBytes),
-      stderrTail: tail(job.stderr, this.tailBytes),
-      outputBytes: job.stdout.endOffset + job.stderr.endOffset,
+      stdoutTail: output.stdout,
+      stderrTail: output.stderr,
+      outputBytes: output.outputBytes,
       background: job.background,
       ports: job.terminationObserved && !job.background ? [] : this.portsOf(job),
     };
@@ -350,11 +354,7 @@ class ServiceAdapter implements DockComputer {
       journal: (id, source) => current().journal(id, source ? { source } : {}),
       asciicast: (id) => current().asciicast(id),
       subscribe: (id, from, onData: (chunk: TerminalChunk) => void) => current().subscribe(id, from, onData),
-      onChange: (listener) => {
-        this.terminalListeners.add(listener);
-        this.ensureSubscribed();
-        return { dispose: () => this.drop(this.terminalListeners, listener) };
-      },
+      onChange: (listener) => this.listen(this.terminalChanges, listener),
     };
   }
 
@@ -372,11 +372,7 @@ class ServiceAdapter implements DockComputer {
         },
       navigate: (path, port) => this.acting().preview.navigate(path, port),
       ports: () => listeningPortsOf(this.watched?.computer ?? null),
-      onChange: (listener) => {
-        this.previewListeners.add(listener);
-        this.ensureSubscribed();
-        return { dispose: () => this.drop(this.previewListeners, listener) };
-      },
+      onChange: (listener) => this.listen(this.previewChanges, listener),
     };
   }
 }
@@ -392,10 +388,4 @@ function toDockLog(e: ComputerLogEntry): DockLogEntry {
   if (e.generation !== undefined) out.generation = e.generation;
   if (e.jobId !== undefined) out.jobId = e.jobId;
   return out;
-}
-
-/** The last `maxBytes` of a stream as text, cut at UTF-8 boundaries. */
-function tail(buffer: OutputBuffer, maxBytes: number): string {
-  const from = Math.max(buffer.startOffset, buffer.endOffset - maxBytes);
-  return utf8Inner(buffer.read(from, maxBytes).bytes);
 }
