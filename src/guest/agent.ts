@@ -18,9 +18,10 @@ import { EgressRelay } from './egress-relay.js';
 import { JobRunner } from './exec.js';
 import { GuestFailure, toGuestError } from './failure.js';
 import { type Frame, FrameKind, PROTOCOL_VERSION, TELL_OPS } from './frames.js';
-import { listFiles, readFile, resolveDir, WithAttachment, whichOf, writeFile } from './fs-ops.js';
+import { listFiles, readFile, resolveDir, whichOf, writeFile } from './fs-ops.js';
+import { answerCall, type CallHandlers, WithAttachment } from './handlers.js';
 import { GuestLink } from './link.js';
-import type { CallArgs, HostCall, HostTell } from './protocol.js';
+import type { HostCall, HostTell } from './protocol.js';
 import { PtyHost } from './pty.js';
 import { spawnerFrom } from './spawner.js';
 import { StdioPipes } from './stdio-pipes.js';
@@ -88,63 +89,51 @@ function main(): void {
   /** Attachments of calls not dispatched yet, by call id. */
   const attachments = new Map<number, Buffer>();
 
-  async function dispatch(call: HostCall, attachment: Buffer | undefined): Promise<unknown> {
-    switch (call.op) {
-      case 'ping':
-        return {};
-      case 'exec':
-        return jobs.exec(call.args as CallArgs<'exec'>);
-      case 'prepare':
-        return jobs.prepare(call.args as CallArgs<'prepare'>);
-      case 'channel.reply': {
-        const a = call.args as CallArgs<'channel.reply'>;
-        return jobs.channelReply(a.stream, a.id, a.body);
-      }
-      case 'release':
-        jobs.release((call.args as CallArgs<'release'>).stream);
-        return {};
-      case 'signal': {
-        const a = call.args as CallArgs<'signal'>;
-        jobs.signal(a.stream, a.signal, a.group);
-        return {};
-      }
-      case 'fs.list':
-        return listFiles(call.args as CallArgs<'fs.list'>);
-      case 'fs.read':
-        return readFile(call.args as CallArgs<'fs.read'>);
-      case 'fs.write':
-        return writeFile(call.args as CallArgs<'fs.write'>, attachment ?? Buffer.alloc(0), account);
-      case 'fs.resolve':
-        return resolveDir(call.args as CallArgs<'fs.resolve'>);
-      case 'which':
-        return whichOf(call.args as CallArgs<'which'>);
-      case 'pty.open':
-        return terminals.open(call.args as CallArgs<'pty.open'>);
-      case 'pty.write':
-        terminals.write((call.args as CallArgs<'pty.write'>).stream, attachment ?? Buffer.alloc(0));
-        return {};
-      case 'pty.resize': {
-        const a = call.args as CallArgs<'pty.resize'>;
-        terminals.resize(a.stream, a.cols, a.rows);
-        return {};
-      }
-      case 'pty.close':
-        terminals.close((call.args as CallArgs<'pty.close'>).stream);
-        return {};
-      case 'tcp.open':
-        return relay.open(call.args as CallArgs<'tcp.open'>);
-      case 'tcp.close':
-        relay.close((call.args as CallArgs<'tcp.close'>).stream);
-        return {};
-      case 'egress.listen':
-        return egress.listen(call.args as CallArgs<'egress.listen'>);
-      default:
-        throw new GuestFailure(
-          'UNSUPPORTED_CAPABILITY',
-          `This guest agent does not support "${String(call.op)}"; upgrade Paddock.`,
-        );
-    }
-  }
+  const handlers: CallHandlers = {
+    ping: () => ({}),
+    exec: (a) => jobs.exec(a),
+    prepare: (a) => jobs.prepare(a),
+    'channel.reply': (a) => jobs.channelReply(a.stream, a.id, a.body),
+    release: (a) => {
+      jobs.release(a.stream);
+      return {};
+    },
+    signal: (a) => {
+      jobs.signal(a.stream, a.signal, a.group);
+      return {};
+    },
+    'fs.list': (a) => listFiles(a),
+    'fs.read': (a) => readFile(a),
+    'fs.write': (a, attachment) => writeFile(a, attachment ?? Buffer.alloc(0), account),
+    'fs.resolve': (a) => resolveDir(a),
+    which: (a) => whichOf(a),
+    'pty.open': (a) => terminals.open(a),
+    'pty.write': (a, attachment) => {
+      terminals.write(a.stream, attachment ?? Buffer.alloc(0));
+      return {};
+    },
+    'pty.resize': (a) => {
+      terminals.resize(a.stream, a.cols, a.rows);
+      return {};
+    },
+    'pty.close': (a) => {
+      terminals.close(a.stream);
+      return {};
+    },
+    'tcp.open': (a) => relay.open(a),
+    'tcp.close': (a) => {
+      relay.close(a.stream);
+      return {};
+    },
+    'egress.listen': (a) => egress.listen(a),
+  };
+  const dispatch = (op: string, args: unknown, attachment: Buffer | undefined) =>
+    answerCall(handlers, op, args, attachment, (unknown) => {
+      return new GuestFailure(
+        'UNSUPPORTED_CAPABILITY',
+        `This guest agent does not support "${unknown}"; upgrade Paddock.`,
+      );
+    });
 
   function onFrame(frame: Frame): void {
     if (frame.kind === FrameKind.Attachment) {
@@ -170,7 +159,7 @@ function main(): void {
         link.log('err', `ignored a one-way call of "${String(op)}", which needs a reply`);
         return;
       }
-      dispatch({ t: 'call', id: 0, op, args: call.args }, undefined).catch((e: unknown) =>
+      dispatch(op, call.args, undefined).catch((e: unknown) =>
         link.log('warn', `one-way call "${op}" failed: ${toGuestError(e).message}`),
       );
       return;
@@ -178,7 +167,7 @@ function main(): void {
     if (call.t !== 'call') return;
     const attachment = attachments.get(call.id);
     attachments.delete(call.id);
-    dispatch(call, attachment).then(
+    dispatch(call.op, call.args, attachment).then(
       (value) => {
         if (value instanceof WithAttachment) link.reply(call.id, value.value, value.attachment);
         else link.reply(call.id, value);

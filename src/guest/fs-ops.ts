@@ -22,6 +22,7 @@ import { access, lstat, readdir, stat } from 'node:fs/promises';
 import type { JobAccount } from './account.js';
 import { errnoOf, GuestFailure } from './failure.js';
 import { descriptorIO, inDir, reopenPath } from './fs-walk.js';
+import { WithAttachment } from './handlers.js';
 import type { FileScope } from './path-scope.js';
 import type { CallArgs, CallResult } from './protocol.js';
 import { type Destination, ScopedWalk } from './scoped-walk.js';
@@ -135,14 +136,6 @@ export async function listFiles(args: CallArgs<'fs.list'>): Promise<CallResult<'
   } finally {
     descriptorIO.close(dir.handle);
   }
-}
-
-/** A result whose bytes travel as a binary attachment of the reply. */
-export class WithAttachment<T> {
-  constructor(
-    readonly value: T,
-    readonly attachment: Buffer,
-  ) {}
 }
 
 /**

@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GuestFailure } from '../../guest/failure.js';
+import { WithAttachment } from '../../guest/handlers.js';
 import type { CallArgs, CallResult } from '../../guest/protocol.js';
 import { ScopedWalk, type WalkIO, type WalkStep } from '../../guest/scoped-walk.js';
 import { type AgentLine, bytesOf, field } from './browser-agent-line.js';
@@ -62,7 +63,7 @@ export class BrowserFiles {
     }
   }
 
-  async read(a: CallArgs<'fs.read'>): Promise<{ value: CallResult<'fs.read'>; attachment: Buffer }> {
+  async read(a: CallArgs<'fs.read'>): Promise<WithAttachment<CallResult<'fs.read'>>> {
     const file = await new ScopedWalk(this.io, a.scope).reach(a.path);
     if (file.type !== 'file') throw notRegular(a.path, file.type);
     const parts: Buffer[] = [];
@@ -84,7 +85,7 @@ export class BrowserFiles {
       if (bytes.length < want || got >= a.byteLimit) break;
     }
     const eof = a.offset + got >= size;
-    return { value: { bytesRead: got, size, eof, rule: file.rule }, attachment: Buffer.concat(parts) };
+    return new WithAttachment({ bytesRead: got, size, eof, rule: file.rule }, Buffer.concat(parts));
   }
 
   async write(a: CallArgs<'fs.write'>, data: Buffer): Promise<CallResult<'fs.write'>> {

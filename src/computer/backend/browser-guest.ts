@@ -17,6 +17,7 @@ import {
   type FrameKindValue,
   PROTOCOL_VERSION,
 } from '../../guest/frames.js';
+import { answerCall, type CallHandlers, WithAttachment } from '../../guest/handlers.js';
 import {
   type CallArgs,
   type GuestError,
@@ -161,77 +162,71 @@ export class BrowserGuest {
     }
     const attachment = this.attachments.get(call.id);
     this.attachments.delete(call.id);
-    this.handle(call.op, call.args, attachment).then(
+    const unknown = (op: string) =>
+      new AgentError('UNSUPPORTED_CAPABILITY', `a browser computer cannot do "${op}"`);
+    answerCall(this.handlers, call.op, call.args, attachment, unknown).then(
       (r) => {
-        if (r.attachment) this.send(FrameKind.Attachment, call.id, 0, r.attachment);
-        this.message({ t: 'reply', id: call.id, ok: true, value: r.value });
+        if (r instanceof WithAttachment) {
+          this.send(FrameKind.Attachment, call.id, 0, r.attachment);
+          this.message({ t: 'reply', id: call.id, ok: true, value: r.value });
+        } else this.message({ t: 'reply', id: call.id, ok: true, value: r });
       },
       (e: unknown) => this.message({ t: 'reply', id: call.id, ok: false, error: guestError(e) }),
     );
   }
 
-  private async handle(
-    op: string,
-    args: never,
-    attachment: Buffer | undefined,
-  ): Promise<{ value: unknown; attachment?: Buffer }> {
-    switch (op) {
-      case 'ping':
-        await this.agent.request('ping', []);
-        return { value: {} };
-      case 'exec':
-        return { value: await this.jobs.exec(args) };
-      case 'release':
-        return { value: {} };
-      case 'signal': {
-        const a = args as CallArgs<'signal'>;
-        if (!this.jobs.has(a.stream)) return { value: {} };
+  /** What this guest answers to each call; what a browser computer cannot do says so. */
+  private readonly handlers: CallHandlers = {
+    ping: async () => {
+      await this.agent.request('ping', []);
+      return {};
+    },
+    exec: (a) => this.jobs.exec(a),
+    prepare: () => cannot('prepare a spare shell'),
+    'channel.reply': () => cannot('run the tool channel'),
+    release: () => ({}),
+    signal: async (a) => {
+      if (this.jobs.has(a.stream)) {
         await this.agent.request('kill', [
           `s${a.stream}`,
           a.signal.replace(/^SIG/, ''),
           a.group ? 'family' : 'root',
         ]);
-        return { value: {} };
       }
-      case 'fs.read':
-        return this.files.read(args);
-      case 'fs.write':
-        return { value: await this.files.write(args, attachment ?? Buffer.alloc(0)) };
-      case 'fs.list':
-        return { value: await this.files.list(args) };
-      case 'fs.resolve':
-        return { value: await this.files.resolve(args) };
-      case 'which': {
-        const a = args as CallArgs<'which'>;
-        const [r] = await this.agent.request('which', [field(a.name)]);
-        return { value: { path: r === '-' ? null : bytesOf(r).toString('utf8') } };
-      }
-      case 'pty.open': {
-        const a = args as CallArgs<'pty.open'>;
-        const opened = this.openTerminal(a);
-        await this.agent.request('winsize', [a.rows, a.cols]);
-        return { value: opened };
-      }
-      case 'pty.write':
-        this.link.send(2, attachment ?? Buffer.alloc(0));
-        return { value: {} };
-      case 'pty.resize': {
-        const a = args as CallArgs<'pty.resize'>;
-        if (this.terminal === a.stream) await this.agent.request('winsize', [a.rows, a.cols]);
-        return { value: {} };
-      }
-      case 'tcp.open':
-        return { value: await this.connections.open(args as CallArgs<'tcp.open'>) };
-      case 'tcp.close':
-        await this.connections.close((args as CallArgs<'tcp.close'>).stream);
-        return { value: {} };
-      case 'pty.close':
-        this.closeTerminal((args as CallArgs<'pty.close'>).stream);
-        return { value: {} };
-      default:
-        throw new AgentError('UNSUPPORTED_CAPABILITY', `a browser computer cannot do "${op}"`);
-    }
-  }
+      return {};
+    },
+    'fs.read': (a) => this.files.read(a),
+    'fs.write': (a, attachment) => this.files.write(a, attachment ?? Buffer.alloc(0)),
+    'fs.list': (a) => this.files.list(a),
+    'fs.resolve': (a) => this.files.resolve(a),
+    which: async (a) => {
+      const [r] = await this.agent.request('which', [field(a.name)]);
+      return { path: r === '-' ? null : bytesOf(r).toString('utf8') };
+    },
+    'pty.open': async (a) => {
+      const opened = this.openTerminal(a);
+      await this.agent.request('winsize', [a.rows, a.cols]);
+      return opened;
+    },
+    'pty.write': (_a, attachment) => {
+      this.link.send(2, attachment ?? Buffer.alloc(0));
+      return {};
+    },
+    'pty.resize': async (a) => {
+      if (this.terminal === a.stream) await this.agent.request('winsize', [a.rows, a.cols]);
+      return {};
+    },
+    'pty.close': (a) => {
+      this.closeTerminal(a.stream);
+      return {};
+    },
+    'tcp.open': (a) => this.connections.open(a),
+    'tcp.close': async (a) => {
+      await this.connections.close(a.stream);
+      return {};
+    },
+    'egress.listen': () => cannot('reach the network'),
+  };
 
   /** Writes a file of the agent's own (a job's script, the shell's start-up file) at a canonical path. */
   private writeFile(path: string, data: Buffer, overwrite: boolean) {
@@ -268,4 +263,9 @@ function guestError(e: unknown): GuestError {
     return { code: code.success ? code.data : 'INTERNAL', message: e.message };
   }
   return { code: 'INTERNAL', message: (e as Error).message ?? String(e) };
+}
+
+/** The refusal of an operation a browser computer has no way to do. */
+function cannot(what: string): never {
+  throw new AgentError('UNSUPPORTED_CAPABILITY', `a browser computer cannot ${what}`);
 }
