@@ -1,5 +1,5 @@
 /**
- * Opaque cursors and generation-qualified ids.
+ * Opaque cursors (ids are in ids.ts).
  *
  * A job cursor names its job and one absolute offset per stream, so a cursor from another job
  * is recognised (INVALID_ARGUMENT) and reading behind retention is detected (OUTPUT_EXPIRED).
@@ -11,28 +11,6 @@ export interface JobCursor {
   jobId: string;
   stdout: number;
   stderr: number;
-}
-
-const ID_PATTERN = /^g([1-9]\d{0,8})\.(job|term)([1-9]\d{0,8})$/;
-
-/** A parsed `g<generation>.<kind><n>` id. */
-export interface ParsedId {
-  generation: number;
-  kind: 'job' | 'term';
-  n: number;
-}
-
-/** `g3.job12` → parts; INVALID_ARGUMENT when malformed. */
-export function parseId(id: string, expected: 'job' | 'term'): ParsedId {
-  const m = ID_PATTERN.exec(id);
-  if (!m || m[2] !== expected) {
-    const example = expected === 'job' ? 'g1.job3' : 'g1.term2';
-    throw new PaddockError(
-      'INVALID_ARGUMENT',
-      `"${id.slice(0, 160)}" is not a ${expected === 'job' ? 'job' : 'terminal'} id (they look like ${example}); use the id returned by ${expected === 'job' ? 'run_command' : 'create_terminal'}.`,
-    );
-  }
-  return { generation: Number(m[1]), kind: expected, n: Number(m[3]) };
 }
 
 /** Encodes a job cursor as an opaque, URL-safe string. */

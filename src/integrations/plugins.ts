@@ -3,7 +3,7 @@ import { basename, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
-import { defineTool as declareTool } from '../tools/define.js';
+import { declareTool } from '../tools/define.js';
 import { s } from '../tools/schema.js';
 import type { Tool } from '../tools/tool.js';
 import { defineTool, isPluginTool, isToolSpec, type PluginTool } from './define-tool.js';

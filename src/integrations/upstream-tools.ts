@@ -1,5 +1,5 @@
 import { upstreamCallAttributes } from '../telemetry/attributes.js';
-import { defineTool } from '../tools/define.js';
+import { declareTool } from '../tools/define.js';
 import { s } from '../tools/schema.js';
 import type { Tool, ToolAnnotations } from '../tools/tool.js';
 import type { McpClientPool, UpstreamToolDef } from './client-pool.js';
@@ -44,7 +44,7 @@ export function upstreamTools(
         (annotations as Record<string, unknown>)[key] = v;
     }
     const title = def.title ?? annotations.title;
-    const tool = defineTool({
+    const tool = declareTool({
       name: upstreamToolName(config.name, def.name),
       ...(title !== undefined ? { title } : {}),
       description:

@@ -1,19 +1,20 @@
 import type { Tool, ToolDefinition } from './tool.js';
 
 /**
- * The one way to declare a tool: the registry form of a {@link ToolDefinition}. Its input
+ * The one way Paddock declares its own tools (plugins use the public `defineTool` of
+ * src/plugin.ts, which ends here too): the registry form of a {@link ToolDefinition}. Its input
  * schema is listed as the same object, and `execute` receives the input the gateway validated
  * against that schema.
  *
  * @example
- * defineTool({
+ * declareTool({
  *   name: 'greet', description: 'Greets someone by name.', annotations: { readOnlyHint: true },
  *   source: 'builtin', toolsets: ['builtin'],
  *   input: s.object({ name: s.string({ maxLength: 64 }) }, { required: ['name'], additionalProperties: false }),
  *   execute: async ({ name }) => ({ content: [{ type: 'text', text: `Hello, ${name}!` }] }),
  * });
  */
-export function defineTool<I>(definition: ToolDefinition<I>): Tool {
+export function declareTool<I>(definition: ToolDefinition<I>): Tool {
   const {
     name,
     title,

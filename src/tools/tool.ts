@@ -120,7 +120,7 @@ export interface ToolDescriptor {
 
 /**
  * One tool, whatever its source, as the registry holds it. Declare tools with
- * {@link ToolDefinition} and `defineTool` (src/tools/define.ts); the gateway validates an input
+ * {@link ToolDefinition} and `declareTool` (src/tools/define.ts); the gateway validates an input
  * against `inputSchema` before `execute` sees it.
  */
 export interface Tool extends ToolDescriptor {

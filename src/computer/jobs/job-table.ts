@@ -13,6 +13,7 @@ import { PaddockError } from '../../shared/errors.js';
 import type { JobFamily, SandboxInstance } from '../backend/types.js';
 import type { JobLineage } from '../egress.js';
 import type { ComputerEvent } from '../events.js';
+import { jobId } from '../ids.js';
 import type { GuestClient } from '../link/guest-client.js';
 import { baseJobEnv, GUEST_WORKSPACE } from '../link/guest-layout.js';
 import type { ComputerLog } from '../logs.js';
@@ -262,7 +263,7 @@ export class JobTable {
     const { generation } = this.options;
     const n = this.nextJob++;
     const command = summarizeCommand(req);
-    const job = new Job(`g${generation}.job${n}`, generation, n, this.options.retentionBytes, command, req);
+    const job = new Job(jobId(generation, n), generation, n, this.options.retentionBytes, command, req);
     const shell = hello.shell ?? '/bin/sh';
     let started = req.argv ? { argv: req.argv, env: {} } : jobShell(shell, { script: req.script });
     const viaFile = !req.argv && Buffer.byteLength(req.script) > INLINE_SCRIPT_MAX_BYTES;

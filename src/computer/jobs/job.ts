@@ -8,6 +8,7 @@ import { Emitter } from '../../shared/emitter.js';
 import { PaddockError } from '../../shared/errors.js';
 import { utf8Inner, utf8SafeLength } from '../../shared/text.js';
 import { decodeJobCursor, encodeJobCursor } from '../cursors.js';
+import type { JobId } from '../ids.js';
 import { OutputBuffer } from '../output-buffer.js';
 
 /**
@@ -63,7 +64,7 @@ export class Job {
   private readonly changes = new Emitter();
 
   constructor(
-    readonly id: string,
+    readonly id: JobId,
     readonly generation: number,
     /** The job's number in its generation (its stream id on the guest link). */
     readonly n: number,

@@ -1,6 +1,6 @@
 import { PaddockError } from '../../shared/errors.js';
 import type { Computer } from '../computer.js';
-import { parseId } from '../cursors.js';
+import { parseId } from '../ids.js';
 import type { Job } from './job.js';
 import { MAX_FINISHED_JOBS } from './job-table.js';
 

@@ -12,7 +12,7 @@ import type { Disposable } from '../../shared/disposable.js';
 import { Emitter } from '../../shared/emitter.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Computer } from '../computer.js';
-import { parseId } from '../cursors.js';
+import { parseId, terminalId } from '../ids.js';
 import { baseJobEnv, GUEST_WORKSPACE } from '../link/guest-layout.js';
 import {
   STREAM_RANGE,
@@ -81,7 +81,7 @@ export class TerminalService {
       );
     }
     const n = gen.next++;
-    const id = `g${c.generation}.term${n}`;
+    const id = terminalId(c.generation, n);
     const retention = c.profile.limits.outputBytes ?? this.options.retentionBytes;
     const t = new Terminal(id, c.generation, n, TERMINAL_STREAM_BASE + n, `Terminal ${n}`, retention, {
       ...DEFAULT_SIZE,

@@ -8,6 +8,7 @@ import type { Disposable } from '../../shared/disposable.js';
 import { Emitter } from '../../shared/emitter.js';
 import { PaddockError } from '../../shared/errors.js';
 import { incompleteUtf8Tail, leadingContinuationBytes, utf8SafeLength } from '../../shared/text.js';
+import type { TerminalId } from '../ids.js';
 import { OutputBuffer } from '../output-buffer.js';
 import { TerminalJournal } from './journal.js';
 
@@ -96,7 +97,7 @@ export class Terminal {
   private readonly subscribers = new Emitter<TerminalChunk>();
 
   constructor(
-    readonly id: string,
+    readonly id: TerminalId,
     readonly generation: number,
     readonly n: number,
     readonly stream: number,

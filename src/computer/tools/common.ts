@@ -3,9 +3,10 @@
  * that records rejected calls in the computer log (where a user looks for them).
  */
 import { isPaddockError, PaddockError } from '../../shared/errors.js';
-import { defineTool } from '../../tools/define.js';
+import { declareTool } from '../../tools/define.js';
 import { type ObjectOf, type Properties, type Schema, s } from '../../tools/schema.js';
-import type { Tool, ToolAnnotations, ToolDefinition, ToolResult } from '../../tools/tool.js';
+import type { Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolResult } from '../../tools/tool.js';
+import { generationOfId } from '../ids.js';
 import type { ComputerSource } from '../manager.js';
 
 /** The reference's kinds: answer (reads), act (changes), transact (destroys or interrupts). */
@@ -47,10 +48,22 @@ export function structured(value: Record<string, unknown>): ToolResult {
   return { structured: value };
 }
 
-/** A job id's generation, for audit lineage. */
-export function generationOf(jobId: string): number | undefined {
-  const m = /^g(\d+)\./.exec(jobId);
-  return m ? Number(m[1]) : undefined;
+/**
+ * Notes what a call acts on for its audit row, from its input or its result: a job id
+ * (`jobId`), a terminal id (`terminalId`, or `id` when it is one) or a `generation`.
+ */
+function noteLineage(ctx: ToolContext, fields: Record<string, unknown>): void {
+  const job = fields.jobId;
+  const jobGeneration = generationOfId(job);
+  if (typeof job === 'string' && jobGeneration !== undefined) {
+    ctx.noteComputer({ generation: jobGeneration, jobId: job });
+    return;
+  }
+  const generation =
+    generationOfId(fields.terminalId) ??
+    generationOfId(fields.id) ??
+    (typeof fields.generation === 'number' ? fields.generation : undefined);
+  if (generation !== undefined) ctx.noteComputer({ generation });
 }
 
 /** The definition of one computer tool: annotations come from its kind, source and tool sets default to `computer`. */
@@ -59,22 +72,38 @@ export interface ComputerToolSpec<I> extends Omit<ToolDefinition<I>, 'annotation
   kind: ToolKind;
   toolsets?: string[];
   source?: Tool['source'];
+  /**
+   * The tool takes a `requestId` (an act tool): a repeat with the same key and arguments answers
+   * the first result without a second effect; other arguments are IDEMPOTENCY_CONFLICT.
+   */
+  idempotent?: boolean;
 }
 
 /**
- * Declares a computer tool: failures keep their code and message for the caller, and each
- * rejection is an entry in the computer log (policy denials as `policy.denied`).
+ * Declares a computer tool: its audit row names the generation and job it acts on (from its
+ * input and its result), an `idempotent` tool answers a repeated `requestId` with its first
+ * result, failures keep their code and message for the caller, and each rejection is an entry
+ * in the computer log (policy denials as `policy.denied`).
  */
 export function computerTool<I>(computers: ComputerSource, spec: ComputerToolSpec<I>): Tool {
-  const { kind, source, toolsets, execute, ...fields } = spec;
-  return defineTool<I>({
+  const { kind, source, toolsets, execute, idempotent, ...fields } = spec;
+  return declareTool<I>({
     ...fields,
     annotations: annotationsFor(kind, spec.title),
     source: source ?? 'computer',
     toolsets: toolsets ?? ['computer'],
     async execute(input, ctx) {
+      const args = input as Record<string, unknown>;
+      noteLineage(ctx, args);
       try {
-        return await execute(input, ctx);
+        const run = () => execute(input, ctx);
+        const result = idempotent
+          ? await computers
+              .for(ctx.caller)
+              .idempotency.run(spec.name, args.requestId as string | undefined, args, run)
+          : await run();
+        if (result.structured) noteLineage(ctx, result.structured);
+        return result;
       } catch (e) {
         const err = isPaddockError(e)
           ? e

@@ -13,7 +13,7 @@ import type { JobResult } from '../jobs/job.js';
 import { GUEST_WORKSPACE } from '../link/guest-layout.js';
 import type { ComputerSource } from '../manager.js';
 import { checkGuestPath } from '../paths.js';
-import { computerTool, generationOf, inputObject, structured } from './common.js';
+import { computerTool, inputObject, structured } from './common.js';
 import { listFilesTool } from './file-tools.js';
 
 /** Default and largest timeout of `shell`. */
@@ -118,7 +118,6 @@ export function createComputerBuiltins(computers: ComputerSource): Tool[] {
         },
         ctx.signal,
       );
-      ctx.noteComputer({ generation: generationOf(result.jobId), jobId: result.jobId });
       return structured({ ...result, ...confinementOf(decision.rule, program, confine, result) });
     },
   });

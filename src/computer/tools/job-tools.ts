@@ -4,14 +4,7 @@
 import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
 import type { ComputerSource } from '../manager.js';
-import {
-  computerTool,
-  generationOf,
-  guestPathProperty,
-  inputObject,
-  requestIdProperty,
-  structured,
-} from './common.js';
+import { computerTool, guestPathProperty, inputObject, requestIdProperty, structured } from './common.js';
 
 /** Default and bounds of run_command. */
 export const RUN_COMMAND_DEFAULT_WAIT_MS = 1000;
@@ -32,6 +25,7 @@ export function jobTools(computers: ComputerSource): Tool[] {
       name: 'run_command',
       title: 'Run a command',
       kind: 'act',
+      idempotent: true,
       description:
         'Runs a non-interactive shell script once inside the current computer, through the login shell of the guest account you act as (bash where available). ' +
         'Use it to build, test, install, process data or start servers with whatever programs the profile provides. Each job has its own working directory and environment, separate stdout and stderr, no stdin (a program that waits for input gets end-of-file), and owns every process it starts. ' +
@@ -74,22 +68,18 @@ export function jobTools(computers: ComputerSource): Tool[] {
       ),
       async execute(input, ctx) {
         const manager = computers.for(ctx.caller);
-        const result = await manager.idempotency.run('run_command', input.requestId, input, async () => {
-          const env = ctx.policy.sanitizeEnv(input.env ?? {});
-          return manager.runCommand(
-            {
-              script: input.script,
-              cwd: input.cwd,
-              env,
-              waitMs: input.waitMs ?? RUN_COMMAND_DEFAULT_WAIT_MS,
-              timeoutMs: input.timeoutMs ?? RUN_COMMAND_DEFAULT_TIMEOUT_MS,
-              ...(input.background ? { background: true } : {}),
-              channel: { caller: ctx.caller, parentId: ctx.invocationId },
-            },
-            ctx.signal,
-          );
-        });
-        ctx.noteComputer({ generation: generationOf(result.jobId), jobId: result.jobId });
+        const result = await manager.runCommand(
+          {
+            script: input.script,
+            cwd: input.cwd,
+            env: ctx.policy.sanitizeEnv(input.env ?? {}),
+            waitMs: input.waitMs ?? RUN_COMMAND_DEFAULT_WAIT_MS,
+            timeoutMs: input.timeoutMs ?? RUN_COMMAND_DEFAULT_TIMEOUT_MS,
+            ...(input.background ? { background: true } : {}),
+            channel: { caller: ctx.caller, parentId: ctx.invocationId },
+          },
+          ctx.signal,
+        );
         return structured(result);
       },
     }),
@@ -132,7 +122,6 @@ export function jobTools(computers: ComputerSource): Tool[] {
         const result = input.waitMs
           ? await manager.readJobWhenChanged(jobId, input.cursor, byteLimit, input.waitMs, ctx.signal)
           : manager.readJob(jobId, input.cursor, byteLimit);
-        ctx.noteComputer({ generation: generationOf(jobId), jobId });
         return structured(result);
       },
     }),
@@ -149,7 +138,6 @@ export function jobTools(computers: ComputerSource): Tool[] {
         const manager = computers.for(ctx.caller);
         const { jobId } = input;
         const result = await manager.cancelJob(jobId);
-        ctx.noteComputer({ generation: generationOf(jobId), jobId });
         return structured(result);
       },
     }),

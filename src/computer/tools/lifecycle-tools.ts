@@ -33,6 +33,7 @@ export function lifecycleTools(computers: ComputerSource): Tool[] {
     }),
     computerTool(computers, {
       name: 'launch_computer',
+      idempotent: true,
       title: 'Launch the computer',
       kind: 'act',
       description:
@@ -59,11 +60,7 @@ export function lifecycleTools(computers: ComputerSource): Tool[] {
         const manager = computers.for(ctx.caller);
         const { profileId } = input;
         const keep = input.keepWorkspace ? { keepWorkspace: true } : {};
-        const result = await manager.idempotency.run('launch_computer', input.requestId, input, async () =>
-          manager.launch(profileId, undefined, keep),
-        );
-        ctx.noteComputer({ generation: result.generation });
-        return structured(result);
+        return structured(await manager.launch(profileId, undefined, keep));
       },
     }),
     computerTool(computers, {
@@ -77,9 +74,7 @@ export function lifecycleTools(computers: ComputerSource): Tool[] {
       input: inputObject({}, []),
       async execute(_input, ctx) {
         const manager = computers.for(ctx.caller);
-        const status = manager.status();
-        if (status.generation !== null) ctx.noteComputer({ generation: status.generation });
-        return structured(status);
+        return structured(manager.status());
       },
     }),
   ];

@@ -41,7 +41,6 @@ export function previewTools(computers: ComputerSource): Tool[] {
           ctx.signal,
           input.port,
         );
-        ctx.noteComputer({ generation });
         return structured({
           requested: { path, url: state.url, port: observed.port, navigation: state.navigation },
           observed,

@@ -5,7 +5,7 @@ import { PaddockError } from '../../shared/errors.js';
 import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
 import type { ComputerSource } from '../manager.js';
-import { computerTool, generationOf, inputObject, requestIdProperty, structured } from './common.js';
+import { computerTool, inputObject, requestIdProperty, structured } from './common.js';
 
 /** The control keys send_terminal_input accepts (in the reference's order) and the bytes a terminal sends for each. */
 export const TERMINAL_KEYS = {
@@ -86,7 +86,6 @@ export function terminalTools(computers: ComputerSource): Tool[] {
         const manager = computers.for(ctx.caller);
         const terminals = manager.terminals;
         const c = manager.computer;
-        if (c) ctx.noteComputer({ generation: c.generation });
         const list = terminals.list();
         return structured({
           generation: c?.generation ?? null,
@@ -98,6 +97,7 @@ export function terminalTools(computers: ComputerSource): Tool[] {
     }),
     computerTool(computers, {
       name: 'create_terminal',
+      idempotent: true,
       title: 'Create a terminal',
       kind: 'act',
       description:
@@ -117,10 +117,7 @@ export function terminalTools(computers: ComputerSource): Tool[] {
       async execute(input, ctx) {
         const manager = computers.for(ctx.caller);
         const terminals = manager.terminals;
-        const info = await manager.idempotency.run('create_terminal', input.requestId, input, () =>
-          terminals.create({ activate: input.activate !== false, signal: ctx.signal }),
-        );
-        ctx.noteComputer({ generation: generationOf(info.id) });
+        const info = await terminals.create({ activate: input.activate !== false, signal: ctx.signal });
         return structured({ terminalId: info.id, ...info });
       },
     }),
@@ -138,7 +135,6 @@ export function terminalTools(computers: ComputerSource): Tool[] {
         terminals.resolve(terminalId);
         const previous = terminals.active()?.id ?? null;
         await terminals.activate(terminalId);
-        ctx.noteComputer({ generation: generationOf(terminalId) });
         return structured({ terminalId, active: true, previousTerminalId: previous });
       },
     }),
@@ -171,7 +167,6 @@ export function terminalTools(computers: ComputerSource): Tool[] {
         const { terminalId } = input;
         const { data, key } = terminalInputBytes(input.text, input.key);
         await terminals.write(terminalId, data, { source: 'agent', who: ctx.caller.caller });
-        ctx.noteComputer({ generation: generationOf(terminalId) });
         return structured({ terminalId, delivered: true, bytes: Buffer.byteLength(data), key });
       },
     }),
@@ -211,7 +206,6 @@ export function terminalTools(computers: ComputerSource): Tool[] {
           );
         }
         const result = terminals.read(terminalId, input.cursor, byteLimit);
-        ctx.noteComputer({ generation: generationOf(terminalId) });
         return structured(result);
       },
     }),

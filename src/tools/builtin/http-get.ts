@@ -1,6 +1,6 @@
 import { HEADER_NAME_PATTERN } from '../../config/fragments.js';
 import type { HttpClient, HttpLimits, HttpRequest } from '../../net/http-client.js';
-import { defineTool } from '../define.js';
+import { declareTool } from '../define.js';
 import { type Infer, s } from '../schema.js';
 import type { JsonSchema, Tool, ToolContext, ToolResult } from '../tool.js';
 
@@ -126,7 +126,7 @@ export function commonRequestFields(input: CommonInput): Omit<HttpRequest, 'url'
 
 /** http_get: fetch a URL the domain policy allows. */
 export function createHttpGetTool(client: HttpClient): Tool {
-  return defineTool({
+  return declareTool({
     name: 'http_get',
     title: 'HTTP GET',
     description:

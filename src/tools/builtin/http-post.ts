@@ -1,6 +1,6 @@
 import type { HttpClient } from '../../net/http-client.js';
 import { PaddockError } from '../../shared/errors.js';
-import { defineTool } from '../define.js';
+import { declareTool } from '../define.js';
 import { s } from '../schema.js';
 import type { Tool } from '../tool.js';
 import {
@@ -15,7 +15,7 @@ import { parseJsonText } from './json-text.js';
 /** http_post: send a body to a URL the domain policy allows. */
 export function createHttpPostTool(client: HttpClient): Tool {
   const maxBodyBytes = client.limits.maxRequestBytes;
-  return defineTool({
+  return declareTool({
     name: 'http_post',
     title: 'HTTP POST',
     description:

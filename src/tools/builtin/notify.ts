@@ -1,6 +1,6 @@
 import { MAX_NOTIFY_MESSAGE_BYTES, type Notifier, type NotifyPayload } from '../../net/notifier.js';
 import { PaddockError } from '../../shared/errors.js';
-import { defineTool } from '../define.js';
+import { declareTool } from '../define.js';
 import { s } from '../schema.js';
 import type { Tool } from '../tool.js';
 import { parseJsonText } from './json-text.js';
@@ -32,7 +32,7 @@ export function createNotifyTool(notifier: Notifier): Tool {
       ? `Name of the channel: one of ${names.join(', ')}.`
       : 'Name of the channel. No channel is configured on this server, so every call fails until an operator adds one.',
   });
-  return defineTool({
+  return declareTool({
     name: 'notify',
     title: 'Notify',
     description:

@@ -1,4 +1,4 @@
-import { defineTool } from '../define.js';
+import { declareTool } from '../define.js';
 import { s } from '../schema.js';
 import type { Tool } from '../tool.js';
 import { defaultNamespaceOf, type MemoryToolDeps, resolveNamespace } from './save-memory.js';
@@ -11,7 +11,7 @@ export const MAX_RECALL_LIMIT = 50;
 /** recall_memory: search the caller's memories. */
 export function createRecallMemoryTool(deps: MemoryToolDeps): Tool {
   const namespaceOf = deps.namespaceOf ?? defaultNamespaceOf;
-  return defineTool({
+  return declareTool({
     name: 'recall_memory',
     title: 'Recall memory',
     description:

@@ -1,7 +1,7 @@
 import type { MemoryStore } from '../../audit/types.js';
 import { PaddockError } from '../../shared/errors.js';
 import { principalKey } from '../../shared/principal.js';
-import { defineTool } from '../define.js';
+import { declareTool } from '../define.js';
 import { s } from '../schema.js';
 import type { CallerContext, Tool } from '../tool.js';
 
@@ -65,7 +65,7 @@ export async function resolveNamespace(namespaceOf: NamespaceOf, caller: CallerC
 /** save_memory: keep a note for later recall. */
 export function createSaveMemoryTool(deps: MemoryToolDeps): Tool {
   const namespaceOf = deps.namespaceOf ?? defaultNamespaceOf;
-  return defineTool({
+  return declareTool({
     name: 'save_memory',
     title: 'Save memory',
     description:

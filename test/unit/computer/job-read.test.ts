@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeJobCursor, encodeJobCursor, parseId } from '../../../src/computer/cursors.js';
+import { decodeJobCursor, encodeJobCursor } from '../../../src/computer/cursors.js';
+import { jobId, parseId } from '../../../src/computer/ids.js';
 import { Job } from '../../../src/computer/jobs/job.js';
 import { isPaddockError } from '../../../src/shared/errors.js';
 import { utf8SafeLength } from '../../../src/shared/text.js';
@@ -9,7 +10,7 @@ const code = (e: unknown) => (isPaddockError(e) ? e.code : String(e));
 
 describe('job output by cursor', () => {
   it('continues exactly where the previous read stopped, across both streams', () => {
-    const job = new Job('g1.job1', 1, 1, 1024);
+    const job = new Job(jobId(1, 1), 1, 1, 1024);
     job.stdout.append(Buffer.from('out-1 '));
     job.stderr.append(Buffer.from('err-1 '));
     const first = job.read(undefined, 4096);
@@ -25,14 +26,14 @@ describe('job output by cursor', () => {
   });
 
   it('splits byteLimit fairly so a chatty stdout cannot starve stderr', () => {
-    const job = new Job('g1.job1', 1, 1, 1 << 20);
+    const job = new Job(jobId(1, 1), 1, 1, 1 << 20);
     job.stdout.append(Buffer.alloc(10_000, 'o'));
     job.stderr.append(Buffer.alloc(10_000, 'e'));
     const r = job.read(undefined, 100);
     assert.equal(r.stdout.length, 50);
     assert.equal(r.stderr.length, 50);
     job.stderr.append(Buffer.alloc(0));
-    const lopsided = new Job('g1.job2', 1, 2, 1 << 20);
+    const lopsided = new Job(jobId(1, 2), 1, 2, 1 << 20);
     lopsided.stdout.append(Buffer.alloc(10_000, 'o'));
     lopsided.stderr.append(Buffer.from('e'));
     const l = lopsided.read(undefined, 100);
@@ -40,7 +41,7 @@ describe('job output by cursor', () => {
   });
 
   it('answers OUTPUT_EXPIRED with the nearest valid oldestCursor when reading behind retention', () => {
-    const job = new Job('g2.job5', 2, 5, 8);
+    const job = new Job(jobId(2, 5), 2, 5, 8);
     const start = job.read(undefined, 10).nextCursor;
     job.stdout.append(Buffer.from('0123456789abcdef'));
     let caught: unknown;
@@ -56,8 +57,8 @@ describe('job output by cursor', () => {
   });
 
   it('refuses a cursor from another job and a cursor that is not one', () => {
-    const a = new Job('g1.job1', 1, 1, 64);
-    const b = new Job('g1.job2', 1, 2, 64);
+    const a = new Job(jobId(1, 1), 1, 1, 64);
+    const b = new Job(jobId(1, 2), 1, 2, 64);
     assert.throws(
       () => a.read(b.read(undefined, 1).nextCursor, 10),
       (e) => code(e) === 'INVALID_ARGUMENT',
@@ -80,7 +81,7 @@ describe('job output by cursor', () => {
       2,
       'a lone partial character is returned rather than stalling',
     );
-    const job = new Job('g1.job1', 1, 1, 64);
+    const job = new Job(jobId(1, 1), 1, 1, 64);
     job.stdout.append(Buffer.from('a€b'));
     const r = job.read(undefined, 3);
     assert.equal(r.stdout, 'a');

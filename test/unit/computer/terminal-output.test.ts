@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { terminalId } from '../../../src/computer/ids.js';
 import {
   encodeTerminalCursor,
   Terminal,
@@ -9,7 +10,10 @@ import { TERMINAL_KEYS, terminalInputBytes } from '../../../src/computer/tools/t
 import { isPaddockError } from '../../../src/shared/errors.js';
 
 function terminal(retentionBytes = 4096): Terminal {
-  return new Terminal('g2.term3', 2, 3, 0x4000_0003, 'Terminal 3', retentionBytes, { cols: 80, rows: 24 });
+  return new Terminal(terminalId(2, 3), 2, 3, 0x4000_0003, 'Terminal 3', retentionBytes, {
+    cols: 80,
+    rows: 24,
+  });
 }
 
 function codeOf(fn: () => unknown): string {

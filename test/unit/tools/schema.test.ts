@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defineTool } from '../../../src/tools/define.js';
+import { declareTool } from '../../../src/tools/define.js';
 import { type Infer, s } from '../../../src/tools/schema.js';
 import type { ToolContext } from '../../../src/tools/tool.js';
 
@@ -67,10 +67,10 @@ describe('tool schema builders', () => {
     s.object({ a: s.string() }, { required: ['b'] });
   });
 
-  it('defineTool lists the input schema as the same object and hands execute the input it was called with', async () => {
+  it('declareTool lists the input schema as the same object and hands execute the input it was called with', async () => {
     const input = s.object({ n: s.integer() }, { required: ['n'], additionalProperties: false });
     const seen: number[] = [];
-    const tool = defineTool({
+    const tool = declareTool({
       name: 'double',
       description: 'Doubles n.',
       input,
