@@ -139,7 +139,11 @@ export class TerminalTrust {
     const marks = this.marksOf(terminalId);
     for (const e of inputs) {
       if (marks.marked.has(e.seq)) continue;
-      const at = [...marks.boundaries].reverse().find((b) => b.offset <= e.offset);
+      // the line the output had reached when the input came; when one chunk of output spans that
+      // moment (a page that attached late gets the replay at once), the line that chunk ended on
+      const at =
+        [...marks.boundaries].reverse().find((b) => b.offset <= e.offset) ??
+        marks.boundaries.find((b) => b.offset > e.offset);
       if (!at || at.marker.isDisposed) continue;
       marks.marked.add(e.seq);
       const decoration = term.registerDecoration({ marker: at.marker, width: 1, x: 0 });
