@@ -8,7 +8,7 @@ import { BrowserGuest } from '../../src/computer/backend/browser-guest.js';
 import { GuestClient } from '../../src/computer/link/guest-client.js';
 import type { GuestEvent, Hello } from '../../src/guest/protocol.js';
 import { bootVmPage, type VmPage } from '../helpers/browser-vm-page.js';
-import { pollUntil } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const BOOT_TIMEOUT_MS = 240_000;
 const roots = (kind: 'read' | 'write') => ({

@@ -9,7 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { CHROMIUM, connectStdio } from '../helpers/clients.js';
-import { pollUntil, runCli, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import { runCli, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 describe('the dock of a server started by a stdio bridge', () => {
   let project: TempProject;

@@ -14,13 +14,13 @@ import type { Client } from '@modelcontextprotocol/client';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { CHROMIUM, connectHttp } from '../helpers/clients.js';
 import {
-  pollUntil,
   REPO_ROOT,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 describe('the agent and the person share one computer in the dock', () => {
   let project: TempProject;

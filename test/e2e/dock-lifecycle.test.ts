@@ -10,13 +10,13 @@ import type { Browser, Page } from 'playwright-core';
 import { connectHttp } from '../helpers/clients.js';
 import { signedInDock } from '../helpers/dock-page.js';
 import {
-  pollUntil,
   runCli,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 async function call(
   agent: Client,

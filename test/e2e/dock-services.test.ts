@@ -14,13 +14,13 @@ import { rows } from '../helpers/audit-rows.js';
 import { connectHttp } from '../helpers/clients.js';
 import { signedInDock } from '../helpers/dock-page.js';
 import {
-  pollUntil,
   REPO_ROOT,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
 

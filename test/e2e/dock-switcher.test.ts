@@ -9,13 +9,8 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
 import { connectHttp } from '../helpers/clients.js';
 import { signedInDock } from '../helpers/dock-page.js';
-import {
-  pollUntil,
-  type ServeProcess,
-  startServe,
-  type TempProject,
-  tempProject,
-} from '../helpers/paddock-process.js';
+import { type ServeProcess, startServe, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 type Structured = Record<string, unknown>;
 

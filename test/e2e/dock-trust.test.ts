@@ -13,13 +13,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { Browser, Page } from 'playwright-core';
 import { fixturePath } from '../fixtures/mcp/harness.js';
 import { signedInDock } from '../helpers/dock-page.js';
-import {
-  pollUntil,
-  type ServeProcess,
-  startServe,
-  type TempProject,
-  tempProject,
-} from '../helpers/paddock-process.js';
+import { type ServeProcess, startServe, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 type Result = {
   isError?: boolean;

@@ -14,13 +14,13 @@ import { rows } from '../helpers/audit-rows.js';
 import { connectHttp } from '../helpers/clients.js';
 import { signedInDock } from '../helpers/dock-page.js';
 import {
-  pollUntil,
   REPO_ROOT,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 import { type PageTool, pageCall, pageTools } from '../helpers/webmcp-page.js';
 
 const UI_INDEX = join(REPO_ROOT, 'dist', 'ui', 'index.html');

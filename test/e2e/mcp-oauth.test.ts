@@ -14,13 +14,13 @@ import { CHROMIUM } from '../helpers/clients.js';
 import { auditCallerOf } from '../helpers/oauth.js';
 import { MemoryProvider } from '../helpers/oauth-provider.js';
 import {
-  pollUntil,
   runCli,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 describe('OAuth sign-in of the MCP SDK client, approved in the dock (Chromium)', () => {
   let project: TempProject;

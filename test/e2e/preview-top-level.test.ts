@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { type Browser, chromium } from 'playwright-core';
 import { CHROMIUM, connectHttp } from '../helpers/clients.js';
-import { pollUntil, startServe, tempProject } from '../helpers/paddock-process.js';
+import { startServe, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 /** A guest web server: pages that try to leave, a redirect that tries to, and one that stays. */
 function guestServer(catcher: string): string {

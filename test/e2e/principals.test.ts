@@ -15,13 +15,13 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { CHROMIUM, connectHttp } from '../helpers/clients.js';
 import { MemoryProvider } from '../helpers/oauth-provider.js';
 import {
-  pollUntil,
   REPO_ROOT,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
 type Structured = Record<string, unknown>;

@@ -5,13 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import Database from 'better-sqlite3';
 import { connectHttp } from '../helpers/clients.js';
-import {
-  pollUntil,
-  type ServeProcess,
-  startServe,
-  type TempProject,
-  tempProject,
-} from '../helpers/paddock-process.js';
+import { type ServeProcess, startServe, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 interface Job {
   jobId: string;

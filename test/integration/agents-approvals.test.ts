@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Approval } from '../../src/approvals/types.js';
 import { type AgentsProject, agentMd, startAgentsProject } from '../fixtures/providers/agents-project.js';
-import { pollUntil } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const WAITER = agentMd(
   `

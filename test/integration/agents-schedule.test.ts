@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RunEvent } from '../../src/agents/events.js';
 import type { AgentRun } from '../../src/agents/types.js';
-import { pollUntil } from '../fixtures/mcp/harness.js';
 import { agentMd, startAgentsProject } from '../fixtures/providers/agents-project.js';
 import type { ScriptedTurn, SeenRequest } from '../fixtures/providers/scripted-provider.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const TICKER = agentMd(
   `

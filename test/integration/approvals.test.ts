@@ -7,13 +7,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { connectHttp, stdioTransport } from '../helpers/clients.js';
 import {
   PADDOCK_BIN,
-  pollUntil,
   runCli,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 type Answer = { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> };
 

@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import type { StoredInvocation } from '../../src/audit/types.js';
 import { missingParents, processesWith, rows } from '../helpers/audit-rows.js';
 import { connectHttp } from '../helpers/clients.js';
-import { pollUntil, startServe, tempProject } from '../helpers/paddock-process.js';
+import { startServe, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 describe('audit rows across a crash of the server', () => {
   it('keeps the row of a run_command cut short by SIGKILL and marks it interrupted at the next start', async () => {

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { pollUntil, runCli, startServe, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import { runCli, startServe, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 describe('paddock audit verify and export', () => {
   let project: TempProject;

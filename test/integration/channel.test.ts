@@ -8,7 +8,7 @@ import { createPaddock, type Paddock } from '../../src/main.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { OWNER } from '../../src/shared/principal.js';
 import type { CallerContext } from '../../src/tools/tool.js';
-import { pollUntil } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const caller: CallerContext = { principal: OWNER, caller: 'mcp:channel-test', via: 'direct', attended: true };
 

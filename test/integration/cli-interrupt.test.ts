@@ -4,12 +4,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
   PADDOCK_BIN,
-  pollUntil,
   runCli,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 /** Host pids whose command line is `needle` (the computer's processes are visible from the host). */
 function pidsRunning(needle: string): number[] {

@@ -9,12 +9,12 @@ import { agentMd, TEST_KEY, writeProjectFiles } from '../fixtures/providers/agen
 import { startScriptedProvider } from '../fixtures/providers/scripted-provider.js';
 import {
   PADDOCK_BIN,
-  pollUntil,
   runCli,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 /** A project with one eager upstream server that records every message it receives. */
 function projectWithUpstream(): TempProject & { record: string } {

@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { PADDOCK_BIN, pollUntil, runCli, tempProject } from '../helpers/paddock-process.js';
+import { PADDOCK_BIN, runCli, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 describe('paddock CLI', () => {
   it('exits 2 with one path: message line per problem on an invalid config', async () => {

@@ -28,14 +28,8 @@ import { computerSchema } from '../../src/config/computer-schema.js';
 import { PaddockError } from '../../src/shared/errors.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { startServe, tempProject } from '../helpers/paddock-process.js';
-import {
-  codeOf,
-  launchRunning,
-  pollUntil,
-  runUntilExit,
-  toolCaller,
-  withComputer,
-} from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { codeOf, launchRunning, runUntilExit, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 const MIB = 1024 * 1024;
 const SMALL = { id: 'small', name: 'Small', requires: ['bash'], limits: { diskMb: 16 } };
@@ -133,10 +127,10 @@ describe('computer disk limit (bwrap)', { concurrency: false, skip: skipReason }
       const firstDir = join(dataDir, 'computers', `g${first.generation}`);
       const second = await launchRunning(manager, 'small');
       assert.equal((await runUntilExit(manager, 'ls -A /workspace')).stdout, '', 'a fresh disk');
-      await pollUntil(() => loopsUnder(dataDir).length === 1, 10_000, 'the first disk to go');
+      await pollUntil(() => loopsUnder(dataDir).length === 1, 'the first disk to go', 10_000);
       assert.equal(existsSync(firstDir), false, 'the first generation’s directory is gone');
       await manager.stop(new PaddockError('NOT_RUNNING', 'test'));
-      await pollUntil(() => loopsUnder(dataDir).length === 0, 10_000, 'no loop device of the computer');
+      await pollUntil(() => loopsUnder(dataDir).length === 0, 'no loop device of the computer', 10_000);
       assert.equal(existsSync(join(dataDir, 'computers', `g${second.generation}`)), false);
       assert.deepEqual(mountsMentioning(dataDir), []);
       assert.deepEqual(mountsMentioning('paddock-anchor'), []);
@@ -176,7 +170,7 @@ describe('computer disk limit (bwrap)', { concurrency: false, skip: skipReason }
       } finally {
         await service.close();
       }
-      await pollUntil(() => loopsUnder(dataDir).length === 0, 10_000, 'the kept disk to be released');
+      await pollUntil(() => loopsUnder(dataDir).length === 0, 'the kept disk to be released', 10_000);
       service = start(24);
       try {
         const m = service.byKey('named:keeper');
@@ -228,8 +222,8 @@ describe('computer disk limit across a crash of the server', { skip: skipReason 
     try {
       await pollUntil(
         () => [...serve.stderr().matchAll(/computer\.warm_ready/g)].length >= 2,
-        60_000,
         'two pooled sandboxes with their disks',
+        60_000,
       );
       assert.equal(loopsUnder(project.dataDir).length, 2, 'each pooled sandbox has its disk');
       const oldPid = serve.child.pid;
@@ -237,7 +231,7 @@ describe('computer disk limit across a crash of the server', { skip: skipReason 
       await serve.stop();
       writeFileSync(join(project.dir, 'paddock.yaml'), config(0));
       serve = await startServe(project);
-      await pollUntil(() => loopsUnder(project.dataDir).length === 0, 20_000, 'no loop device left');
+      await pollUntil(() => loopsUnder(project.dataDir).length === 0, 'no loop device left', 20_000);
       assert.deepEqual(mountsMentioning(`paddock-sandboxes-${oldPid}-`), []);
       assert.deepEqual(mountsMentioning(project.dataDir), []);
       assert.deepEqual(

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { launchRunning, pollUntil, toolCaller, withComputer } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { launchRunning, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 const policy = { files: { read: ['/workspace'], write: ['/workspace'] } };
 
@@ -30,8 +31,8 @@ describe('file tools against a racing symlink swap', { concurrency: false }, () 
       const swapper = await manager.runCommand({ script: SWAPPER, waitMs: 200, timeoutMs: 300_000 });
       await pollUntil(
         () => manager.readJob(swapper.jobId, undefined, 4096).stdout.includes('swapping'),
-        20_000,
         'the swapper to start',
+        20_000,
       );
       const leaked: string[] = [];
       // At least 40 rounds, and on until some write met the path as a directory (how the race

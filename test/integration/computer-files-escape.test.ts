@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createPaddock, type Paddock } from '../../src/main.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { OWNER } from '../../src/shared/principal.js';
-import { pollUntil } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const caller = { caller: 'mcp:escape', principal: OWNER, via: 'direct' as const, attended: true };
 

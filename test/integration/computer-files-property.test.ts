@@ -21,10 +21,10 @@ import {
   randomPath,
 } from '../helpers/file-model.js';
 import { random } from '../helpers/fuzz.js';
+import { pollUntil } from '../helpers/poll.js';
 import {
   type Call,
   launchRunning,
-  pollUntil,
   runUntilExit,
   toolCaller,
   withComputer,
@@ -239,8 +239,8 @@ PY`;
       const swapper = await manager.runCommand({ script: SWAPPER, waitMs: 200, timeoutMs: 600_000 });
       await pollUntil(
         () => manager.readJob(swapper.jobId, undefined, 4096).stdout.includes('swapping'),
-        20_000,
         'the swapper to start',
+        20_000,
       );
       const leaks: string[] = [];
       const done = { reads: 0, lists: 0, writes: 0 };

@@ -29,7 +29,8 @@ import { computerSchema } from '../../src/config/computer-schema.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { connectHttp } from '../helpers/clients.js';
 import { startServe, tempProject } from '../helpers/paddock-process.js';
-import { hostDescendants, launchRunning, pollUntil, runUntilExit } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { hostDescendants, launchRunning, runUntilExit } from '../unit/computer/fixture.js';
 
 const NOBODY = 65_534;
 const SECRETS = {
@@ -238,7 +239,7 @@ describe('what other local accounts can read of the computers (Paddock as root)'
       });
       assert.match(JSON.stringify(r), new RegExp(`${SECRETS.mount}.*${SECRETS.skill}`));
       // a pooled sandbox of the profile is up too, with its own staged mount
-      await pollUntil(() => /computer\.warm_ready/.test(serve.stderr()), 60_000, 'a pooled sandbox');
+      await pollUntil(() => /computer\.warm_ready/.test(serve.stderr()), 'a pooled sandbox', 60_000);
       const paths = targets(project.dataDir, serve.child.pid!);
       assert.ok(
         paths.some((p) => p.endsWith('/run/paddock.sock')),

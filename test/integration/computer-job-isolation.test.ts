@@ -6,13 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  launchRunning,
-  pollUntil,
-  runUntilExit,
-  toolCaller,
-  withComputer,
-} from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { launchRunning, runUntilExit, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 /** What a job can do to the process whose command line is exactly `cmd` (one word each). */
 function probeScript(cmd: string): string {
@@ -42,8 +37,8 @@ describe('isolation between the jobs of one computer', { concurrency: false }, (
       try {
         await pollUntil(
           async () => (await runUntilExit(manager, `pgrep -xf '${marker}'`)).exitCode === 0,
-          20_000,
           'the target job to start',
+          20_000,
         );
         const r = await runUntilExit(manager, probeScript(marker));
         assert.equal(r.exitCode, 0, r.stdout + r.stderr);
@@ -75,8 +70,8 @@ describe('isolation between the jobs of one computer', { concurrency: false }, (
       await call('send_terminal_input', { terminalId, text: `${marker}\n` });
       await pollUntil(
         async () => (await runUntilExit(f.manager, `pgrep -xf '${marker}'`)).exitCode === 0,
-        20_000,
         'the sleep typed into the terminal to start',
+        20_000,
       );
       const fromJob = await runUntilExit(f.manager, probeScript(marker));
       assert.deepEqual(fromJob.stdout.trim().split('\n').slice(0, 2), ['environ-denied', 'mem-denied']);
@@ -88,8 +83,8 @@ describe('isolation between the jobs of one computer', { concurrency: false }, (
         // terminal's pgrep finds nothing and the probe never names a pid
         await pollUntil(
           async () => (await runUntilExit(f.manager, `pgrep -xf '${jobMarker}'`)).exitCode === 0,
-          20_000,
           "the job's sleep to start",
+          20_000,
         );
         await call('send_terminal_input', { terminalId, key: 'ctrl_c' });
         await call('send_terminal_input', {
@@ -103,8 +98,8 @@ describe('isolation between the jobs of one computer', { concurrency: false }, (
             );
             return /T-DENIED-\d+/.test(out) || /^T-READ/m.test(out) ? out : null;
           },
-          20_000,
           'the terminal to answer',
+          20_000,
         ).then((out) => assert.match(out, /T-DENIED-\d+/, out));
       } finally {
         await f.manager.cancelJob(job.jobId);

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JobResult } from '../../src/computer/jobs/job.js';
 import type { ComputerManager } from '../../src/computer/manager.js';
-import { launchRunning, pollUntil, withComputer } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { launchRunning, withComputer } from '../unit/computer/fixture.js';
 
 async function finished(manager: ComputerManager, jobId: string): Promise<JobResult> {
   return pollUntil(
@@ -10,8 +11,8 @@ async function finished(manager: ComputerManager, jobId: string): Promise<JobRes
       const r = manager.readJob(jobId, undefined, 65_536);
       return r.terminationObserved ? r : null;
     },
-    20_000,
     `termination of ${jobId}`,
+    20_000,
   );
 }
 

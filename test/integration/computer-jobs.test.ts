@@ -7,13 +7,8 @@ import { MAX_FINISHED_JOBS } from '../../src/computer/jobs/job-table.js';
 import { SPARES_AHEAD } from '../../src/computer/jobs/spare-shell.js';
 import type { ComputerManager } from '../../src/computer/manager.js';
 import { isPaddockError } from '../../src/shared/errors.js';
-import {
-  hostDescendants,
-  launchRunning,
-  pollUntil,
-  sandboxProcesses,
-  withComputer,
-} from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { hostDescendants, launchRunning, sandboxProcesses, withComputer } from '../unit/computer/fixture.js';
 
 /** Host pids of a job's process family (cgroup backends). */
 function hostPidsOf(manager: ComputerManager, jobId: string): number[] {
@@ -29,8 +24,8 @@ async function finished(manager: ComputerManager, jobId: string, timeoutMs = 20_
       const r = manager.readJob(jobId, undefined, 65_536);
       return r.terminationObserved ? r : null;
     },
-    timeoutMs,
     `termination of ${jobId}`,
+    timeoutMs,
   );
 }
 
@@ -51,14 +46,14 @@ describe('computer jobs (bwrap)', { concurrency: false }, () => {
         manager,
         "sleep 1000 & setsid sleep 1000 & (setsid sh -c 'sleep 1000 &'); sleep 1000",
       );
-      await pollUntil(() => sandboxProcesses(c, 'sleep 1000').length === 5, 10_000, 'five sleeps');
+      await pollUntil(() => sandboxProcesses(c, 'sleep 1000').length === 5, 'five sleeps', 10_000);
       const family = hostPidsOf(manager, job.jobId);
       const otherPid = hostPidsOf(manager, other.jobId);
       assert.equal(otherPid.length, 1);
 
       const cancel = await manager.cancelJob(job.jobId);
       assert.ok(cancel.status === 'cancelled' || cancel.status === 'cancelling', cancel.status);
-      await pollUntil(() => family.every(pidGone), 10_000, 'the cancelled family to vanish from /proc');
+      await pollUntil(() => family.every(pidGone), 'the cancelled family to vanish from /proc', 10_000);
       assert.deepEqual(sandboxProcesses(c, 'sleep 1000'), otherPid, 'only the other job still sleeps');
       const after = await finished(manager, job.jobId);
       assert.equal(after.canceled, true);
@@ -81,7 +76,7 @@ describe('computer jobs (bwrap)', { concurrency: false }, () => {
       assert.equal(sandboxProcesses(c, serve).length, 1, 'the server outlived its job root');
 
       await manager.cancelJob(server.jobId);
-      await pollUntil(() => sandboxProcesses(c, serve).length === 0, 10_000, 'the server to die on cancel');
+      await pollUntil(() => sandboxProcesses(c, serve).length === 0, 'the server to die on cancel', 10_000);
       const refused = await finished(
         manager,
         (await start(manager, 'curl -s -o /dev/null http://127.0.0.1:8123/; echo $?')).jobId,
@@ -89,10 +84,10 @@ describe('computer jobs (bwrap)', { concurrency: false }, () => {
       assert.notEqual(refused.stdout.trim(), '0');
 
       await finished(manager, (await start(manager, `${serve} >/dev/null 2>&1 &`)).jobId);
-      await pollUntil(() => sandboxProcesses(c, serve).length === 1, 10_000, 'a second server');
+      await pollUntil(() => sandboxProcesses(c, serve).length === 1, 'a second server', 10_000);
       const [pid] = sandboxProcesses(c, serve);
       await launchRunning(manager, 'python');
-      await pollUntil(() => pidGone(pid!), 10_000, 'the server to die on relaunch');
+      await pollUntil(() => pidGone(pid!), 'the server to die on relaunch', 10_000);
     });
   });
 
@@ -210,7 +205,7 @@ describe('computer jobs (bwrap)', { concurrency: false }, () => {
     await withComputer({ computer: { profiles: [profile] } }, async ({ manager }) => {
       const c = await launchRunning(manager, 'small');
       const bomb = await start(manager, 'bomb() { bomb | bomb & }; bomb; sleep 1000');
-      await pollUntil(() => hostPidsOf(manager, bomb.jobId).length > 60, 10_000, 'the bomb to spread');
+      await pollUntil(() => hostPidsOf(manager, bomb.jobId).length > 60, 'the bomb to spread', 10_000);
       // Every attempt must answer; the best of three must be within a second (one slow answer
       // on a loaded machine is not the server hanging).
       const answersMs: number[] = [];
@@ -239,8 +234,8 @@ describe('computer jobs (bwrap)', { concurrency: false }, () => {
           const { computer, job } = manager.resolveJob(bomb.jobId);
           return computer.jobs.familyEmpty(job) === true;
         },
-        20_000,
         'the bomb to be gone',
+        20_000,
       );
     });
   });
@@ -267,7 +262,7 @@ describe('computer jobs (bwrap)', { concurrency: false }, () => {
           waitMs: 0,
           timeoutMs: 20_000,
         });
-        await pollUntil(() => hostDescendants(c.instance!.hostPid).length > 40, 10_000, 'the bomb to spread');
+        await pollUntil(() => hostDescendants(c.instance!.hostPid).length > 40, 'the bomb to spread', 10_000);
         await new Promise((r) => setTimeout(r, 500));
         // The limit binds the jobs' account; the guest agent runs as an account of its own.
         // the jobs' account is not the sandbox's own (which runs bwrap, the agent and the spawner)
@@ -291,7 +286,7 @@ describe('computer jobs (bwrap)', { concurrency: false }, () => {
         assert.equal(second.stdout, 'still-working\n');
         await manager.cancelJob(bomb.jobId);
         // what stays of the jobs' account: the spare shells waiting for the next jobs
-        await pollUntil(() => jobProcesses() <= SPARES_AHEAD, 10_000, 'the bomb to be gone');
+        await pollUntil(() => jobProcesses() <= SPARES_AHEAD, 'the bomb to be gone', 10_000);
       },
     );
   });

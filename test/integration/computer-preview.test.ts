@@ -10,7 +10,8 @@ import type { ComputerManager } from '../../src/computer/manager.js';
 import type { PreviewSource } from '../../src/web/dock/sources.js';
 import { PREVIEW_SANDBOX_CSP } from '../../src/web/preview/http.js';
 import { PreviewRelay } from '../../src/web/preview/relay.js';
-import { codeOf, launchRunning, pollUntil, toolCaller, withComputer } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { codeOf, launchRunning, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 /** A host HTTP server that mounts the preview relay under /preview, as the web app does. */
 async function mount(manager: ComputerManager): Promise<{ base: string; server: Server }> {
@@ -75,8 +76,8 @@ async function serve(manager: ComputerManager, script: string, port: number): Pr
   await manager.runCommand({ script: `${script} >/tmp/server.log 2>&1 &`, waitMs: 0, timeoutMs: 120_000 });
   await pollUntil(
     async () => (await manager.preview.probe(manager.computer!, port, '/')).listening,
-    20_000,
     `a server on port ${port} in the computer`,
+    20_000,
   );
 }
 
@@ -194,7 +195,7 @@ describe('computer preview (bwrap)', { concurrency: false }, () => {
         const preview: PreviewSource = manager.preview;
         assert.equal(preview.state().path, '/hello.html?x=1#title');
         assert.equal(preview.state().url, '/preview/hello.html?x=1#title');
-        await pollUntil(() => manager.preview.openConnections === 0, 10_000, 'relayed connections to close');
+        await pollUntil(() => manager.preview.openConnections === 0, 'relayed connections to close', 10_000);
       } finally {
         await closeServer(server);
       }
@@ -265,13 +266,13 @@ describe('computer preview (bwrap)', { concurrency: false }, () => {
         });
         ws.send('hello');
         ws.send('x'.repeat(1000));
-        await pollUntil(() => replies.length === 2, 10_000, 'two echoed messages');
+        await pollUntil(() => replies.length === 2, 'two echoed messages', 10_000);
         assert.deepEqual(replies, [
           'echo:hello:/live/socket?room=1',
           `echo:${'x'.repeat(1000)}:/live/socket?room=1`,
         ]);
         ws.close();
-        await pollUntil(() => manager.preview.openConnections === 0, 10_000, 'the relayed socket to close');
+        await pollUntil(() => manager.preview.openConnections === 0, 'the relayed socket to close', 10_000);
 
         const second = new WebSocket(`${base.replace(/^http/, 'ws')}/again`);
         await new Promise<void>((resolve, reject) => {
@@ -315,8 +316,8 @@ describe('computer preview (bwrap)', { concurrency: false }, () => {
             await c.call('ping', {});
             return received() === before ? before : null;
           },
-          30_000,
           'the guest agent to stop reading the server',
+          30_000,
         );
         assert.ok(last < 16 * 1024 * 1024, `the host received ${last} bytes of 64 MiB for a paused reader`);
         res.resume();

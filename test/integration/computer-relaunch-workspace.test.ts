@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { launchRunning, pollUntil, toolCaller, withComputer } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { launchRunning, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 describe('a relaunch and the /workspace it replaces (bwrap)', { concurrency: false }, () => {
   it('says the replaced /workspace was deleted, and keepWorkspace carries the files over, symbolic links unfollowed', async () => {
@@ -10,8 +11,8 @@ describe('a relaunch and the /workspace it replaces (bwrap)', { concurrency: fal
       const running = async () =>
         pollUntil(
           async () => (await call('get_computer_status')).lifecycle === 'running',
-          20_000,
           'the computer to run',
+          20_000,
         );
       await call('run_command', {
         script:

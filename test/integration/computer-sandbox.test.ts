@@ -9,7 +9,8 @@ import { ComputerManager } from '../../src/computer/manager.js';
 import { computerSchema } from '../../src/config/computer-schema.js';
 import { isPaddockError } from '../../src/shared/errors.js';
 import { silentLogger } from '../../src/shared/logger.js';
-import { launchRunning, pollUntil, runUntilExit, withComputer } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { launchRunning, runUntilExit, withComputer } from '../unit/computer/fixture.js';
 
 const run = runUntilExit;
 
@@ -188,7 +189,7 @@ for name, nr in table.items():
       );
       process.kill(agent, 'SIGKILL');
       assert.equal(await outcome, 'NOT_RUNNING');
-      await pollUntil(() => manager.status().lifecycle === 'error', 5000, 'lifecycle error');
+      await pollUntil(() => manager.status().lifecycle === 'error', 'lifecycle error', 5000);
       assert.match(manager.status().bootError ?? '', /guest agent exited/);
       await assert.rejects(
         manager.runCommand({ script: 'true', waitMs: 100, timeoutMs: 1000 }),

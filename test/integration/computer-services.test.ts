@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Call, launchRunning, pollUntil, toolCaller, withComputer } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { type Call, launchRunning, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 interface Service {
   jobId: string;
@@ -38,8 +39,8 @@ describe('long-running services and the agent’s turns (bwrap)', { concurrency:
       const peer = await call('run_command', { script: 'sleep 100', timeoutMs: 1000, waitMs: 0 });
       await pollUntil(
         async () => (await call('read_job', { jobId: peer.jobId })).state === 'timed_out',
-        20_000,
         'the ordinary job to time out',
+        20_000,
       );
       const listed = await pollUntil(
         async () => {
@@ -47,8 +48,8 @@ describe('long-running services and the agent’s turns (bwrap)', { concurrency:
           const mine = s.services.find((x) => x.jobId === service.jobId);
           return mine?.ports.includes(8124) && s.listeningPorts.includes(8124) ? mine : null;
         },
-        20_000,
         'the service and its port in get_computer_status',
+        20_000,
       );
       assert.equal(listed.state, 'running');
       assert.equal((await call('read_job', { jobId: service.jobId })).state, 'running');
@@ -58,14 +59,14 @@ describe('long-running services and the agent’s turns (bwrap)', { concurrency:
           const r = await call('read_job', { jobId: service.jobId });
           return r.terminationObserved ? r : null;
         },
-        20_000,
         'the service to end',
+        20_000,
       );
       assert.equal(after.state, 'cancelled');
       await pollUntil(
         async () => !(await status(call)).listeningPorts.includes(8124),
-        20_000,
         'the port to close',
+        20_000,
       );
     });
   });
@@ -81,8 +82,8 @@ describe('long-running services and the agent’s turns (bwrap)', { concurrency:
             const now = await call('read_job', { jobId: r.jobId });
             return now.terminationObserved ? now : null;
           },
-          20_000,
           script,
+          20_000,
         );
       };
       assert.equal((await ended('exit 3')).state, 'exited');
@@ -117,7 +118,7 @@ describe('long-running services and the agent’s turns (bwrap)', { concurrency:
       await launchRunning(manager, 'python');
       const call = toolCaller(manager, ctx);
       const service = await call('run_command', { script: serve(8125), background: true, waitMs: 0 });
-      await pollUntil(async () => (await status(call)).listeningPorts.includes(8125), 20_000, 'port 8125');
+      await pollUntil(async () => (await status(call)).listeningPorts.includes(8125), 'port 8125', 20_000);
       const shown = (await call('navigate_preview', { path: '/', port: 8125 })) as {
         observed: { listening: boolean; jobId: string | null; warning?: string };
         preview: { port: number };
@@ -129,7 +130,7 @@ describe('long-running services and the agent’s turns (bwrap)', { concurrency:
       assert.equal(manager.preview.port(), 8125, 'the relay follows the port navigated to');
 
       const brief = await call('run_command', { script: serve(8126), timeoutMs: 3000, waitMs: 0 });
-      await pollUntil(async () => (await status(call)).listeningPorts.includes(8126), 20_000, 'port 8126');
+      await pollUntil(async () => (await status(call)).listeningPorts.includes(8126), 'port 8126', 20_000);
       const warned = (await call('navigate_preview', { path: '/', port: 8126 })) as {
         observed: { jobId: string | null; warning?: string };
       };
@@ -140,8 +141,8 @@ describe('long-running services and the agent’s turns (bwrap)', { concurrency:
           const p = (await status(call)).preview;
           return p.jobEnded ? p : null;
         },
-        20_000,
         'the preview to tell that its server’s job ended',
+        20_000,
       );
       assert.equal(preview.status, 'unreachable');
       assert.equal(preview.jobEnded?.state, 'timed_out');

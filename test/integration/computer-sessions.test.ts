@@ -18,7 +18,7 @@ import { isPaddockError } from '../../src/shared/errors.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { OWNER } from '../../src/shared/principal.js';
 import type { CallerContext, Tool, ToolContext } from '../../src/tools/tool.js';
-import { pollUntil } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
 
 type Result = Record<string, unknown>;
 /** Calls a computer tool as one caller. */
@@ -95,8 +95,8 @@ async function launched(call: Session, profileId = 'shell'): Promise<number> {
   const launch = await call('launch_computer', { profileId });
   await pollUntil(
     async () => (await call('get_computer_status')).lifecycle === 'running',
-    20_000,
     `generation ${launch.generation} to run`,
+    20_000,
   );
   return launch.generation as number;
 }
@@ -177,7 +177,7 @@ describe('computers by session and by name (bwrap)', { concurrency: false }, () 
       await launched(idle);
       // watched through the listing, which is not activity (a tool call would be)
       const state = () => service.list().find((c) => c.name === 'private:mcp:idle')?.lifecycle;
-      await pollUntil(() => state() === 'stopped', 30_000, 'the idle computer to stop');
+      await pollUntil(() => state() === 'stopped', 'the idle computer to stop', 30_000);
       const logged = service.byKey('private:mcp:idle').log.read({ limit: 100 }).entries;
       assert.ok(logged.some((e) => e.event === 'computer.idle_stop'));
     });
@@ -194,10 +194,10 @@ describe('computers by session and by name (bwrap)', { concurrency: false }, () 
       const names = () => service.list().map((m) => m.name);
       await pollUntil(
         () => !names().includes('private:mcp:gone'),
-        20_000,
         'the private computer to be released',
+        20_000,
       );
-      await pollUntil(() => c.lifecycle === 'stopped', 20_000, 'its sandbox to stop');
+      await pollUntil(() => c.lifecycle === 'stopped', 'its sandbox to stop', 20_000);
       assert.ok(names().includes('named:stays'));
       assert.equal(service.list().find((m) => m.name === 'named:stays')?.lifecycle, 'running');
     });

@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createPaddock } from '../../src/main.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { OWNER } from '../../src/shared/principal.js';
-import { pollUntil } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 import { type Call, launchRunning, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 const ALLOWED = ['git', 'find', 'tar', 'sed', 'awk', 'xargs', 'make', 'node', 'npm', 'ssh', 'zip', 'vim'];

@@ -3,11 +3,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { TerminalChunk } from '../../src/computer/terminals/terminal.js';
 import { isPaddockError } from '../../src/shared/errors.js';
+import { pollUntil } from '../helpers/poll.js';
 import {
   type Call,
   codeOf,
   launchRunning,
-  pollUntil,
   sandboxProcesses,
   toolCaller,
   withComputer,
@@ -34,8 +34,8 @@ async function readUntil(
         }
         return pattern.test(text) ? { text, cursor: at! } : null;
       },
-      20_000,
       what,
+      20_000,
     );
   } catch (e) {
     throw new Error(`${(e as Error).message}; read so far: ${JSON.stringify(text.slice(-400))}`);
@@ -87,10 +87,10 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
       const call = toolCaller(manager, ctx);
       const { terminalId, cursor } = await promptTerminal(call);
       await call('send_terminal_input', { terminalId, text: 'sleep 100; echo after-sleep-$?\n' });
-      await pollUntil(() => sandboxProcesses(c, 'sleep 100').length === 1, 10_000, 'sleep 100 to run');
+      await pollUntil(() => sandboxProcesses(c, 'sleep 100').length === 1, 'sleep 100 to run', 10_000);
       const sent = await call('send_terminal_input', { terminalId, key: 'ctrl_c' });
       assert.equal(sent.bytes, 1);
-      await pollUntil(() => sandboxProcesses(c, 'sleep 100').length === 0, 10_000, 'sleep to be interrupted');
+      await pollUntil(() => sandboxProcesses(c, 'sleep 100').length === 0, 'sleep to be interrupted', 10_000);
       const after = await readUntil(
         call,
         terminalId,
@@ -114,8 +114,8 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
       });
       await pollUntil(
         () => manager.terminals.resolve(terminalId).terminal.output.endOffset > 300_000,
-        20_000,
         'the flood',
+        20_000,
       );
       let expired: unknown;
       try {
@@ -242,7 +242,7 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
       const sub = source.subscribe(terminalId, undefined, (c) => chunks.push(c));
       assert.match(chunks.map((c) => c.data).join(''), /PROMPT> $/, 'the retained output is replayed first');
       await source.write(terminalId, 'echo live-$((40+2))\r', { source: 'person', who: 'dock:owner' });
-      await pollUntil(() => /live-42\r\n/.test(chunks.map((c) => c.data).join('')), 10_000, 'live output');
+      await pollUntil(() => /live-42\r\n/.test(chunks.map((c) => c.data).join('')), 'live output', 10_000);
       sub.dispose();
       const last = chunks.at(-1)!.cursor;
       const tail = await call('read_terminal_output', { terminalId, cursor: last });
@@ -264,13 +264,13 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
       const { terminalId, cursor } = await promptTerminal(call);
       const terminal = manager.terminals.resolve(terminalId).terminal;
       await call('send_terminal_input', { terminalId, text: 'yes flood\n' });
-      await pollUntil(() => terminal.output.endOffset > 20_000_000, 60_000, '20 MB of output');
+      await pollUntil(() => terminal.output.endOffset > 20_000_000, '20 MB of output', 60_000);
       await call('send_terminal_input', { terminalId, key: 'ctrl_c' });
-      await pollUntil(() => sandboxProcesses(c, 'yes flood').length === 0, 10_000, 'yes to be interrupted');
+      await pollUntil(() => sandboxProcesses(c, 'yes flood').length === 0, 'yes to be interrupted', 10_000);
       await pollUntil(
         () => /PROMPT> $/.test(terminal.output.read(terminal.output.endOffset - 64, 64).bytes.toString()),
-        10_000,
         'the prompt after the flood',
+        10_000,
       );
       assert.ok(terminal.output.endOffset - terminal.output.startOffset <= terminal.output.capacityBytes);
       assert.equal(await codeOf(call('read_terminal_output', { terminalId, cursor })), 'OUTPUT_EXPIRED');
@@ -281,8 +281,8 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
           const pids = sandboxProcesses(c, 'sleep 1000');
           return pids.length === 1 ? pids : null;
         },
-        10_000,
         'a background sleep in the terminal',
+        10_000,
       );
       const cgroups = readFileSync(`/proc/${pid}/cgroup`, 'utf8');
       if (c.instance?.familyMechanism === 'cgroup')
@@ -294,8 +294,8 @@ describe('computer terminals (bwrap)', { concurrency: false }, () => {
       await launchRunning(manager);
       await pollUntil(
         () => !existsSync(`/proc/${pid}`),
-        10_000,
         "the relaunch to kill the terminal's process",
+        10_000,
       );
       assert.equal(await codeOf(call('read_terminal_output', { terminalId })), 'STALE_GENERATION');
     });

@@ -3,14 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isPaddockError } from '../../src/shared/errors.js';
-import {
-  type Call,
-  codeOf,
-  launchRunning,
-  pollUntil,
-  toolCaller,
-  withComputer,
-} from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { type Call, codeOf, launchRunning, toolCaller, withComputer } from '../unit/computer/fixture.js';
 
 async function untilRunning(call: Call): Promise<Record<string, unknown>> {
   return pollUntil(
@@ -18,8 +12,8 @@ async function untilRunning(call: Call): Promise<Record<string, unknown>> {
       const s = await call('get_computer_status');
       return s.lifecycle === 'booting' ? null : s;
     },
-    15_000,
     'the boot to end',
+    15_000,
   );
 }
 
@@ -141,8 +135,8 @@ describe('computer tools (bwrap)', { concurrency: false }, () => {
       assert.ok(booted.jobId);
       await pollUntil(
         () => manager.readJob(booted.jobId!, undefined, 100).terminationObserved,
-        10_000,
         'the startup script',
+        10_000,
       );
       assert.equal(readFileSync(join(manager.computer!.hostWorkspace, 'started'), 'utf8'), 'from-link\n');
       await assert.rejects(

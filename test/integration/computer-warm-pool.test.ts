@@ -20,7 +20,8 @@ import { PaddockError } from '../../src/shared/errors.js';
 import { createLogger, type Logger } from '../../src/shared/logger.js';
 import { processesWith } from '../helpers/audit-rows.js';
 import { startServe, tempProject } from '../helpers/paddock-process.js';
-import { hostDescendants, launchRunning, pollUntil } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { hostDescendants, launchRunning } from '../unit/computer/fixture.js';
 import { startServer } from '../unit/net/helpers.js';
 import { withEgressComputer } from './egress-fixture.js';
 
@@ -89,7 +90,7 @@ async function sh(m: ComputerManager, script: string): Promise<string> {
 }
 
 const readyOf = (pool: Pool, n: number, profile = 'shell') =>
-  pollUntil(() => pool.service.pool.ready(profile) >= n, 30_000, `${n} warm ${profile} sandbox(es)`);
+  pollUntil(() => pool.service.pool.ready(profile) >= n, `${n} warm ${profile} sandbox(es)`, 30_000);
 
 describe('warm pool (bwrap)', { concurrency: false }, () => {
   it('a launch with a warm sandbox ready runs on it without a cold boot, and the pool refills', async () => {
@@ -134,7 +135,7 @@ describe('warm pool (bwrap)', { concurrency: false }, () => {
           'true',
         ].join('\n'),
       );
-      await pollUntil(() => processesWith('sleep 4711').length > 0, 10_000, "A's background process");
+      await pollUntil(() => processesWith('sleep 4711').length > 0, "A's background process", 10_000);
       // the probes B runs below see A's traces inside A (so they can fail)
       const probes = {
         files: "find /workspace /tmp -mindepth 1 -not -path '/tmp/.paddock-channel*' | wc -l",
@@ -154,7 +155,7 @@ describe('warm pool (bwrap)', { concurrency: false }, () => {
       await pool.service.byKey('private:mcp:a').stop(new PaddockError('NOT_RUNNING', 'test stop'));
       await readyOf(pool, 1);
       assert.ok(!pool.service.pool.hostPids().includes(aPid), "A's sandbox is back in the pool");
-      await pollUntil(() => aTree.every((p) => !isAlive(p)), 10_000, "A's sandbox processes to end");
+      await pollUntil(() => aTree.every((p) => !isAlive(p)), "A's sandbox processes to end", 10_000);
       assert.deepEqual(processesWith('sleep 4711'), []);
 
       const b = pool.service.byKey('private:mcp:b');
@@ -252,8 +253,8 @@ describe('warm pool (bwrap)', { concurrency: false }, () => {
       async (pool) => {
         await pollUntil(
           () => pool.lines.some((l) => l.includes('computer.warm_failed')),
-          10_000,
           'a logged warm failure',
+          10_000,
         );
         const m = pool.service.byKey('private:mcp:a');
         const c = await running(m);
@@ -274,7 +275,7 @@ describe('warm pool (bwrap)', { concurrency: false }, () => {
       const sizes: number[] = [];
       const sample = setInterval(() => sizes.push(pool.service.pool.size), 5);
       try {
-        await pollUntil(() => pool.service.pool.ready() === 2, 30_000, 'a full pool');
+        await pollUntil(() => pool.service.pool.ready() === 2, 'a full pool', 30_000);
         assert.equal(pool.service.pool.ready('shell'), 1);
         const a = await running(pool.service.byKey('private:mcp:a'), 'shell');
         assert.equal(a.bootSource, 'warm');
@@ -290,7 +291,7 @@ describe('warm pool (bwrap)', { concurrency: false }, () => {
         assert.equal(dirs.length, 1, `only the warm-started computer's directory, got ${dirs.join(', ')}`);
         // a stopped computer frees room: the pool boots again, never past the cap
         await b.destroy(new PaddockError('NOT_RUNNING', 'test stop'));
-        await pollUntil(() => pool.service.pool.ready() === 1, 30_000, 'the pool to refill into the room');
+        await pollUntil(() => pool.service.pool.ready() === 1, 'the pool to refill into the room', 30_000);
       } finally {
         clearInterval(sample);
       }
@@ -317,7 +318,7 @@ describe('warm pool (bwrap)', { concurrency: false }, () => {
 
       // closing while the pool boots
       const again = startService(root, { warm: { shell: 2 } });
-      await pollUntil(() => again.service.pool.size > 0, 10_000, 'a pooled boot under way');
+      await pollUntil(() => again.service.pool.size > 0, 'a pooled boot under way', 10_000);
       await again.service.close();
       assert.equal(again.service.pool.size, 0);
       assert.deepEqual(
@@ -352,7 +353,7 @@ describe('warm pool with egress (bwrap)', () => {
     try {
       const policy = { http: { allow: [`stub.test:${stub.port}`], hosts: { 'stub.test': '127.0.0.1' } } };
       await withEgressComputer({ policy, profile: { warm: 1 } }, async ({ manager, run, rows }) => {
-        await pollUntil(() => manager.pool.ready('net') >= 1, 30_000, 'a warm net sandbox');
+        await pollUntil(() => manager.pool.ready('net') >= 1, 'a warm net sandbox', 30_000);
         const c = await launchRunning(manager, 'net');
         assert.equal(c.bootSource, 'warm');
         const r = await run(`curl -sS --max-time 20 http://stub.test:${stub.port}/warm`);
@@ -379,8 +380,8 @@ describe('warm pool across a crash of the server', () => {
           const found = [...serve.stderr().matchAll(/computer\.warm_ready.*?(warm-[A-Za-z0-9]{6})/g)];
           return found.length >= 2 ? found.map((m) => m[1]!) : null;
         },
-        60_000,
         'two pooled sandboxes',
+        60_000,
       );
       const pids = names.flatMap((n) => pidsInGroup(n));
       if (pids.length === 0) {
@@ -390,7 +391,7 @@ describe('warm pool across a crash of the server', () => {
       serve.child.kill('SIGKILL');
       await serve.stop();
       serve = await startServe(project);
-      await pollUntil(() => pids.every((p) => !isAlive(p)), 20_000, 'the pooled sandboxes to be gone');
+      await pollUntil(() => pids.every((p) => !isAlive(p)), 'the pooled sandboxes to be gone', 20_000);
       for (const n of names) {
         assert.equal(existsSync(join(project.dataDir, 'computers', n)), false, `${n} is left`);
         assert.deepEqual(pidsInGroup(n), []);

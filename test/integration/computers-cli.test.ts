@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { connectHttp, connectStdio } from '../helpers/clients.js';
-import { pollUntil, runCli, startServe, tempProject } from '../helpers/paddock-process.js';
+import { runCli, startServe, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const CONFIG = `computer:
   defaultProfile: shell

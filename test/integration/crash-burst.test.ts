@@ -9,7 +9,8 @@ import { describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { missingParents, processesWith, rows } from '../helpers/audit-rows.js';
 import { connectHttp } from '../helpers/clients.js';
-import { pollUntil, startServe, tempProject } from '../helpers/paddock-process.js';
+import { startServe, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const CLIENTS = 4;
 

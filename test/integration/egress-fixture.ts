@@ -25,7 +25,8 @@ import { openDatabase } from '../../src/store/sqlite/database.js';
 import { SqliteLaunchLinkStore } from '../../src/store/sqlite/launch-link-store.js';
 import type { CallerContext } from '../../src/tools/tool.js';
 import { auditRowsOf } from '../helpers/audit-rows.js';
-import { launchRunning, pollUntil } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { launchRunning } from '../unit/computer/fixture.js';
 
 export interface EgressFixture {
   manager: ComputerManager;
@@ -111,8 +112,8 @@ export async function withEgressComputer(
         const now = manager.readJob(started.jobId, undefined, 1 << 20);
         return now.terminationObserved ? now : null;
       },
-      timeoutMs + 5000,
       `job ${started.jobId}`,
+      timeoutMs + 5000,
     );
     return { ...done, parentId };
   };

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { PaddockError } from '../../src/shared/errors.js';
 import type { ClientPrincipal } from '../../src/shared/principal.js';
 import type { CallerContext } from '../../src/tools/tool.js';
-import { pollUntil } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
 import { type LocalServer, startServer } from '../unit/net/helpers.js';
 import { withEgressComputer } from './egress-fixture.js';
 
@@ -43,8 +43,8 @@ describe('egress credentials of a revoked caller', { concurrency: false }, () =>
       });
       await pollUntil(
         () => /first=200/.test(manager.readJob(started.jobId, undefined, 65536).stdout),
-        30_000,
         'the first request',
+        30_000,
       );
       const row = rows().find((r) => r.jobId === started.jobId);
       assert.equal(row?.principal, 'client:cl_egress', 'the connection row names the principal');
@@ -55,8 +55,8 @@ describe('egress credentials of a revoked caller', { concurrency: false }, () =>
           const r = manager.readJob(started.jobId, undefined, 65536);
           return r.terminationObserved ? r : null;
         },
-        30_000,
         'the job to end',
+        30_000,
       );
       assert.match(done.stdout, /second=407/, done.stdout + done.stderr);
     });
@@ -82,8 +82,8 @@ describe('egress credentials of a revoked caller', { concurrency: false }, () =>
           const r = manager.readJob(started.jobId, undefined, 1024);
           return r.terminationObserved ? r : null;
         },
-        30_000,
         'the cancelled job',
+        30_000,
       );
       assert.equal(after.canceled, true);
       assert.equal(manager.computer?.revokeEgress(started.jobId), false, 'nothing left to withdraw');

@@ -8,7 +8,8 @@ import { IntegrationsService } from '../../src/integrations/service.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import type { Tool } from '../../src/tools/tool.js';
 import { startEverythingHttp } from '../fixtures/mcp/everything-http.js';
-import { packageBin, pidAlive, pollUntil, toolContext } from '../fixtures/mcp/harness.js';
+import { packageBin, pidAlive, toolContext } from '../fixtures/mcp/harness.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const CONFIG = `
 mcpServers:

@@ -11,8 +11,9 @@ import { PaddockError } from '../../src/shared/errors.js';
 import { createLogger, silentLogger } from '../../src/shared/logger.js';
 import type { ToolResult } from '../../src/tools/tool.js';
 import { freePort } from '../fixtures/mcp/everything-http.js';
-import { fixturePath, pidAlive, pollUntil, readRecord, toolContext } from '../fixtures/mcp/harness.js';
+import { fixturePath, pidAlive, readRecord, toolContext } from '../fixtures/mcp/harness.js';
 import { type HttpFixture, startHttpFixture } from '../fixtures/mcp/http-server.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const base = { enabled: true, timeoutMs: 30_000, permissions: {}, toolsets: [], startup: 'lazy' as const };
 

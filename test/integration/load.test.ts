@@ -13,7 +13,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Client } from '@modelcontextprotocol/client';
 import { rows } from '../helpers/audit-rows.js';
 import { connectHttp } from '../helpers/clients.js';
-import { pollUntil, startServe, tempProject } from '../helpers/paddock-process.js';
+import { startServe, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const SCALE = Number(process.env.LOAD_SCALE ?? 0.2);
 const JOBS = Math.max(5, Math.round(50 * SCALE));

@@ -10,13 +10,13 @@ import { after, before, describe, it } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { clientOptions } from '../helpers/clients.js';
 import {
-  pollUntil,
   runCli,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 type Answer = { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> };
 

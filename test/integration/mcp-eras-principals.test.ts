@@ -8,13 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { connectHttp } from '../helpers/clients.js';
 import { auditCallerOf, grantTokens, paddockClientId } from '../helpers/oauth.js';
-import {
-  pollUntil,
-  type ServeProcess,
-  startServe,
-  type TempProject,
-  tempProject,
-} from '../helpers/paddock-process.js';
+import { type ServeProcess, startServe, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 type Structured = Record<string, unknown>;
 

@@ -9,13 +9,13 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { connectStdio, type Negotiation } from '../helpers/clients.js';
 import {
-  pollUntil,
   runCli,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 function structured(result: unknown): Record<string, unknown> {
   const r = result as { isError?: boolean; structuredContent?: Record<string, unknown>; content?: unknown };

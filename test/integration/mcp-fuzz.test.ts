@@ -14,12 +14,12 @@ import { connectHttp, connectStdio } from '../helpers/clients.js';
 import { deepNesting, mutate, mutateValue, random } from '../helpers/fuzz.js';
 import {
   PADDOCK_BIN,
-  pollUntil,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const MESSAGES = Number(process.env.FUZZ_MESSAGES ?? 1500);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_201);

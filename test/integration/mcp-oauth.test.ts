@@ -20,13 +20,13 @@ import {
   tokenRequest,
 } from '../helpers/oauth.js';
 import {
-  pollUntil,
   runCli,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 async function connectWith(base: string, token: string): Promise<Client> {
   const client = new Client({ name: 'oauth-raw', version: '1.0.0' });

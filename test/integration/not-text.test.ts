@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connectHttp } from '../helpers/clients.js';
-import { pollUntil, startServe, tempProject } from '../helpers/paddock-process.js';
+import { startServe, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 /** The refusal whatever its form: a JSON-RPC error, or a tool result that says INVALID_ARGUMENT. */
 async function refusal(call: Promise<unknown>): Promise<string> {

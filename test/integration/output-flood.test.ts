@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { connectHttp } from '../helpers/clients.js';
-import { pollUntil, startServe, tempProject } from '../helpers/paddock-process.js';
+import { startServe, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const MIB = 1024 * 1024;
 /** What the server may grow by during one flood. */

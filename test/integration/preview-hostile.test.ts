@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import type { ComputerManager } from '../../src/computer/manager.js';
 import { PreviewRelay } from '../../src/web/preview/relay.js';
-import { launchRunning, pollUntil, withComputer } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { launchRunning, withComputer } from '../unit/computer/fixture.js';
 
 /** A guest server that answers every request with a status line Node cannot send on (099). */
 const BAD_STATUS_SERVER = String.raw`
@@ -50,8 +51,8 @@ describe('the preview against a hostile guest server', () => {
             // until the guest server listens (before that: no computer yet, or nothing on the port)
             return r.status === 503 || r.body.includes('Nothing answers') ? null : r;
           },
-          10_000,
           'the guest server to answer',
+          10_000,
         );
         assert.equal(answer.status, 502);
         assert.match(answer.body, /not a valid status code/);

@@ -11,13 +11,13 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { connectHttp } from '../helpers/clients.js';
 import { grantTokens, paddockClientId } from '../helpers/oauth.js';
 import {
-  pollUntil,
   runCli,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 type Structured = Record<string, unknown>;
 

@@ -10,13 +10,13 @@ import type { Client } from '@modelcontextprotocol/client';
 import { connectHttp } from '../helpers/clients.js';
 import { grantTokens, INIT_BODY, paddockClientId } from '../helpers/oauth.js';
 import {
-  pollUntil,
   runCli,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 type Structured = Record<string, unknown>;
 

@@ -9,12 +9,12 @@ import Database from 'better-sqlite3';
 import { connectHttp } from '../helpers/clients.js';
 import {
   PADDOCK_BIN,
-  pollUntil,
   runCli,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 /** The official client over stdio to `paddock mcp <args>`, with the bridge's pid. */
 async function bridge(

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { processAlive } from '../../src/mcp/instance.js';
 import { connectStdio } from '../helpers/clients.js';
-import { pollUntil, startServe, tempProject } from '../helpers/paddock-process.js';
+import { startServe, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const IDLE_CONFIG = 'mcp:\n  idleExitSeconds: 1\ncomputer:\n  autoLaunch: false\n';
 

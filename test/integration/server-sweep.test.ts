@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { CgroupRoot } from '../../src/computer/backend/cgroups.js';
 import { SandboxPidFiles } from '../../src/computer/backend/sandbox-pids.js';
 import { silentLogger } from '../../src/shared/logger.js';
-import { pollUntil } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 /** A pid that no process has right now (a server that is gone). */
 function deadPid(): number {

@@ -5,13 +5,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fixturePath } from '../fixtures/mcp/harness.js';
 import { connectHttp } from '../helpers/clients.js';
-import {
-  pollUntil,
-  type ServeProcess,
-  startServe,
-  type TempProject,
-  tempProject,
-} from '../helpers/paddock-process.js';
+import { type ServeProcess, startServe, type TempProject, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const MiB = 1024 * 1024;
 /** The server's bound on bytes waiting for one peer (src/shared/slow-reader.ts). */

@@ -13,13 +13,13 @@ import { type ScriptedProvider, startScriptedProvider } from '../fixtures/provid
 import { dockCookie } from '../helpers/oauth.js';
 import {
   PADDOCK_BIN,
-  pollUntil,
   runCli,
   type ServeProcess,
   startServe,
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 import { type PgCluster, startPostgres } from '../helpers/postgres.js';
 
 /** Runs every second on whichever server claims the tick. */

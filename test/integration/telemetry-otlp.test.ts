@@ -14,7 +14,7 @@ import { NOOP_TRACER } from '../../src/telemetry/types.js';
 import { fixturePath } from '../fixtures/mcp/harness.js';
 import { agentMd, startAgentsProject } from '../fixtures/providers/agents-project.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver.js';
-import { pollUntil } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const CALLS = 10;
 

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { pollUntil } from '../helpers/poll.js';
 import {
   codeOf,
   launchRunning,
@@ -87,12 +88,11 @@ describe('the journal of a shared terminal (bwrap)', { concurrency: false }, () 
       const { terminalId } = (await call('create_terminal')) as { terminalId: string };
       manager.terminals.hold(terminalId, 'dock:owner', 50);
       await readTerminalUntil(call, terminalId, /./, 'any output (the prompt)');
-      const { pollUntil } = await import('../unit/computer/fixture.js');
       await pollUntil(
         async () =>
           ((await call('list_terminals')).terminals as { heldBy: string | null }[])[0]?.heldBy === null,
-        10_000,
         'the hold to lapse',
+        10_000,
       );
       await call('send_terminal_input', { terminalId, text: 'true\n' });
     });

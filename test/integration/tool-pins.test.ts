@@ -13,7 +13,8 @@ import { createPaddock, type Paddock } from '../../src/main.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { OWNER } from '../../src/shared/principal.js';
 import { fixturePath } from '../fixtures/mcp/harness.js';
-import { pollUntil, runCli, tempProject } from '../helpers/paddock-process.js';
+import { runCli, tempProject } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 
 const caller = { principal: OWNER, caller: 'mcp:pins', via: 'direct' as const, attended: true };
 

@@ -7,7 +7,7 @@ import { RunLeases } from '../../../src/agents/leases.js';
 import type { AgentRun } from '../../../src/agents/types.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import { openSqliteStores, type SqliteStores } from '../../../src/store/sqlite/open.js';
-import { pollUntil } from '../../helpers/paddock-process.js';
+import { pollUntil } from '../../helpers/poll.js';
 import { newRun } from '../store/fixtures.js';
 
 /** Two servers' stores on one database file (two connections). */

@@ -7,7 +7,7 @@ import { followAudit } from '../../../src/audit/follow.js';
 import type { StoredInvocation } from '../../../src/audit/types.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import { openSqliteStores } from '../../../src/store/sqlite/open.js';
-import { pollUntil } from '../../helpers/paddock-process.js';
+import { pollUntil } from '../../helpers/poll.js';
 import { invocation, started } from '../store/fixtures.js';
 
 describe('following the audit log', () => {

@@ -21,6 +21,7 @@ import { OWNER } from '../../../src/shared/principal.js';
 import { openDatabase } from '../../../src/store/sqlite/database.js';
 import { SqliteLaunchLinkStore } from '../../../src/store/sqlite/launch-link-store.js';
 import type { Tool, ToolContext } from '../../../src/tools/tool.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 export interface Fixture {
   manager: ComputerManager;
@@ -92,23 +93,6 @@ export async function withComputer(
   }
 }
 
-/** Polls `check` until it returns a truthy value, failing after `timeoutMs`. */
-export async function pollUntil<T>(
-  check: () => T | Promise<T>,
-  timeoutMs: number,
-  what: string,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let delayMs = 2;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, delayMs));
-    delayMs = Math.min(delayMs * 2, 50);
-  }
-}
-
 /** Launches `profileId` and waits until it is running. */
 export async function launchRunning(manager: ComputerManager, profileId = 'shell'): Promise<Computer> {
   manager.launch(profileId);
@@ -174,8 +158,8 @@ export async function runUntilExit(manager: ComputerManager, script: string, tim
       const now = manager.readJob(r.jobId, undefined, 65_536);
       return now.terminationObserved ? now : null;
     },
-    timeoutMs,
     `job ${r.jobId}`,
+    timeoutMs,
   );
 }
 
@@ -196,8 +180,8 @@ export async function readTerminalUntil(
       cursor = String(r.nextCursor);
       return pattern.test(text);
     },
-    20_000,
     what,
+    20_000,
   );
   return { text, cursor };
 }

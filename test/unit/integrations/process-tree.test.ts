@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { isAlive, processTree, signalAll } from '../../../src/integrations/process-tree.js';
-import { pidAlive, pollUntil } from '../../fixtures/mcp/harness.js';
+import { pidAlive } from '../../fixtures/mcp/harness.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 describe('process tree', () => {
   test('finds a grandchild and kills the whole tree, even one that ignores SIGTERM', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { MAX_STDERR_LINE_CHARS, StderrLog } from '../../../src/integrations/stderr-log.js';
-import { pollUntil } from '../../fixtures/mcp/harness.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 describe('StderrLog', () => {
   test('splits chunks into lines, including a multi-byte character cut between chunks', async () => {

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { relay } from '../../../src/mcp/bridge.js';
 import { instancePaths } from '../../../src/mcp/instance.js';
 import { MAX_MESSAGE_BYTES } from '../../../src/mcp/line-limit.js';
-import { pollUntil } from '../../helpers/paddock-process.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 describe('the bridge relay', () => {
   it('answers an oversized line between the server’s lines, never inside one', async () => {

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { AuditStore } from '../../../src/audit/types.js';
+import { pollUntil } from '../../helpers/poll.js';
 import { rawExchange, socksRequest, startSilentServer, startTestProxy } from './egress-helpers.js';
-import { type LocalServer, startServer, waitFor } from './helpers.js';
+import { type LocalServer, startServer } from './helpers.js';
 
 function status(reply: Buffer): number {
   return Number(/^HTTP\/1\.1 (\d{3})/.exec(reply.toString('latin1'))?.[1] ?? 0);
@@ -327,7 +328,7 @@ describe('egress proxy (HTTP forward, CONNECT, SOCKS5) against stub servers on 1
       const tunnel = await rawExchange(p.port, `CONNECT silent.test:${silent.port} HTTP/1.1\r\n\r\n`);
       assert.match(tunnel.toString(), /200 Connection Established/);
       // rows are written when the connections open and completed when they end
-      await waitFor(() => p.rows().filter((r) => r.state === 'ended').length === 2, 'both rows completed');
+      await pollUntil(() => p.rows().filter((r) => r.state === 'ended').length === 2, 'both rows completed');
       assert.deepEqual(
         p.rows().map((r) => r.errorCode),
         ['TIMEOUT', 'TIMEOUT'],
@@ -409,16 +410,16 @@ describe('egress proxy (HTTP forward, CONNECT, SOCKS5) against stub servers on 1
         received += d;
       });
       client.write(`CONNECT echo.test:${echoPort} HTTP/1.1\r\nHost: echo.test\r\n\r\n`);
-      await waitFor(() => received.includes('200 Connection Established'), 'the tunnel to open');
+      await pollUntil(() => received.includes('200 Connection Established'), 'the tunnel to open');
       client.write('ping-1234567890');
-      await waitFor(() => received.endsWith('ping-1234567890'), 'the echo through the tunnel');
+      await pollUntil(() => received.endsWith('ping-1234567890'), 'the echo through the tunnel');
       const open = p.rows();
       assert.equal(open.length, 1, 'the row exists while the tunnel is open');
       assert.equal(open[0]!.state, 'running');
       assert.equal(open[0]!.policyRule, null, 'the outcome is not written yet');
       assert.equal(JSON.parse(open[0]!.input).host, 'echo.test');
       client.end();
-      await waitFor(() => p.rows()[0]?.state === 'ended', 'the row to be completed');
+      await pollUntil(() => p.rows()[0]?.state === 'ended', 'the row to be completed');
       const [row] = p.rows();
       assert.equal(p.rows().length, 1, 'completed in place, not a second row');
       assert.equal(row!.id, open[0]!.id);

@@ -73,12 +73,3 @@ export function staticResolver(answers: Record<string, string[] | (() => string[
 export function httpPolicy(allow: string[], deny: string[] = []): Sandbox {
   return createWhitelistSandbox(policySchema.parse({ http: { allow, deny } }));
 }
-
-/** Polls `condition` until it holds or the deadline passes. */
-export async function waitFor(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

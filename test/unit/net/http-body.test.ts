@@ -4,7 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import { createHttpClient, type HttpClient } from '../../../src/net/http-client.js';
 import type { Sandbox } from '../../../src/policy/types.js';
 import { isPaddockError } from '../../../src/shared/errors.js';
-import { httpPolicy, type LocalServer, startServer, staticResolver, waitFor } from './helpers.js';
+import { pollUntil } from '../../helpers/poll.js';
+import { httpPolicy, type LocalServer, startServer, staticResolver } from './helpers.js';
 
 const MIB = 1024 * 1024;
 const BINARY = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
@@ -166,7 +167,7 @@ describe('http client: bodies, limits and time', () => {
     const controller = new AbortController();
     const seen = server.seen.length;
     const pending = client.request({ url: `${server.origin}/hang` }, { policy, signal: controller.signal });
-    await waitFor(() => server.seen.length > seen, 'the request to arrive');
+    await pollUntil(() => server.seen.length > seen, 'the request to arrive');
     controller.abort();
     await assert.rejects(pending, code('TIMEOUT', /cancelled/));
   });

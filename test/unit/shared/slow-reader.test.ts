@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { guardSlowReader, type SlowReaderDrop } from '../../../src/shared/slow-reader.js';
-import { pollUntil } from '../../helpers/paddock-process.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 const MiB = 1024 * 1024;
 

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { StoredInvocation } from '../../../src/audit/types.js';
 import { PaddockError } from '../../../src/shared/errors.js';
 import { REDACTED } from '../../../src/shared/redact.js';
-import { pollUntil } from '../../helpers/paddock-process.js';
+import { pollUntil } from '../../helpers/poll.js';
 import { invocation, type StoreFactory, started, uid, withStores } from './fixtures.js';
 
 const ids = (rows: StoredInvocation[]) => rows.map((r) => r.id);

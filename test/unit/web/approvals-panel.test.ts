@@ -11,7 +11,7 @@ import { openDatabase } from '../../../src/store/sqlite/database.js';
 import type { Tool } from '../../../src/tools/tool.js';
 import { dockApprovalsFromService } from '../../../src/web/dock/approvals-adapter.js';
 import { MAX_APPROVAL_ARGUMENTS_CHARS } from '../../../src/web/dock/protocol.js';
-import { pollUntil } from '../../helpers/paddock-process.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 const tool: Tool = {
   name: 'post',

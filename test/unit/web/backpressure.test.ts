@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { WebSocket, WebSocketServer } from 'ws';
 import { DockClient } from '../../../src/web/dock/client.js';
 import type { ServerMessage } from '../../../src/web/dock/protocol.js';
+import { pollUntil } from '../../helpers/poll.js';
 import { type DockServer, openSocket, startDockServer } from './harness.js';
 
 const LIMITS = { maxQueuedBytes: 64 * 1024, highWaterBytes: 16 * 1024, maxMergedChars: 8 * 1024 };
@@ -12,14 +13,6 @@ const LIMITS = { maxQueuedBytes: 64 * 1024, highWaterBytes: 16 * 1024, maxMerged
 /** The client's TCP socket, to stop reading from it (a page that hangs). */
 function rawSocket(ws: WebSocket): Socket {
   return (ws as unknown as { _socket: Socket })._socket;
-}
-
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /** Records a row straight into the real audit store (the gateway is not under test here). */
@@ -171,8 +164,9 @@ describe('DockClient queue', () => {
       for (let g = 1; g <= 500; g++) dock.send(status(g), 'status');
       assert.equal(dock.stats().queuedMessages, 1);
       rawSocket(client).resume();
-      await until('the newest status', () =>
-        received.some((m) => m.type === 'status' && m.status.generation === 500),
+      await pollUntil(
+        () => received.some((m) => m.type === 'status' && m.status.generation === 500),
+        'the newest status',
       );
       assert.equal(received.filter((m) => m.type === 'status').length, 1);
     } finally {
@@ -193,8 +187,9 @@ describe('DockClient queue', () => {
       }
       assert.ok(dock.stats().queuedMessages <= 5, JSON.stringify(dock.stats()));
       rawSocket(client).resume();
-      await until('all output', () =>
-        received.some((m) => m.type === 'terminal.output' && m.cursor === 'c4999'),
+      await pollUntil(
+        () => received.some((m) => m.type === 'terminal.output' && m.cursor === 'c4999'),
+        'all output',
       );
       const text = received
         .map((m) => (m.type === 'terminal.output' && m.terminalId === 't' ? m.data : ''))
@@ -221,8 +216,9 @@ describe('DockClient queue', () => {
       assert.equal(dock.stats().resyncs, 1);
       assert.equal(dock.stats().queuedBytes, 0);
       rawSocket(client).resume();
-      await until('the resync message', () =>
-        received.some((m) => m.type === 'status' && m.status.generation === 777),
+      await pollUntil(
+        () => received.some((m) => m.type === 'status' && m.status.generation === 777),
+        'the resync message',
       );
       assert.equal(received.filter((m) => m.type === 'terminal.output' && m.terminalId !== 'fill').length, 0);
     } finally {

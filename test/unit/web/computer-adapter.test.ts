@@ -11,20 +11,7 @@ import { computerSchema } from '../../../src/config/computer-schema.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import { dockComputerFromService } from '../../../src/web/dock/index.js';
 import type { ComputerChange, DockComputer } from '../../../src/web/dock/sources.js';
-
-async function waitFor<T>(
-  what: string,
-  fn: () => T | undefined | null | false,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { pollUntil } from '../../helpers/poll.js';
 
 describe('the dock view of the ComputerService', () => {
   let dir: string;
@@ -60,10 +47,11 @@ describe('the dock view of the ComputerService', () => {
     assert.equal(computer.status().lifecycle, 'none');
     assert.ok(computer.profiles().some((p) => p.id === 'shell' && p.available));
     await computer.launch('shell');
-    await waitFor('running', () => computer.status().lifecycle === 'running');
-    await waitFor('a status change', () => changes.some((c) => c.kind === 'status'));
-    await waitFor('the boot entry', () =>
-      changes.some((c) => c.kind === 'log' && c.entry.event === 'computer.boot'),
+    await pollUntil(() => computer.status().lifecycle === 'running', 'running');
+    await pollUntil(() => changes.some((c) => c.kind === 'status'), 'a status change');
+    await pollUntil(
+      () => changes.some((c) => c.kind === 'log' && c.entry.event === 'computer.boot'),
+      'the boot entry',
     );
     assert.equal(computer.status().generation, 1);
     assert.ok(computer.recentLogs(10).some((e) => e.event === 'computer.launch'));
@@ -75,24 +63,27 @@ describe('the dock view of the ComputerService', () => {
       'echo first-part; while [ ! -e /workspace/go ]; do sleep 0.02; done; echo second-part >&2; exit 3';
     const started = await manager.runCommand({ script, waitMs: 0, timeoutMs: 30_000 });
     const jobId = started.jobId;
-    await waitFor('the first part while running', () => {
+    await pollUntil(() => {
       const j = computer.job(jobId);
       return j?.state === 'running' && j.stdoutTail.includes('first-part');
-    });
-    const listed = await waitFor('the job in the list', () => computer.jobs().find((j) => j.jobId === jobId));
+    }, 'the first part while running');
+    const listed = await pollUntil(
+      () => computer.jobs().find((j) => j.jobId === jobId),
+      'the job in the list',
+    );
     assert.equal(listed.command, script);
     assert.equal(listed.state, 'running');
     writeFileSync(join(manager.computer!.hostWorkspace, 'go'), '');
-    const done = await waitFor('the end', () => {
+    const done = await pollUntil(() => {
       const j = computer.job(jobId);
       return j && j.state !== 'running' ? j : undefined;
-    });
+    }, 'the end');
     assert.equal(done.state, 'failed');
     assert.equal(done.exitCode, 3);
     assert.equal(done.stderrTail, 'second-part\n');
-    await waitFor(
-      'a change for the start and one for the end',
+    await pollUntil(
       () => changes.filter((c) => c.kind === 'job' && c.jobId === jobId).length >= 2,
+      'a change for the start and one for the end',
     );
   });
 
@@ -101,7 +92,10 @@ describe('the dock view of the ComputerService', () => {
     const sub = service.subscribe((e) => seen.push(e));
     try {
       const r = await manager.runCommand({ script: 'echo pushed', waitMs: 10_000, timeoutMs: 30_000 });
-      await waitFor('the exit event', () => seen.some((e) => e.type === 'job.exited' && e.jobId === r.jobId));
+      await pollUntil(
+        () => seen.some((e) => e.type === 'job.exited' && e.jobId === r.jobId),
+        'the exit event',
+      );
       const mine = seen.filter((e) => 'jobId' in e && e.jobId === r.jobId);
       const start = mine.find((e) => e.type === 'job.started');
       assert.ok(start && start.type === 'job.started');
@@ -119,10 +113,10 @@ describe('the dock view of the ComputerService', () => {
   it('forgets the jobs of a replaced generation', async () => {
     assert.ok(computer.jobs().length > 0);
     await computer.launch('shell');
-    await waitFor(
-      'generation 2 running',
+    await pollUntil(
       () => computer.status().generation === 2 && computer.status().lifecycle === 'running',
+      'generation 2 running',
     );
-    await waitFor('the old jobs gone', () => computer.jobs().length === 0);
+    await pollUntil(() => computer.jobs().length === 0, 'the old jobs gone');
   });
 });

@@ -25,7 +25,7 @@ import { computerSchema } from '../../../src/config/computer-schema.js';
 import { isPaddockError } from '../../../src/shared/errors.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import { DockVmHosts } from '../../../src/web/dock/vm-hosts.js';
-import { pollUntil } from '../../helpers/paddock-process.js';
+import { pollUntil } from '../../helpers/poll.js';
 import { type DockServer, openSocket, startDockServer, type TestSocket } from './harness.js';
 
 const RETAINED = 64 * 1024;
