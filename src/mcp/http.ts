@@ -7,59 +7,26 @@ import {
 } from '@modelcontextprotocol/server';
 import { computerNameProblem } from '../shared/computer-name.js';
 import type { Logger } from '../shared/logger.js';
-import { type ClientPrincipal, OWNER, type Principal, principalKey } from '../shared/principal.js';
+import { principalKey } from '../shared/principal.js';
 import { DEFAULT_SLOW_READER_LIMITS, guardSlowReader, type SlowReaderLimits } from '../shared/slow-reader.js';
 import type { Tool } from '../tools/tool.js';
+import { type McpGrant, principalOfGrant } from './grant.js';
 import { header, INVALID, optional, readJson, sendJsonRpcError } from './http-body.js';
 import { ModernMcpHttp } from './http-modern.js';
 import { NodeMcpTransport } from './http-transport.js';
 import { MAX_MESSAGE_BYTES } from './line-limit.js';
 import { createMcpServer, inToolsets, type McpServerDeps } from './server.js';
+import { makeRoom, type RoomSession, type SessionQuotas } from './session-room.js';
 import { McpSessions, sessionCaller, sessionComputer } from './sessions.js';
 
-export { sendJsonRpcError };
+export type { McpGrant, SessionQuotas };
+export { principalOfGrant, sendJsonRpcError };
 
-/** An OAuth grant a request was admitted with: its calls are `mcp:<client>:<session>`. */
-export interface McpGrant {
-  id: string;
-  /** Paddock's id of the client (the audit caller names it). */
-  client: string;
-  /** The name the client registered (the principal's display name). */
-  clientName: string;
-  /** Tool sets the grant's scopes open. */
-  toolsets: readonly string[];
-  /** Named computers the grant opens (`computer:<name>` scopes). */
-  computers: readonly string[];
-}
-
-/** The principal of a request admitted with `grant` (the owner without one). */
-export function principalOfGrant(grant: McpGrant | undefined): Principal {
-  if (!grant) return OWNER;
-  const client: ClientPrincipal = {
-    kind: 'client',
-    id: grant.client,
-    name: grant.clientName,
-    computers: grant.computers,
-  };
-  return client;
-}
-
-interface Session {
+interface Session extends RoomSession {
   transport: NodeMcpTransport;
   dispose(): void;
-  lastSeen: number;
   /** The grant that opened the session; only requests of that grant may use it. */
   grantId?: string;
-  /** Whose session it is; a client's is renewed from its grant at every request (scopes change). */
-  principal: Principal;
-}
-
-/** How many `/mcp` sessions each principal may hold (see `principals` in paddock.yaml). */
-export interface SessionQuotas {
-  /** Sessions one OAuth client may hold at once. */
-  perClient: number;
-  /** Sessions of the server's total that only the owner may use. */
-  ownerReserve: number;
 }
 
 export interface McpHttpOptions {
@@ -187,34 +154,7 @@ export class McpHttpEndpoint {
     guardSlowReader(res, this.slowReader, (drop) =>
       this.logger.warn('mcp.peer_dropped', { session: sessionId ?? null, transport: 'http', ...drop }),
     );
-    if (sessionId) {
-      const session = this.sessions.get(sessionId);
-      if (session && session.grantId !== grant?.id) {
-        return sendJsonRpcError(
-          res,
-          403,
-          -32000,
-          'This session was opened with other credentials; send initialize to open your own.',
-        );
-      }
-      if (!session) {
-        return sendJsonRpcError(
-          res,
-          404,
-          -32001,
-          'Session not found: it expired or the server restarted. Start a new session with initialize.',
-        );
-      }
-      session.lastSeen = Date.now();
-      // the grant's scopes are read at every request: a computer granted or withdrawn in the
-      // dock applies from the session's next request on
-      if (grant) session.principal = principalOfGrant(grant);
-      const body =
-        req.method === 'POST' ? await readJson(req, res, this.maxBodyBytes, this.bodyTimeoutMs) : undefined;
-      if (body === INVALID) return;
-      await session.transport.handleRequest(req, res, body);
-      return;
-    }
+    if (sessionId) return this.continueSession(sessionId, req, res, grant);
     if (req.method !== 'POST') {
       return sendJsonRpcError(
         res,
@@ -243,8 +183,58 @@ export class McpHttpEndpoint {
         'No session: the first request must be initialize (then send Mcp-Session-Id).',
       );
     }
+    await this.openSession(req, res, body, grant, named);
+  }
+
+  /** A request of an open 2025-era session: only the grant that opened it may use it. */
+  private async continueSession(
+    sessionId: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    grant: McpGrant | undefined,
+  ): Promise<void> {
+    const session = this.sessions.get(sessionId);
+    if (session && session.grantId !== grant?.id) {
+      return sendJsonRpcError(
+        res,
+        403,
+        -32000,
+        'This session was opened with other credentials; send initialize to open your own.',
+      );
+    }
+    if (!session) {
+      return sendJsonRpcError(
+        res,
+        404,
+        -32001,
+        'Session not found: it expired or the server restarted. Start a new session with initialize.',
+      );
+    }
+    session.lastSeen = Date.now();
+    // the grant's scopes are read at every request: a computer granted or withdrawn in the
+    // dock applies from the session's next request on
+    if (grant) session.principal = principalOfGrant(grant);
+    const body =
+      req.method === 'POST' ? await readJson(req, res, this.maxBodyBytes, this.bodyTimeoutMs) : undefined;
+    if (body === INVALID) return;
+    await session.transport.handleRequest(req, res, body);
+    return;
+  }
+
+  /** An initialize without a session: opens one if the principal has room for it. */
+  private async openSession(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    grant: McpGrant | undefined,
+    named: string | undefined,
+  ): Promise<void> {
     const principal = principalOfGrant(grant);
-    const refusal = this.makeRoom(principal);
+    const refusal = makeRoom(this.sessions, principal, this.maxSessions, this.quotas, (id, key, why) => {
+      this.logger.info('mcp.session_evicted', { session: id, principal: key, limit: why });
+      // closing takes it out of the map at once
+      void this.sessions.get(id)?.transport.close();
+    });
     if (refusal) {
       this.logger.warn('mcp.session_refused', { principal: principalKey(principal), limit: refusal.setting });
       return sendJsonRpcError(res, 429, -32000, refusal.message, {
@@ -335,68 +325,6 @@ export class McpHttpEndpoint {
     const all = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.allSettled(all.map((s) => s.transport.close()));
-  }
-
-  /**
-   * Makes room for a new session of `principal`, or says which limit refuses it. A client that
-   * holds its quota (`principals.clients.maxSessions`) gives up its own least recently used
-   * session; the sessions outside the owner's reserve are shared by all clients, and when they
-   * are taken a client is refused. The owner may use every session, and when all are taken its
-   * own least recently used one is closed. Nobody's session is ever closed to make room for
-   * another principal.
-   */
-  private makeRoom(principal: Principal): { setting: string; max: number; message: string } | null {
-    const quotas = this.quotas;
-    if (principal.kind === 'client' && quotas) {
-      const key = principalKey(principal);
-      let own = 0;
-      let thirdParty = 0;
-      for (const s of this.sessions.values()) {
-        if (s.principal.kind === 'owner') continue;
-        thirdParty++;
-        if (principalKey(s.principal) === key) own++;
-      }
-      if (own >= quotas.perClient) {
-        if (this.closeOldestOf(key, 'principals.clients.maxSessions')) return null;
-        return {
-          setting: 'principals.clients.maxSessions',
-          max: quotas.perClient,
-          message: `LIMIT_EXCEEDED: this client already opens ${own} sessions at once, its limit principals.clients.maxSessions (${quotas.perClient}). Wait for them to open, close those you no longer use (HTTP DELETE with their Mcp-Session-Id), and retry.`,
-        };
-      }
-      const shared = Math.max(0, this.maxSessions - quotas.ownerReserve);
-      if (thirdParty >= shared) {
-        return {
-          setting: 'principals.ownerReserve.sessions',
-          max: shared,
-          message: `LIMIT_EXCEEDED: the sessions open to clients are all taken (${shared}; principals.ownerReserve.sessions keeps the rest of the server's ${this.maxSessions} for the owner). Close sessions you no longer use (HTTP DELETE with their Mcp-Session-Id) and retry later.`,
-        };
-      }
-    }
-    if (this.sessions.size < this.maxSessions) return null;
-    if (this.closeOldestOf(principalKey(principal), 'server sessions')) return null;
-    return {
-      setting: 'server sessions',
-      max: this.maxSessions,
-      message: `LIMIT_EXCEEDED: this server holds its most sessions (${this.maxSessions}); retry once one ends.`,
-    };
-  }
-
-  /**
-   * Closes the least recently used open session of principal `key` (why: the limit it makes
-   * room under); one still being initialized is never closed. Whether one was.
-   */
-  private closeOldestOf(key: string, why: string): boolean {
-    let oldest: [string, Session] | undefined;
-    for (const entry of this.sessions) {
-      if (principalKey(entry[1].principal) !== key || entry[1].transport.sessionId === undefined) continue;
-      if (!oldest || entry[1].lastSeen < oldest[1].lastSeen) oldest = entry;
-    }
-    if (!oldest) return false;
-    this.logger.info('mcp.session_evicted', { session: oldest[0], principal: key, limit: why });
-    // closing takes it out of the map at once
-    void oldest[1].transport.close();
-    return true;
   }
 
   private sweep(): void {

@@ -7,7 +7,8 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { McpGrant, McpHttpEndpoint } from '../mcp/http.js';
+import type { McpGrant } from '../mcp/grant.js';
+import type { McpHttpEndpoint } from '../mcp/http.js';
 import { sendJsonRpcError } from '../mcp/http.js';
 import type { Logger } from '../shared/logger.js';
 import { bearerToken, hostnameOf, readCookie, tokenMatches } from './auth.js';

@@ -4,7 +4,7 @@
  * routes and the access-token check that `paddock serve` hands to the WebApp.
  */
 import type { IncomingMessage } from 'node:http';
-import type { McpGrant } from '../../mcp/http.js';
+import type { McpGrant } from '../../mcp/grant.js';
 import type { Logger } from '../../shared/logger.js';
 import { computersOfScopes } from '../../shared/principal.js';
 import type { WebRoute } from '../app.js';
