@@ -3,23 +3,24 @@ import type { PolicyConfig } from '../config/schema.js';
 import type { Notifier } from '../net/notifier.js';
 import type { Sandbox } from '../policy/types.js';
 import type { Disposable } from '../shared/disposable.js';
-import { PaddockError } from '../shared/errors.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
-import { pidAlive } from '../shared/pid.js';
 import type { AgentRunStore, RunCall, RunQuery } from '../store/agent-runs.js';
 import type { NamespaceOf } from '../tools/builtin/save-memory.js';
 import type { Gateway } from '../tools/gateway.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { type RunEvent, runEvents } from './events.js';
+import { ActiveRuns } from './active-runs.js';
+import { AgentCatalog } from './catalog.js';
+import { type RunEvent, type RunEvents, runEvents } from './events.js';
+import { type LauncherDeps, launchRun, type RunRequest, waitForDiscovery } from './launcher.js';
 import { RunLeases } from './leases.js';
-import { type LoadedAgents, loadAgents } from './load-agents.js';
 import { agentNamespaceOf } from './namespace.js';
-import { createProvider, providerConfigs } from './providers/index.js';
-import { executeRun } from './runner.js';
+import { providerConfigs } from './providers/index.js';
 import { AgentScheduler, type NextRun } from './scheduler.js';
 import { type AgentSummary, summarize } from './summary.js';
-import type { AgentDefinition, AgentLoadError, AgentRun, RunTrigger } from './types.js';
+import type { AgentDefinition, AgentLoadError, AgentRun } from './types.js';
+
+export type { RunRequest };
 
 /** What the agents service is built from (all wired by the composition root). */
 export interface AgentsDeps {
@@ -50,14 +51,6 @@ export interface AgentsDeps {
   skillsGuestRoot?: string;
   /** A link to an approval in the dock (sent to notify channels when a run waits). */
   approvalLink?: (approvalId: string) => string | undefined;
-}
-
-/** How a run is started. */
-export interface RunRequest {
-  input?: string;
-  trigger?: RunTrigger;
-  /** Cancels the run (status `cancelled`). */
-  signal?: AbortSignal;
 }
 
 /** A run with its tool calls (nested ones included, with their depth). */
@@ -106,205 +99,119 @@ export async function createAgents(deps: AgentsDeps): Promise<AgentsService> {
   const config = deps.config ?? agentsConfigSchema.parse({});
   const providers = providerConfigs(config);
   const logger = deps.logger.child({ domain: 'agents' });
-  const store = deps.store;
+  const { store } = deps;
   const events = runEvents(logger);
-  const active = new Map<
-    string,
-    {
-      agent: string;
-      skills: { name: string; dir: string }[];
-      controller: AbortController;
-      done: Promise<AgentRun>;
-    }
-  >();
-  /** Agents between the "is it running" check and their run's entry in `active`. */
-  const launching = new Set<string>();
-  for (const run of await store.reconcile())
-    logger.warn('agent.run_interrupted', { agent: run.agent, runId: run.id });
-  const leases = new RunLeases({
-    store,
-    serverId: deps.serverId ?? randomId('srv', 10),
+  const runs = new ActiveRuns(store);
+  await endInterruptedRuns(store, logger);
+  const leases = await startLeases(deps, runs, events, logger);
+  const catalog = new AgentCatalog({
+    projectDir: deps.projectDir,
+    servers: () => deps.integrations.servers(),
+    channelNames: () => deps.notifier.channelNames(),
+    providers,
+    config,
+    policy: deps.policy,
+    policyConfig: deps.policyConfig,
     logger,
-    ...(deps.lease ? deps.lease : {}),
-    activeRuns: () => active.size,
-    onExpired: (run) => events.emit({ type: 'run.finished', run }),
   });
-  await leases.sweep();
-  leases.start();
-
-  let loaded: LoadedAgents = { agents: [], errors: [] };
-  const load = () => {
-    loaded = loadAgents({
-      projectDir: deps.projectDir,
-      servers: deps.integrations.servers(),
-      channels: deps.notifier.channelNames(),
-      providers,
-      defaultProvider: config.defaultProvider,
-      globalPolicy: deps.policy,
-      globalPolicyConfig: deps.policyConfig,
-      limits: config.limits,
-    });
-    for (const e of loaded.errors)
-      logger.error('agent.load_failed', { agent: e.agent, file: e.file, problems: e.problems });
-    for (const a of loaded.agents)
-      for (const w of a.warnings) logger.warn('agent.load_warning', { agent: a.name, warning: w });
+  catalog.load();
+  const launcher: LauncherDeps = {
+    runs,
+    leases,
+    providers,
+    env: deps.env,
+    dataDir: deps.dataDir,
+    logger,
+    runner: {
+      gateway: deps.gateway,
+      registry: deps.registry,
+      store,
+      notifier: deps.notifier,
+      events,
+      logger,
+      toolResultMaxBytes: config.toolResultMaxBytes,
+      awaitServers: (servers, signal) =>
+        waitForDiscovery(deps.integrations, servers, config.discoveryTimeoutMs, signal),
+      skillsGuestRoot: deps.skillsGuestRoot,
+      approvalLink: deps.approvalLink,
+    },
   };
-  load();
-
-  const runningHere = (agent: string) => [...active.entries()].find(([, r]) => r.agent === agent)?.[0];
-  /** A run of `agent` by another process or server that is still alive (by pid or lease). */
-  const runningElsewhere = async (agent: string) =>
-    (await store.running()).find(
-      (r) =>
-        r.agent === agent &&
-        !active.has(r.id) &&
-        (r.leaseExpiresAt != null
-          ? r.leaseExpiresAt >= Date.now()
-          : r.pid !== process.pid && r.pid !== null && pidAlive(r.pid)),
-    );
-  const isRunning = async (agent: string) =>
-    runningHere(agent) !== undefined || launching.has(agent) || (await runningElsewhere(agent)) !== undefined;
-
-  const awaitServers = async (servers: readonly string[], signal: AbortSignal) => {
-    const pending = deps.integrations
-      .servers()
-      .some((s) => servers.includes(s.name) && s.state !== 'disabled' && s.registeredTools === 0);
-    if (!pending || config.discoveryTimeoutMs === 0) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, config.discoveryTimeoutMs);
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      }
-      signal.addEventListener('abort', done, { once: true });
-      deps.integrations.discovered().then(done, done);
-    });
-  };
-
-  const find = (name: string): AgentDefinition => {
-    const agent = loaded.agents.find((a) => a.name === name);
-    if (agent) return agent;
-    const broken = loaded.errors.find((e) => e.agent === name);
-    if (broken) {
-      throw new PaddockError(
-        'INVALID_ARGUMENT',
-        `Agent "${name}" did not load (${broken.file}):\n${broken.problems.map((p) => `  ${p}`).join('\n')}`,
-        { problems: broken.problems },
-      );
-    }
-    const names = loaded.agents.map((a) => a.name);
-    throw new PaddockError(
-      'NOT_FOUND',
-      `There is no agent "${name}"; ${names.length ? `use one of: ${names.join(', ')}` : `create .paddock/agents/${name}/AGENT.md`}.`,
-    );
-  };
-
-  const launch = async (
-    agent: AgentDefinition,
-    trigger: RunTrigger,
-    request: RunRequest,
-    scheduledAt?: number,
-  ) => {
-    const busy = (other: string) =>
-      new PaddockError(
-        'LIMIT_EXCEEDED',
-        `Agent "${agent.name}" is already running (run ${other}); wait for it to end or cancel it, then start it again.`,
-        { runId: other },
-      );
-    const here = runningHere(agent.name) ?? (launching.has(agent.name) ? '(starting)' : undefined);
-    if (here) throw busy(here);
-    launching.add(agent.name);
-    try {
-      const other = (await runningElsewhere(agent.name))?.id;
-      if (other) throw busy(other);
-    } catch (e) {
-      launching.delete(agent.name);
-      throw e;
-    }
-    const runId = randomId('run');
-    const controller = new AbortController();
-    const onAbort = () => controller.abort();
-    if (request.signal?.aborted) controller.abort();
-    else request.signal?.addEventListener('abort', onAbort, { once: true });
-    const done = executeRun(
-      agent,
-      {
-        runId,
-        trigger,
-        input: request.input,
-        scheduledAt,
-        owner: leases.serverId,
-        leaseExpiresAt: leases.expiry(),
-        signal: controller.signal,
-        provider: () =>
-          createProvider(agent.provider, agent.model, providers, {
-            env: deps.env,
-            dataDir: deps.dataDir,
-            onRetry: (info) => logger.warn('agent.provider_retry', { agent: agent.name, runId, ...info }),
-          }),
-      },
-      {
-        gateway: deps.gateway,
-        registry: deps.registry,
-        store,
-        notifier: deps.notifier,
-        events,
-        logger,
-        toolResultMaxBytes: config.toolResultMaxBytes,
-        awaitServers,
-        skillsGuestRoot: deps.skillsGuestRoot,
-        approvalLink: deps.approvalLink,
-      },
-    ).finally(() => {
-      active.delete(runId);
-      request.signal?.removeEventListener('abort', onAbort);
-    });
-    active.set(runId, {
-      agent: agent.name,
-      skills: agent.skills.map((s) => ({ name: s.name, dir: s.dir })),
-      controller,
-      done,
-    });
-    launching.delete(agent.name);
-    return { runId, done };
-  };
-
   const scheduler = new AgentScheduler({
     store,
     events,
     logger,
     catchUpDefault: config.catchUp,
-    isRunning,
+    isRunning: (agent) => runs.isRunning(agent),
     startRun: async (agent, trigger, input, scheduledAt) =>
-      (await launch(agent, trigger, input === undefined ? {} : { input }, scheduledAt)).runId,
+      (await launchRun(launcher, agent, trigger, input === undefined ? {} : { input }, scheduledAt)).runId,
   });
-  let schedulerOn = false;
+  return agentsService({ catalog, runs, leases, scheduler, launcher, store, events });
+}
 
+/** Ends the `running` rows a dead process left (status `interrupted`). */
+async function endInterruptedRuns(store: AgentRunStore, logger: Logger): Promise<void> {
+  for (const run of await store.reconcile())
+    logger.warn('agent.run_interrupted', { agent: run.agent, runId: run.id });
+}
+
+/** This server's leases on its runs: expired ones swept now, then renewed and swept on a timer. */
+async function startLeases(
+  deps: AgentsDeps,
+  runs: ActiveRuns,
+  events: RunEvents,
+  logger: Logger,
+): Promise<RunLeases> {
+  const leases = new RunLeases({
+    store: deps.store,
+    serverId: deps.serverId ?? randomId('srv', 10),
+    logger,
+    ...(deps.lease ? deps.lease : {}),
+    activeRuns: () => runs.size,
+    onExpired: (run) => events.emit({ type: 'run.finished', run }),
+  });
+  await leases.sweep();
+  leases.start();
+  return leases;
+}
+
+/** The service over its parts. */
+function agentsService(parts: {
+  catalog: AgentCatalog;
+  runs: ActiveRuns;
+  leases: RunLeases;
+  scheduler: AgentScheduler;
+  launcher: LauncherDeps;
+  store: AgentRunStore;
+  events: RunEvents;
+}): AgentsService {
+  const { catalog, runs, leases, scheduler, launcher, store, events } = parts;
+  let schedulerOn = false;
+  const start = (name: string, request: RunRequest = {}) =>
+    launchRun(launcher, catalog.find(name), request.trigger ?? 'manual', request);
   return {
     list: () =>
       Promise.all(
-        loaded.agents.map(async (a) => {
-          const running = runningHere(a.name) ?? (await runningElsewhere(a.name))?.id ?? null;
+        catalog.agents.map(async (a) => {
+          const running = runs.here(a.name) ?? (await runs.elsewhere(a.name))?.id ?? null;
           const [last] = await store.list({ agent: a.name, limit: 1 });
           return summarize(a, scheduler.nextRuns([a]), running, last);
         }),
       ),
-    definitions: () => [...loaded.agents],
-    loadErrors: () => [...loaded.errors],
+    definitions: () => [...catalog.agents],
+    loadErrors: () => [...catalog.errors],
     reload() {
-      load();
-      if (schedulerOn) scheduler.start(loaded.agents);
+      catalog.load();
+      if (schedulerOn) scheduler.start(catalog.agents);
       events.emit({
         type: 'agents.reloaded',
-        agents: loaded.agents.map((a) => a.name),
-        errors: loaded.errors.map((e) => e.agent),
+        agents: catalog.agents.map((a) => a.name),
+        errors: catalog.errors.map((e) => e.agent),
       });
     },
-    start: (name, request = {}) => launch(find(name), request.trigger ?? 'manual', request),
-    run: async (name, request = {}) => (await launch(find(name), request.trigger ?? 'manual', request)).done,
+    start,
+    run: async (name, request = {}) => (await start(name, request)).done,
     cancel(runId) {
-      const run = active.get(runId);
+      const run = runs.get(runId);
       if (!run) return false;
       run.controller.abort();
       return true;
@@ -317,25 +224,25 @@ export async function createAgents(deps: AgentsDeps): Promise<AgentsService> {
     scheduler: {
       start() {
         schedulerOn = true;
-        scheduler.start(loaded.agents);
+        scheduler.start(catalog.agents);
       },
       stop() {
         schedulerOn = false;
         scheduler.stop();
       },
-      nextRuns: () => scheduler.nextRuns(loaded.agents),
+      nextRuns: () => scheduler.nextRuns(catalog.agents),
     },
     onRunEvent: (listener) => events.on(listener),
     namespaceOf: agentNamespaceOf((runId) => store.agentOf(runId)),
     runContext(runId) {
-      const run = active.get(runId);
+      const run = runs.get(runId);
       return run ? { agent: run.agent, skills: run.skills } : undefined;
     },
     async close() {
       schedulerOn = false;
       scheduler.stop();
       leases.stop();
-      const pending = [...active.values()];
+      const pending = runs.all();
       for (const run of pending) run.controller.abort();
       await Promise.allSettled(pending.map((r) => r.done));
     },
