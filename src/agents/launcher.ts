@@ -110,4 +110,3 @@ export async function waitForDiscovery(
     integrations.discovered().then(done, done);
   });
 }
-

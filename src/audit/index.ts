@@ -25,6 +25,5 @@ export {
   MIGRATIONS,
   type Migration,
 } from '../store/sqlite/migrations.js';
-export { type FormatAuditRowOptions, formatAuditRow, formatDuration } from './format.js';
 export { parseSince } from './since.js';
 export type * from './types.js';

@@ -6,14 +6,14 @@
  * {@link ActIo}, so what a person sees and the exit code are the same either way.
  */
 import { z } from 'zod';
-import { formatAgentList, formatRunDetails, formatRunRow } from '../agents/cli-format.js';
-import { renderError, renderToolResult, serverLogs, serversList, serverTools } from '../integrations/cli.js';
 import { decideReview, serverReview } from '../integrations/review.js';
 import type { IntegrationsService } from '../integrations/service.js';
 import type { Paddock } from '../main.js';
 import { sleep } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import { neutralizeControls } from '../shared/terminal-text.js';
+import { formatAgentList, formatRunDetails, formatRunRow } from './format/agents.js';
+import { renderError, renderToolResult, serverLogs, serversList, serverTools } from './format/servers.js';
 import { cliCaller, printToolRows, toolRows } from './tool-rows.js';
 
 /** One acting command with its parsed arguments: the contract between the CLI and the server. */

@@ -1,9 +1,9 @@
 import { followAudit } from '../audit/follow.js';
-import { formatAuditRow } from '../audit/format.js';
 import { parseSince } from '../audit/since.js';
 import type { AuditQuery, StoredInvocation } from '../audit/types.js';
 import { CONFIG_OPTION, out, parseCommandArgs, UsageError } from './args.js';
 import { withStores } from './context.js';
+import { formatAuditRow } from './format/audit-row.js';
 
 const HELP = `Usage: paddock audit [--tool T] [--since 1h] [--failed] [--caller C] [--principal P] [--limit N] [--json [--full]] [--follow]
 

@@ -1,5 +1,5 @@
-import { parseToolCall } from '../integrations/cli.js';
 import { CONFIG_OPTION, out, parseCommandArgs, UsageError } from './args.js';
+import { parseToolCall } from './format/servers.js';
 import { runAct } from './remote.js';
 
 const HELP = `Usage:

@@ -7,7 +7,7 @@ import {
   serverLogs,
   serversList,
   serverTools,
-} from '../../src/integrations/cli.js';
+} from '../../src/cli/format/servers.js';
 import type { McpServerConfig } from '../../src/integrations/load-config.js';
 import { IntegrationsService } from '../../src/integrations/service.js';
 import { PaddockError } from '../../src/shared/errors.js';

@@ -1,7 +1,7 @@
-import { formatAuditRow, formatDuration } from '../audit/format.js';
-import type { RunDetails } from './service.js';
-import type { AgentSummary } from './summary.js';
-import type { AgentLoadError, AgentRun } from './types.js';
+import type { RunDetails } from '../../agents/service.js';
+import type { AgentSummary } from '../../agents/summary.js';
+import type { AgentLoadError, AgentRun } from '../../agents/types.js';
+import { formatAuditRow, formatDuration } from './audit-row.js';
 
 const clean = (text: string) => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?');
 const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString().replace('.000Z', 'Z'));

@@ -1,5 +1,5 @@
-import { summarizeCall } from './call-summary.js';
-import type { StoredInvocation } from './types.js';
+import { summarizeCall } from '../../audit/call-summary.js';
+import type { StoredInvocation } from '../../audit/types.js';
 
 export interface FormatAuditRowOptions {
   /** Print the time in UTC (`…Z`) instead of the local time zone. */

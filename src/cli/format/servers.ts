@@ -1,12 +1,12 @@
-import { requireCjs } from '../shared/require-cjs.js';
+import { requireCjs } from '../../shared/require-cjs.js';
 
 const picomatch = requireCjs('picomatch') as typeof import('picomatch');
 
-import { PaddockError } from '../shared/errors.js';
-import type { ContentBlock, Tool, ToolResult } from '../tools/tool.js';
-import { sanitizeGlob } from './naming.js';
-import type { PluginStatus } from './plugins.js';
-import type { IntegrationServerStatus, IntegrationsService } from './service.js';
+import { sanitizeGlob } from '../../integrations/naming.js';
+import type { PluginStatus } from '../../integrations/plugins.js';
+import type { IntegrationServerStatus, IntegrationsService } from '../../integrations/service.js';
+import { PaddockError } from '../../shared/errors.js';
+import type { ContentBlock, Tool, ToolResult } from '../../tools/tool.js';
 
 /** Data for `--json` plus the text a person reads. */
 export interface Rendered<T> {

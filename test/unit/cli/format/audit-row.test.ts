@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatAuditRow, formatDuration } from '../../../src/audit/format.js';
+import { formatAuditRow, formatDuration } from '../../../../src/cli/format/audit-row.js';
 
 const base = {
   startedAt: Date.UTC(2025, 0, 31, 9, 0, 0, 123),
