@@ -9,86 +9,25 @@
  * own cgroup in each hierarchy, so Paddock never touches anybody else's groups.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sleep } from '../../shared/abort.js';
 import type { Logger } from '../../shared/logger.js';
-import { isAlive } from './proc.js';
-
-type Kind = 'unified' | 'pids' | 'memory' | 'cpu' | 'freezer';
-
-interface Hierarchy {
-  kind: Kind;
-  /** Directory of the server's own cgroup in this hierarchy. */
-  own: string;
-  /** cgroup2 only: controllers available for limits. */
-  controllers?: Set<string>;
-}
+import {
+  discover,
+  type Hierarchy,
+  type Kind,
+  pidsOfTree,
+  readSafe,
+  tryRmdir,
+  tryWrite,
+} from './cgroup-files.js';
+import { sweepStale } from './cgroup-sweep.js';
 
 /** Limits of one node; absent fields stay unlimited. */
 export interface CgroupLimits {
   pidsMax?: number;
   memoryBytes?: number;
-}
-
-/** Where mountinfo says each hierarchy is, and where the server sits in it. */
-function discover(): Hierarchy[] {
-  const mountinfo = readFileSync('/proc/self/mountinfo', 'utf8').split('\n');
-  const membership = readFileSync('/proc/self/cgroup', 'utf8').split('\n');
-  const ownPath = (match: (controllers: string[]) => boolean): string | null => {
-    for (const line of membership) {
-      const [, ctrls, path] = line.split(/:(.*?):/);
-      if (path === undefined || ctrls === undefined) continue;
-      if (match(ctrls === '' ? [] : ctrls.split(','))) return path;
-    }
-    return null;
-  };
-  const out: Hierarchy[] = [];
-  for (const line of mountinfo) {
-    const [left, right] = line.split(' - ');
-    if (!left || !right) continue;
-    const fields = left.split(' ');
-    const [fstype, , superOpts] = right.split(' ');
-    const root = fields[3] ?? '/';
-    const mountPoint = fields[4] ?? '';
-    const place = (path: string | null): string | null => {
-      if (path === null || !(path === root || path.startsWith(root === '/' ? '/' : `${root}/`))) return null;
-      return join(mountPoint, path.slice(root === '/' ? 0 : root.length));
-    };
-    if (fstype === 'cgroup2') {
-      const own = place(ownPath((c) => c.length === 0));
-      if (!own) continue;
-      const controllers = new Set(
-        (readSafe(join(own, 'cgroup.controllers')) ?? '').trim().split(/\s+/).filter(Boolean),
-      );
-      out.push({ kind: 'unified', own, controllers });
-    } else if (fstype === 'cgroup') {
-      const opts = (superOpts ?? '').split(',');
-      for (const kind of ['pids', 'memory', 'cpu', 'freezer'] as const) {
-        if (!opts.includes(kind)) continue;
-        const own = place(ownPath((c) => c.includes(kind)));
-        if (own) out.push({ kind, own });
-      }
-    }
-  }
-  return out;
-}
-
-function readSafe(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-}
-
-function tryWrite(file: string, value: string): boolean {
-  try {
-    writeFileSync(file, value);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** One group (a computer or a job) across every hierarchy Paddock can write. */
@@ -127,23 +66,7 @@ export class CgroupNode {
   /** Host pids of every process in this group and its children. */
   pids(): number[] {
     const dir = this.dirs.get('unified') ?? this.dirs.get('pids') ?? [...this.dirs.values()][0];
-    if (!dir) return [];
-    const out: number[] = [];
-    const walk = (d: string) => {
-      for (const line of (readSafe(join(d, 'cgroup.procs')) ?? '').split('\n'))
-        if (line) out.push(Number(line));
-      let entries: string[] = [];
-      try {
-        entries = readdirSync(d, { withFileTypes: true })
-          .filter((e) => e.isDirectory())
-          .map((e) => e.name);
-      } catch {
-        return;
-      }
-      for (const e of entries) walk(join(d, e));
-    };
-    walk(dir);
-    return out;
+    return dir ? pidsOfTree(dir) : [];
   }
 
   /** True when no process is left in this group or below. */
@@ -318,78 +241,5 @@ export class CgroupRoot {
   /** Kills everything and removes Paddock's groups. */
   async dispose(): Promise<void> {
     await this.root.destroy();
-  }
-}
-
-/**
- * Ends what Paddock servers that are no longer running left behind: every process still in one
- * of their groups is killed (a server killed with SIGKILL cannot clean up), then the groups are
- * removed. Runs at start-up, before this server creates its own groups.
- */
-function sweepStale(own: string, kind: Kind, logger: Logger): void {
-  let names: string[] = [];
-  try {
-    names = readdirSync(own);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const m = /^paddock-(\d+)-[0-9a-f]+$/.exec(name);
-    if (!m || Number(m[1]) === process.pid || isAlive(Number(m[1]))) continue;
-    const dir = join(own, name);
-    const killed = killStale(dir, kind);
-    removeTree(dir);
-    logger.info('computer.cgroup_swept', { dir, killed });
-  }
-}
-
-/** Kills every process of a stale group and its children, waiting (bounded) until they are gone. */
-function killStale(dir: string, kind: Kind): number {
-  const node = new CgroupNode(new Map([[kind, dir]]), null);
-  const pids = node.pids();
-  if (pids.length === 0) return 0;
-  const freezer = kind === 'freezer' ? join(dir, 'freezer.state') : null;
-  if (!(kind === 'unified' && tryWrite(join(dir, 'cgroup.kill'), '1'))) {
-    // v1: freeze first so nothing forks while it is being killed
-    if (freezer) tryWrite(freezer, 'FROZEN');
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
-    if (freezer) tryWrite(freezer, 'THAWED');
-  }
-  const deadline = Date.now() + 2000;
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-  while (node.pids().length > 0 && Date.now() < deadline) {
-    for (const pid of node.pids()) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
-    Atomics.wait(pause, 0, 0, 10);
-  }
-  return pids.length;
-}
-
-function removeTree(dir: string): void {
-  try {
-    for (const e of readdirSync(dir, { withFileTypes: true }))
-      if (e.isDirectory()) removeTree(join(dir, e.name));
-  } catch {
-    return;
-  }
-  tryRmdir(dir);
-}
-
-function tryRmdir(dir: string): void {
-  try {
-    rmdirSync(dir);
-  } catch {
-    // Left behind; harmless and empty.
   }
 }

@@ -41,6 +41,8 @@ export function previewTools(computers: ComputerSource): Tool[] {
           ctx.signal,
           input.port,
         );
+        // the generation is not part of the answer, so the row is told it here
+        ctx.noteComputer({ generation });
         return structured({
           requested: { path, url: state.url, port: observed.port, navigation: state.navigation },
           observed,
