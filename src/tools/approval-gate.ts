@@ -6,38 +6,7 @@
 import type { PaddockError } from '../shared/errors.js';
 import type { CallerContext, Tool } from './tool.js';
 
-/** What the person in an MCP client is asked (form-mode elicitation). */
-export interface ApprovalPrompt {
-  approvalId: string;
-  tool: string;
-  description: string;
-  /** The exact arguments of the call. */
-  arguments: unknown;
-  expiresAt: number;
-  /**
-   * Whether the answer decides the approval. False for a caller that may not approve its own
-   * calls (a third party): the person is only told that the call waits for the owner.
-   */
-  decides: boolean;
-}
-
-/** The client person's answer; `approve: false` with the reason they gave (or why none came). */
-export interface ApprovalAnswer {
-  approve: boolean;
-  reason?: string;
-}
-
-/** What a caller brings for approvals (set by its entry point). */
-export interface CallerApprovals {
-  /** The MCP client declared elicitation: its person can be asked in the client. */
-  elicit?: (prompt: ApprovalPrompt, signal: AbortSignal) => Promise<ApprovalAnswer>;
-  /** Unattended runs: how long one call may wait for a person (AGENT.md `approvals.wait`). */
-  waitMs?: number;
-  /** The agent a run belongs to ("always allow this tool for this agent"). */
-  agent?: string;
-  /** Told when a call starts (an approval id) and stops (null) waiting. */
-  onWaiting?: (approval: { id: string; tool: string } | null) => void | Promise<void>;
-}
+export type { ApprovalAnswer, ApprovalPrompt, CallerApprovals } from './caller-approvals.js';
 
 /** One `ask` call that passed validation. */
 export interface AdmitRequest {

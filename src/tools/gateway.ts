@@ -14,7 +14,7 @@ import { type AdmissionDeps, admit } from './admission.js';
 import type { ApprovalGate } from './approval-gate.js';
 import { type CallOutcome, CallRecord } from './call-record.js';
 import { execute } from './execution.js';
-import { lookupTool } from './lookup.js';
+import { type LateTools, lookupTool } from './lookup.js';
 import type { PermissionPolicy } from './permissions.js';
 import type { ToolRegistry } from './registry.js';
 import type { CallerContext, Permission, Tool } from './tool.js';
@@ -35,12 +35,7 @@ export interface GatewayDeps {
    * configured source has listed once; `discover` starts the source a missing tool name
    * belongs to and waits, until `deadline`, for its listing.
    */
-  late?: {
-    settled(): Promise<void>;
-    discover(name: string, deadline: number): Promise<void>;
-    /** TOOL_QUARANTINED when `name` is an upstream tool held for a person's review. */
-    quarantined?(name: string): Promise<PaddockError | undefined>;
-  };
+  late?: LateTools;
   /** Decides `ask` calls (who waits, the approval record); without it attended callers run them as before. */
   approvals?: ApprovalGate;
   /** Longest wait of the first listing for {@link late} sources (default 10 s; main passes the slowest server's start timeout). */

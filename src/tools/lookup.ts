@@ -5,15 +5,26 @@
  * protocol error (NOT_FOUND).
  */
 import { PaddockError } from '../shared/errors.js';
-import type { GatewayDeps } from './gateway.js';
+import type { ToolRegistry } from './registry.js';
 import type { CallerContext, Tool } from './tool.js';
 
+/**
+ * Tools that arrive after the start (upstream servers): `settled` resolves once every
+ * configured source has listed once; `discover` starts the source a missing tool name belongs
+ * to and waits, until `deadline`, for its listing.
+ */
+export interface LateTools {
+  settled(): Promise<void>;
+  discover(name: string, deadline: number): Promise<void>;
+  /** TOOL_QUARANTINED when `name` is an upstream tool held for a person's review. */
+  quarantined?(name: string): Promise<PaddockError | undefined>;
+}
 /** The tool to call, or why there is none (`protocol`: a JSON-RPC error for MCP clients). */
 export type Lookup = { ok: true; tool: Tool } | { ok: false; error: PaddockError; protocol: boolean };
 
 /** Finds the tool `name` names for `caller`. */
 export async function lookupTool(
-  deps: Pick<GatewayDeps, 'registry' | 'late'>,
+  deps: { registry: ToolRegistry; late?: LateTools | undefined },
   name: string,
   caller: CallerContext,
   deadline: number,

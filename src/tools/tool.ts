@@ -3,7 +3,7 @@ import type { Logger } from '../shared/logger.js';
 import type { Principal } from '../shared/principal.js';
 import type { Via } from '../shared/via.js';
 import type { Span } from '../telemetry/types.js';
-import type { CallerApprovals } from './approval-gate.js';
+import type { CallerApprovals } from './caller-approvals.js';
 import type { JsonSchema, Schema } from './schema.js';
 
 export type { Via };
