@@ -14,6 +14,7 @@ import type { ComputerBackend, SandboxInstance } from './backend/types.js';
 import type { ComputerEgress, JobLineage } from './egress.js';
 import type { ComputerEvent, Lifecycle } from './events.js';
 import { JobTable } from './jobs/job-table.js';
+import { ListeningTable } from './jobs/listening-ports.js';
 import type { CallOptions, GuestClient, WithAttachment } from './link/guest-client.js';
 import { StreamRouter } from './link/stream-router.js';
 import type { ComputerLog } from './logs.js';
@@ -60,6 +61,10 @@ export class Computer {
   readonly jobs: JobTable;
   /** Terminals and relayed preview connections of this generation (streams that are not jobs). */
   readonly streams = new StreamRouter();
+  /** What listens in this generation's network, for its views (read at most every 250 ms). */
+  readonly listening = new ListeningTable(() =>
+    this.lifecycle === 'running' && this.instance ? this.instance.hostPid : null,
+  );
   private client: GuestClient | null = null;
   private sandbox: BootedSandbox | null = null;
   /** Cancels a cold boot that is still waiting for the guest (stop or shutdown). */

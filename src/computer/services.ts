@@ -4,7 +4,7 @@
  */
 import type { Computer } from './computer.js';
 import type { JobState } from './jobs/job.js';
-import { portsOfProcesses, portsOfSandbox } from './jobs/listening-ports.js';
+import { portsOfProcesses } from './jobs/listening-ports.js';
 import type { PreviewState } from './preview/preview-service.js';
 
 /** One service as get_computer_status lists it. */
@@ -28,14 +28,14 @@ export function servicesOf(c: Computer | null): ServiceInfo[] {
       jobId: j.id,
       command: j.command,
       state: j.lifecycle,
-      ports: portsOfProcesses(c.jobs.hostPids(j) ?? []),
+      ports: c.listening.portsOf(c.jobs.hostPids(j) ?? []),
     }));
 }
 
 /** Every TCP port something inside the running computer `c` listens on. */
 export function listeningPortsOf(c: Computer | null): number[] {
   if (c?.lifecycle !== 'running' || !c.instance) return [];
-  return portsOfSandbox(c.instance.hostPid);
+  return c.listening.ports();
 }
 
 /** The job (any job, service or not) whose processes listen on `port`, if the backend can tell. */

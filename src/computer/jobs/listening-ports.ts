@@ -70,12 +70,6 @@ export function portsOfProcesses(pids: readonly number[]): number[] {
   return uniquePorts(listeningSockets(first).filter((s) => held.has(s.inode)));
 }
 
-/** Every port anything inside the sandbox whose outer host process is `sandboxPid` listens on. */
-export function portsOfSandbox(sandboxPid: number): number[] {
-  const inside = processInsideNetns(sandboxPid);
-  return inside === null ? [] : uniquePorts(listeningSockets(inside));
-}
-
 function uniquePorts(sockets: ListeningSocket[]): number[] {
   return [...new Set(sockets.map((s) => s.port))].sort((a, b) => a - b);
 }
@@ -122,4 +116,68 @@ function childrenOf(pid: number): number[] {
     }
   }
   return children;
+}
+
+/**
+ * The listening sockets of one computer for its views (get_computer_status, the dock's job
+ * rows): the kernel's TCP tables are read at most once per `maxAgeMs` and shared by every port
+ * question of that moment. Reading `/proc/<pid>/net/tcp` walks the kernel's whole connection hash
+ * (milliseconds on a large machine), so a status with ten services read it eleven times before.
+ * Decisions that must see the present (did a job's server go away, which job serves a port) use
+ * the uncached functions above instead.
+ */
+export class ListeningTable {
+  private read: { at: number; sockets: ListeningSocket[] } | null = null;
+  /** A process inside the computer's network namespace and that namespace, once found. */
+  private inside: { pid: number; ns: string } | null = null;
+
+  constructor(
+    /** The sandbox's outer host pid, or null while it is not running. */
+    private readonly sandboxPid: () => number | null,
+    private readonly maxAgeMs = 250,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Every port something in the computer listens on, ascending. */
+  ports(): number[] {
+    return uniquePorts(this.sockets());
+  }
+
+  /** The ports `pids` (processes of the computer) listen on, ascending. */
+  portsOf(pids: readonly number[]): number[] {
+    if (pids.length === 0) return [];
+    const held = socketInodes(pids);
+    return uniquePorts(this.sockets().filter((s) => held.has(s.inode)));
+  }
+
+  private sockets(): ListeningSocket[] {
+    const at = this.now();
+    if (this.read && at - this.read.at < this.maxAgeMs) return this.read.sockets;
+    const pid = this.namespacePid();
+    const sockets = pid === null ? [] : listeningSockets(pid);
+    this.read = { at, sockets };
+    return sockets;
+  }
+
+  /**
+   * A process in the computer's network namespace. A remembered one counts only while it is
+   * still in the same namespace (its pid may have gone to a host process meanwhile).
+   */
+  private namespacePid(): number | null {
+    const known = this.inside;
+    if (known !== null && netnsOf(known.pid) === known.ns) return known.pid;
+    const root = this.sandboxPid();
+    const pid = root === null ? null : processInsideNetns(root);
+    const ns = pid === null ? null : netnsOf(pid);
+    this.inside = pid !== null && ns !== null && ns !== netnsOf(process.pid) ? { pid, ns } : null;
+    return this.inside?.pid ?? null;
+  }
+}
+
+function netnsOf(pid: number): string | null {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/net`);
+  } catch {
+    return null;
+  }
 }

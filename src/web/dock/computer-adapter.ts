@@ -6,7 +6,6 @@
 
 import type { ComputerEvent } from '../../computer/events.js';
 import type { Job } from '../../computer/jobs/job.js';
-import { portsOfProcesses } from '../../computer/jobs/listening-ports.js';
 import type { ComputerLogEntry } from '../../computer/logs.js';
 import type { ComputerManager } from '../../computer/manager.js';
 import type { ComputerService } from '../../computer/service.js';
@@ -332,8 +331,9 @@ class ServiceAdapter implements DockComputer {
 
   /** Ports a job of the watched computer listens on. */
   private portsOf(job: Job): number[] {
-    const pids = this.watched?.computer?.jobs.hostPids(job);
-    return pids ? portsOfProcesses(pids) : [];
+    const computer = this.watched?.computer;
+    const pids = computer?.jobs.hostPids(job);
+    return computer && pids ? computer.listening.portsOf(pids) : [];
   }
 
   /** The watched computer's terminals; follows the watch to another computer. */

@@ -1,0 +1,59 @@
+/**
+ * The listening table a computer's views read: one read of the kernel's TCP tables per interval,
+ * only ever of the computer's own network namespace.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { describe, it } from 'node:test';
+import { ListeningTable } from '../../../src/computer/jobs/listening-ports.js';
+import { pollUntil } from '../../helpers/poll.js';
+
+const isRoot = process.getuid?.() === 0;
+
+/** A python listener on `port` in a network namespace of its own (as a computer's jobs are). */
+function listenerInOwnNetns(port: number): ChildProcess {
+  return spawn(
+    'unshare',
+    [
+      '--net',
+      '--',
+      'python3',
+      '-c',
+      `import socket,time\ns=socket.socket()\ns.bind(("127.0.0.1",${port}))\ns.listen()\nprint("up",flush=True)\ntime.sleep(600)`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+}
+
+describe('the listening table of a computer', {
+  skip: isRoot ? false : 'network namespaces need root',
+}, () => {
+  it('answers from one read per interval, and a listener gone shows once the interval passed', async (t) => {
+    const child = listenerInOwnNetns(8123);
+    t.after(() => child.kill('SIGKILL'));
+    await new Promise((r) => child.stdout?.once('data', r));
+    let clock = 0;
+    const table = new ListeningTable(
+      () => child.pid ?? null,
+      1000,
+      () => clock,
+    );
+    assert.deepEqual(table.ports(), [8123]);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    assert.deepEqual(table.ports(), [8123], 'the same interval answers from the same read');
+    clock = 1000;
+    await pollUntil(() => table.ports().length === 0, 'the gone listener to leave the table');
+  });
+
+  it('never answers with the host’s own listeners, whatever pid it is given', async (t) => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    t.after(() => server.close());
+    const hostPort = (server.address() as { port: number }).port;
+    const table = new ListeningTable(() => process.pid, 0);
+    assert.deepEqual(table.ports(), []);
+    assert.ok(!table.portsOf([process.pid]).includes(hostPort));
+  });
+});
