@@ -18,10 +18,10 @@ import { writeReply } from './channel-reply.js';
 import type { ChannelScanner } from './channel-scanner.js';
 import { type ConfineRequest, confinedArgv, confineTokens } from './confine.js';
 import { GuestFailure } from './failure.js';
-import { Fd } from './frames.js';
 import { openDirNoFollow } from './fs-walk.js';
 import { jobChannel } from './job-channel.js';
 import { EXPORTABLE_NAME, spareArgv, spareJob, wrapperScript } from './job-scripts.js';
+import { JobStreams, type RunningJob, type StreamFilter } from './job-streams.js';
 import type { GuestLink } from './link.js';
 import type { CallArgs } from './protocol.js';
 import { type JobChild, SpawnedProcess, type Spawner } from './spawner.js';
@@ -33,41 +33,12 @@ import {
   spawnWithPipes,
 } from './stdio-pipes.js';
 
-/** After the root exits, how long output may stay quiet before the exit is reported. */
-const EXIT_QUIET_MS = 15;
-/** The longest the exit report waits for output still in flight (a descendant may keep writing). */
-const EXIT_MAX_WAIT_MS = 200;
-
-/** A filter applied to a stream's bytes before they leave the guest (the tool channel hooks stderr here). */
-export type StreamFilter = { push(chunk: Buffer): Buffer; end(): Buffer };
-
-interface RunningJob {
-  /** The stream its output and exit go to (a spare shell's changes when it becomes a job). */
-  stream: number;
-  /** A spare shell that has no job yet. */
-  spare: boolean;
-  /** The jobs' shell a spare was started for. */
-  spareShell?: string;
-  /** The tool channel's scanner of stderr, when the job has a channel. */
-  filter: StreamFilter | null;
-  child: JobChild;
-  hold: NodeJS.WritableStream | null;
-  openStreams: number;
-  exited: { exitCode: number | null; signal: string | null } | null;
-  reported: boolean;
-  quietTimer: NodeJS.Timeout | null;
-  maxTimer: NodeJS.Timeout | null;
-  /** The tool channel's FIFO directory, when the job has a channel. */
-  channelDir: string | null;
-  /** What `readlink /proc/self/fd/2` shows in the job, when the agent knows it. */
-  stderrName: string | null;
-}
-
 /** The jobs of this agent, by channel. */
 export class JobRunner {
   private readonly jobs = new Map<number, RunningJob>();
   /** Process group (= session) id of every job started in a new session, by channel. */
   private readonly groups = new Map<number, number>();
+  private readonly streams: JobStreams;
 
   constructor(
     private readonly link: GuestLink,
@@ -77,6 +48,9 @@ export class JobRunner {
     private readonly pipes: StdioPipes | null = null,
   ) {
     mkdirSync(TOOL_CHANNEL_ROOT, { recursive: true, mode: 0o711 });
+    this.streams = new JobStreams(link, (job) => {
+      if (this.jobs.get(job.stream) === job) this.jobs.delete(job.stream);
+    });
   }
 
   /** Starts a job; resolves with its pid once spawned (held jobs wait for `release`). */
@@ -278,19 +252,7 @@ export class JobRunner {
     job.hold?.on('error', () => undefined);
     this.jobs.set(stream, job);
     if (how.newSession) this.groups.set(stream, pid);
-    this.pipe(job, Fd.Stdout, how.outputs.stdout);
-    this.pipe(job, Fd.Stderr, how.outputs.stderr);
-    child.on('exit', (code, signal) => {
-      job.exited = { exitCode: code, signal };
-      if (job.hold) job.hold.end();
-      if (job.openStreams === 0) {
-        this.reportExit(job);
-        return;
-      }
-      // after the I/O poll that follows the timer: output already written is read first
-      job.maxTimer = setTimeout(() => setImmediate(() => this.reportExit(job)), EXIT_MAX_WAIT_MS);
-      this.armQuiet(job);
-    });
+    this.streams.follow(job, how.outputs);
     return { pid };
   }
 
@@ -341,57 +303,5 @@ export class JobRunner {
     const job = this.jobs.get(stream);
     if (!job) throw new GuestFailure('NOT_FOUND', `No job on stream ${stream}.`);
     return job;
-  }
-
-  private pipe(job: RunningJob, fd: number, source: NodeJS.ReadableStream): void {
-    // only stderr carries the tool channel
-    const filterOf = () => (fd === Fd.Stderr ? job.filter : null);
-    source.on('data', (chunk: Buffer) => {
-      const filter = filterOf();
-      const bytes = filter ? filter.push(chunk) : chunk;
-      if (bytes.length > 0 && !this.link.sendData(job.stream, fd, bytes)) {
-        source.pause();
-        this.link.onDrain(() => source.resume());
-      }
-      if (job.exited) this.armQuiet(job);
-    });
-    source.on('end', () => {
-      const rest = filterOf()?.end();
-      if (rest && rest.length > 0) this.link.sendData(job.stream, fd, rest);
-      this.link.sendEnd(job.stream, fd);
-      job.openStreams -= 1;
-      if (job.openStreams > 0) return;
-      if (job.reported) this.forget(job);
-      else if (job.exited) this.reportExit(job);
-    });
-    source.on('error', () => undefined);
-  }
-
-  private armQuiet(job: RunningJob): void {
-    if (job.quietTimer) clearTimeout(job.quietTimer);
-    const timer = setTimeout(() => {
-      // A stalled machine may fire the timer before the loop read output that was already
-      // written: the report waits for the I/O poll of this turn (check phase), and new output
-      // read there re-arms the timer instead.
-      setImmediate(() => {
-        if (job.quietTimer === timer) this.reportExit(job);
-      });
-    }, EXIT_QUIET_MS);
-    job.quietTimer = timer;
-  }
-
-  private reportExit(job: RunningJob): void {
-    if (job.reported || !job.exited) return;
-    job.reported = true;
-    if (job.quietTimer) clearTimeout(job.quietTimer);
-    if (job.maxTimer) clearTimeout(job.maxTimer);
-    const { stream } = job;
-    this.link.send({ t: 'exit', stream, exitCode: job.exited.exitCode, signal: job.exited.signal });
-    if (job.openStreams === 0) this.forget(job);
-  }
-
-  /** Drops a job whose exit was reported and whose output has ended. */
-  private forget(job: RunningJob): void {
-    if (this.jobs.get(job.stream) === job) this.jobs.delete(job.stream);
   }
 }
