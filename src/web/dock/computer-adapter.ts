@@ -6,16 +6,15 @@
 
 import type { ComputerEvent } from '../../computer/events.js';
 import type { Job } from '../../computer/jobs/job.js';
-import type { ComputerLogEntry } from '../../computer/logs.js';
 import type { ComputerManager } from '../../computer/manager.js';
 import type { ComputerService } from '../../computer/service.js';
-import { listeningPortsOf } from '../../computer/services.js';
 import type { Disposable } from '../../shared/disposable.js';
 import { Emitter } from '../../shared/emitter.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { ComputerRef } from '../../tools/tool.js';
 import { type ClientNames, callerLabel, computerLabel } from './client-names.js';
+import { dockJob, dockLog, watchedPreview, watchedTerminals } from './computer-views.js';
 import type {
   DockComputerSummary,
   DockJob,
@@ -23,7 +22,6 @@ import type {
   DockPreview,
   DockProfile,
   DockStatus,
-  DockTerminal,
 } from './protocol.js';
 import type {
   ComputerChange,
@@ -31,7 +29,6 @@ import type {
   LaunchLinkBoot,
   LaunchLinkView,
   PreviewSource,
-  TerminalChunk,
   TerminalSource,
 } from './sources.js';
 
@@ -156,7 +153,7 @@ class ServiceAdapter implements DockComputer {
 
   recentLogs(limit: number): DockLogEntry[] {
     const all = this.watched?.readLogs({ limit: 100_000 }).entries ?? [];
-    return all.slice(-limit).map(toDockLog);
+    return all.slice(-limit).map(dockLog);
   }
 
   async launchLink(id: string): Promise<LaunchLinkView> {
@@ -278,7 +275,7 @@ class ServiceAdapter implements DockComputer {
         this.previewChanges.emit(event.state);
         return;
       case 'log':
-        this.emit({ kind: 'log', entry: toDockLog(event.entry) });
+        this.emit({ kind: 'log', entry: dockLog(event.entry) });
         return;
     }
   }
@@ -305,28 +302,7 @@ class ServiceAdapter implements DockComputer {
   }
 
   private toDockJob(job: Job): DockJob {
-    let state: DockJob['state'] = 'running';
-    if (job.terminationObserved) {
-      if (job.canceled) state = 'canceled';
-      else if (job.timedOut) state = 'timed_out';
-      else if (job.signal) state = 'killed';
-      else state = job.exitCode === 0 ? 'exited' : 'failed';
-    }
-    const output = job.tail(this.tailBytes);
-    return {
-      jobId: job.id,
-      generation: job.generation,
-      command: job.command,
-      state,
-      exitCode: job.exitCode,
-      signal: job.signal,
-      durationMs: job.durationMs,
-      stdoutTail: output.stdout,
-      stderrTail: output.stderr,
-      outputBytes: output.outputBytes,
-      background: job.background,
-      ports: job.terminationObserved && !job.background ? [] : this.portsOf(job),
-    };
+    return dockJob(job, this.tailBytes, (j) => this.portsOf(j));
   }
 
   /** Ports a job of the watched computer listens on. */
@@ -338,54 +314,19 @@ class ServiceAdapter implements DockComputer {
 
   /** The watched computer's terminals; follows the watch to another computer. */
   private terminalSource(): TerminalSource {
-    const current = () => {
-      const w = this.watched;
-      if (!w) throw new PaddockError('NOT_RUNNING', 'No computer is running; launch one first.');
-      // the person's typing counts as activity of the computer
-      return this.service.byKey(w.name).terminals;
-    };
-    return {
-      list: (): DockTerminal[] => this.watched?.terminals.list() ?? [],
-      write: (id, data, who = 'dock') => current().write(id, data, { source: 'person', who }),
-      resize: (id, cols, rows) => current().resize(id, cols, rows),
-      activate: (id) => current().activate(id),
-      hold: (id, who) => current().hold(id, who),
-      release: (id, who) => current().release(id, who),
-      journal: (id, source) => current().journal(id, source ? { source } : {}),
-      asciicast: (id) => current().asciicast(id),
-      subscribe: (id, from, onData: (chunk: TerminalChunk) => void) => current().subscribe(id, from, onData),
-      onChange: (listener) => this.listen(this.terminalChanges, listener),
-    };
+    return watchedTerminals(
+      () => this.watched,
+      (name) => this.service.byKey(name).terminals,
+      (listener) => this.listen(this.terminalChanges, listener),
+    );
   }
 
   /** The watched computer's preview pane. */
   private previewSource(): PreviewSource {
-    return {
-      state: () =>
-        this.watched?.preview.state() ?? {
-          path: null,
-          url: null,
-          port: null,
-          status: 'idle',
-          message: null,
-          navigation: 0,
-        },
-      navigate: (path, port) => this.acting().preview.navigate(path, port),
-      ports: () => listeningPortsOf(this.watched?.computer ?? null),
-      onChange: (listener) => this.listen(this.previewChanges, listener),
-    };
+    return watchedPreview(
+      () => this.watched,
+      () => this.acting(),
+      (listener) => this.listen(this.previewChanges, listener),
+    );
   }
-}
-
-function toDockLog(e: ComputerLogEntry): DockLogEntry {
-  const out: DockLogEntry = {
-    seq: e.seq,
-    sinceBootMs: e.sinceBootMs,
-    level: e.level,
-    event: e.event,
-    message: e.message,
-  };
-  if (e.generation !== undefined) out.generation = e.generation;
-  if (e.jobId !== undefined) out.jobId = e.jobId;
-  return out;
 }
