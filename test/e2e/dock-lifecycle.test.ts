@@ -70,6 +70,12 @@ describe('the dock over a server’s life', { concurrency: false }, () => {
     const { agent, page } = await serveWithPage();
     const created = await call(agent, 'create_terminal', {});
     const terminalId = String(created.terminalId);
+    // typed before the shell's first prompt, the line would be echoed twice by the terminal
+    // itself (once by the tty, once by readline): wait for the prompt as a person would
+    await pollUntil(
+      async () => /\$ $/.test(String((await call(agent, 'read_terminal_output', { terminalId })).output)),
+      'the first prompt',
+    );
     await call(agent, 'send_terminal_input', { terminalId, text: 'echo marker-$((20+22))\n' });
     await pollUntil(
       async () =>
