@@ -58,6 +58,11 @@ export const agentPolicySchema = z
       .strict()
       .optional()
       .describe('Domains; allow replaces the global list, deny adds to it.'),
+    tcp: z
+      .object({ allow: hosts })
+      .strict()
+      .optional()
+      .describe('host:port TCP destinations of its computer; allow replaces the global list.'),
   })
   .strict()
   .describe('Narrows the global policy for this agent: an action must pass both.');

@@ -121,7 +121,10 @@ export function narrowPolicyConfig(global: PolicyConfig, agent: AgentPolicy): Po
       deny: [...global.http.deny, ...(agent.http?.deny ?? [])],
       hosts: global.http.hosts,
       inject: global.http.inject,
+      // only the server's policy asks a person; an agent's own rules never widen on an answer
+      ask: [],
     },
+    tcp: { allow: agent.tcp?.allow ?? global.tcp.allow },
   };
 }
 

@@ -18,6 +18,7 @@ import { ListeningTable } from './jobs/listening-ports.js';
 import type { CallOptions, GuestClient, WithAttachment } from './link/guest-client.js';
 import { StreamRouter } from './link/stream-router.js';
 import type { ComputerLog } from './logs.js';
+import { NETWORK_NONE_RULE, offlineJob, offlineLine, startOfflineResolver } from './offline-network.js';
 import { type BootedSandbox, bootSandbox, describeExit, sandboxSpec } from './sandbox-boot.js';
 
 export type { Lifecycle } from './events.js';
@@ -143,7 +144,10 @@ export class Computer {
         onBroken: (reason) => this.fail(`The guest agent broke the protocol (${reason})`),
       });
       void sandbox.instance.exited.then((how) => this.onSandboxExit(how));
-      await this.options.egress?.start(this, this.client);
+      if (this.options.egress) await this.options.egress.start(this, this.client);
+      else if (this.profile.network.mode === 'none') {
+        await startOfflineResolver(this.client, log, generation);
+      }
       if (this.ended) return;
       this.lifecycle = 'running';
       this.bootMs = Math.round(performance.now() - this.startedAt);
@@ -186,7 +190,19 @@ export class Computer {
     else if (e.t === 'channel.request') this.jobs.onChannelRequest(e.stream, e.nonce, e.frame);
     else if (e.t === 'log')
       this.options.log.add(e.level, 'guest.log', e.message, { generation: this.generation });
+    else if (e.t === 'net.offline') this.onOfflineLookup(e);
     else this.streams.event(e);
+  }
+
+  /** A lookup in a computer without network: the job that made it reads why. */
+  private onOfflineLookup(e: Extract<GuestEvent, { t: 'net.offline' }>): void {
+    const jobId = offlineJob(e, (name) => this.jobs.idOfFamily(name));
+    const line = offlineLine(e.name, this.profile.id);
+    this.options.log.add('warn', 'egress.offline', line, {
+      generation: this.generation,
+      ...(jobId ? { jobId } : {}),
+    });
+    if (jobId) this.jobs.noteEgressRefused(jobId, { host: e.name, port: 0, rule: NETWORK_NONE_RULE }, line);
   }
 
   private diagnosticSuffix(): string {

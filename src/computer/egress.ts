@@ -8,18 +8,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { AuditStore } from '../audit/types.js';
 import type { ProfileConfig } from '../config/computer-schema.js';
 import { EGRESS_STREAM_BASE } from '../guest/egress-relay.js';
-import { compileNetworkAllow, type EgressScope } from '../net/egress/decide.js';
+import type { SocketOrigin } from '../guest/socket-owner.js';
+import { compileNetworkAllow, type EgressScope, type EgressTarget } from '../net/egress/decide.js';
 import type { InjectRules } from '../net/egress/inject.js';
 import { EgressProxy } from '../net/egress/proxy.js';
 import type { TerminatingCa } from '../net/egress/tls-ca.js';
-import type { EgressLimits, EgressPrincipal, EgressSession } from '../net/egress/types.js';
-import type { HostResolver, Sandbox } from '../policy/types.js';
+import type { EgressLimits, EgressPrincipal, EgressRefused, EgressSession } from '../net/egress/types.js';
+import type { Grant, HostResolver, Sandbox } from '../policy/types.js';
 import { randomId } from '../shared/ids.js';
 import { principalKey } from '../shared/principal.js';
 import type { CallerContext } from '../tools/tool.js';
 import type { Computer } from './computer.js';
 import type { GuestClient } from './link/guest-client.js';
-import { GUEST_CA_BUNDLE, GUEST_EGRESS_CA, GUEST_EGRESS_PORT } from './link/guest-layout.js';
+import { GUEST_CA_BUNDLE, GUEST_EGRESS_CA, GUEST_EGRESS_PORT, GUEST_RESOLVER } from './link/guest-layout.js';
 import { GuestSocket, RELAY_WINDOW_BYTES, RelayedSockets } from './link/guest-socket.js';
 import type { StreamEvent } from './link/stream-router.js';
 import type { ComputerLog } from './logs.js';
@@ -41,7 +42,41 @@ export interface EgressServiceOptions {
   /** Roots the proxy trusts upstream for terminated domains (default: the system's). */
   upstreamCa?: string[];
   env?: NodeJS.ProcessEnv;
+  /**
+   * Ports a computer's handed-out names listen on (the ports the policy could allow, see
+   * policy/ports.ts); read at each computer's start and when the policy changes.
+   */
+  ports?: () => readonly number[];
+  /** Asks a person about destinations `policy.http.ask` covers (absent: nobody is asked). */
+  asker?: EgressAsker;
 }
+
+/** Asking a person about a destination, and the standing answers (see egress-ask.ts). */
+export interface EgressAsker {
+  /** Destinations allowed "always", for every computer. */
+  always(): readonly Grant[];
+  /** Asks about `target` for the computer `computer`; resolves with the answer. */
+  ask(question: EgressQuestion): Promise<EgressAnswer>;
+}
+
+/** One question to a person. */
+export interface EgressQuestion {
+  target: EgressTarget;
+  /** The `policy.http.ask` entry that covers it. */
+  rule: string;
+  principal: EgressPrincipal;
+  /** The computer's name and generation, as the person sees them. */
+  computer: string;
+  generation: number;
+}
+
+/** A person's answer: allow this connection, this computer's, every computer's, or refuse. */
+export type EgressAnswer =
+  | { allow: true; scope: 'once' | 'computer' | 'always'; label: string }
+  | { allow: false; rule: string; reason: string };
+
+/** Ports every computer's names listen on whatever the policy says (http, https, ssh). */
+export const BASE_NAME_PORTS = [80, 443, 22];
 
 /** Makes the egress of each generation whose profile asks for the proxy. */
 export class EgressService {
@@ -58,9 +93,14 @@ export class EgressService {
   }
 
   /** The egress of generation `generation`, or null when its profile has no network. */
-  forComputer(generation: number, profile: ProfileConfig, log: ComputerLog): ComputerEgress | null {
+  forComputer(
+    generation: number,
+    profile: ProfileConfig,
+    log: ComputerLog,
+    name?: string,
+  ): ComputerEgress | null {
     if (profile.network.mode !== 'proxy') return null;
-    return new ComputerEgress(this, generation, profile, log);
+    return new ComputerEgress(this, generation, profile, log, name);
   }
 
   /** Files the guest sees: the trust bundle with the egress CA (only when TLS is terminated). */
@@ -75,7 +115,12 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
   private readonly proxy: EgressProxy;
   private readonly principals = new Map<string, { password: string; principal: EgressPrincipal }>();
   private readonly narrow: Sandbox | null;
+  /** Destinations a person allowed for this computer. */
+  private readonly grants: Grant[] = [];
   private computer: Computer | null = null;
+  private client: GuestClient | null = null;
+  /** Whether the computer's resolver hands out names (connections by name reach egress). */
+  private named = false;
   readonly limits: EgressLimits;
   readonly audit: AuditStore;
   readonly inject?: InjectRules;
@@ -87,6 +132,7 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
     private readonly generation: number,
     private readonly profile: ProfileConfig,
     private readonly log: ComputerLog,
+    private readonly name = `g${generation}`,
   ) {
     super();
     const o = service.options;
@@ -99,16 +145,112 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
     this.proxy = new EgressProxy(this, o.env ?? process.env);
   }
 
-  /** Opens the guest's relay port (during boot, before any job runs). */
+  /**
+   * Opens the guest's relay port and its resolver (during boot, before any job runs). Where
+   * the resolver cannot run (the agent may not bind port 53: one account for everything), the
+   * computer keeps the proxy variables alone, and the log says so.
+   */
   async start(computer: Computer, client: GuestClient): Promise<void> {
     this.computer = computer;
+    this.client = client;
     computer.streams.attach(this);
     await client.call('egress.listen', { port: GUEST_EGRESS_PORT, windowBytes: RELAY_WINDOW_BYTES });
+    try {
+      await client.call('net.listen', {
+        resolver: GUEST_RESOLVER,
+        names: { ports: this.ports() },
+        windowBytes: RELAY_WINDOW_BYTES,
+      });
+      this.named = true;
+    } catch (e) {
+      this.log.add(
+        'warn',
+        'egress.resolver',
+        `Programs must use the proxy variables: the computer's resolver did not start (${(e as Error).message}).`,
+        { generation: this.generation },
+      );
+    }
+  }
+
+  /** Tells the resolver about ports a changed policy allows (names listen on them from now on). */
+  async policyChanged(): Promise<void> {
+    if (!this.named || !this.client?.alive) return;
+    await this.client.call('net.ports', { ports: this.ports() });
+  }
+
+  private ports(): number[] {
+    const ports = new Set([...BASE_NAME_PORTS, ...(this.service.options.ports?.() ?? [])]);
+    return [...ports].slice(0, 64);
   }
 
   /** Files the guest sees (the trust bundle). */
   guestFiles(): Record<string, string> {
     return this.service.guestFiles();
+  }
+
+  /**
+   * What decides the connections of a caller (`policy`: an agent's narrowed one, if any);
+   * `who` is the principal a person is asked about.
+   */
+  private scope(policy: Sandbox | undefined, who: () => EgressPrincipal): EgressScope {
+    const server = this.service.options.policy;
+    const scope: EgressScope = {
+      policy: policy ?? server,
+      narrow: this.narrow,
+      profileId: this.profile.id,
+      dns: this.service.options.dns,
+    };
+    // a person's answers widen the server's policy only, never an agent's own narrowing
+    if (policy !== undefined && policy !== server) return scope;
+    const asker = this.service.options.asker;
+    scope.grants = () => [...(asker?.always() ?? []), ...this.grants];
+    if (asker) scope.ask = (target, rule) => this.ask(asker, target, rule, who());
+    return scope;
+  }
+
+  private async ask(asker: EgressAsker, target: EgressTarget, rule: string, principal: EgressPrincipal) {
+    const answer = await asker.ask({
+      target,
+      rule,
+      principal,
+      computer: this.name,
+      generation: this.generation,
+    });
+    if (!answer.allow) return answer;
+    const entry = `${target.host}:${target.port}`;
+    const grant = { entry, label: answer.label };
+    if (answer.scope === 'computer') this.grants.push(grant);
+    this.log.add(
+      'info',
+      'egress.allowed',
+      `${entry} was allowed by a person (${answer.label}, ${answer.scope}).`,
+      {
+        generation: this.generation,
+      },
+    );
+    return { allow: true as const, grant };
+  }
+
+  /** The principal of connections no job or terminal claims. */
+  private computerPrincipal(): EgressPrincipal {
+    const principal: EgressPrincipal = {
+      caller: `computer:g${this.generation}`,
+      via: 'direct',
+      generation: this.generation,
+      scope: this.scope(this.fallbackPolicy(), () => principal),
+    };
+    return principal;
+  }
+
+  /**
+   * The policy of connections no job claims: the narrowed policy of the computer's callers when
+   * one has one (an agent's computer), else the server's.
+   */
+  private fallbackPolicy(): Sandbox | undefined {
+    for (const { principal } of this.principals.values()) {
+      if (principal.scope.policy !== this.service.options.policy) return principal.scope.policy;
+    }
+    return undefined;
   }
 
   /**
@@ -118,24 +260,16 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
   env(id: string, lineage?: JobLineage): Record<string, string> {
     const password = randomId('', 18);
     const caller = lineage?.caller;
-    const scope: EgressScope = {
-      policy: caller?.policy ?? this.service.options.policy,
-      narrow: this.narrow,
-      profileId: this.profile.id,
-      dns: this.service.options.dns,
+    const principal: EgressPrincipal = {
+      caller: caller?.caller ?? `computer:g${this.generation}`,
+      ...(caller ? { principal: principalKey(caller.principal) } : {}),
+      via: caller?.via ?? 'direct',
+      ...(lineage ? { parentId: lineage.parentId } : {}),
+      jobId: id,
+      generation: this.generation,
+      scope: this.scope(caller?.policy, () => principal),
     };
-    this.principals.set(id, {
-      password,
-      principal: {
-        caller: caller?.caller ?? `computer:g${this.generation}`,
-        ...(caller ? { principal: principalKey(caller.principal) } : {}),
-        via: caller?.via ?? 'direct',
-        ...(lineage ? { parentId: lineage.parentId } : {}),
-        jobId: id,
-        generation: this.generation,
-        scope,
-      },
-    });
+    this.principals.set(id, { password, principal });
     const auth = `${id}:${password}@127.0.0.1:${GUEST_EGRESS_PORT}`;
     const http = `http://${auth}`;
     const env: Record<string, string> = {
@@ -148,16 +282,7 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
     };
     for (const [k, v] of Object.entries(env)) env[k.toLowerCase()] = v;
     delete env.node_use_env_proxy;
-    if (this.ca) {
-      Object.assign(env, {
-        SSL_CERT_FILE: GUEST_CA_BUNDLE,
-        CURL_CA_BUNDLE: GUEST_CA_BUNDLE,
-        REQUESTS_CA_BUNDLE: GUEST_CA_BUNDLE,
-        PIP_CERT: GUEST_CA_BUNDLE,
-        GIT_SSL_CAINFO: GUEST_CA_BUNDLE,
-        NODE_EXTRA_CA_CERTS: GUEST_EGRESS_CA,
-      });
-    }
+    if (this.ca) Object.assign(env, caBundleEnv());
     return env;
   }
 
@@ -175,11 +300,32 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
     return entry && entry.password === credentials.password ? entry.principal : null;
   }
 
-  onRefused(principal: EgressPrincipal | null, message: string): void {
+  /**
+   * Who made a connection to a handed-out name: the job or terminal whose proxy credentials
+   * the process holds (checked like a proxy's), else the job whose cgroup it is in, else the
+   * computer itself.
+   */
+  private principalOf(origin: SocketOrigin | null | undefined): EgressPrincipal {
+    const byCredentials = origin?.credentials ? this.principal(origin.credentials) : null;
+    if (byCredentials) return byCredentials;
+    const jobId = origin?.cgroup ? this.computer?.jobs.idOfFamily(origin.cgroup) : null;
+    const byFamily = jobId ? this.principals.get(jobId)?.principal : undefined;
+    return byFamily ?? this.computerPrincipal();
+  }
+
+  onRefused(principal: EgressPrincipal | null, message: string, refused?: EgressRefused): void {
     this.log.add('warn', 'egress.denied', message, {
       generation: this.generation,
       ...(principal?.jobId ? { jobId: principal.jobId } : {}),
     });
+    if (refused && principal?.jobId) {
+      const { host, port, rule, hint } = refused;
+      this.computer?.jobs.noteEgressRefused(
+        principal.jobId,
+        { host, port, rule },
+        `paddock: egress to ${host}:${port} refused (rule ${rule}); to allow it, ${hint}.`,
+      );
+    }
   }
 
   /** Connections open right now (tests and status). */
@@ -200,11 +346,24 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
     if (!computer || this.sockets.has(event.stream)) return;
     const socket = new GuestSocket(computer, event.stream, () => this.sockets.delete(event.stream));
     this.sockets.set(event.stream, socket);
-    this.proxy.handle(socket);
+    if (event.target) this.proxy.handleNamed(socket, event.target, this.principalOf(event.origin));
+    else this.proxy.handle(socket);
   }
 
   override onClose(reason: string): void {
     super.onClose(reason);
     this.principals.clear();
   }
+}
+
+/** Where programs find the trust bundle that includes the egress CA (only when TLS is terminated). */
+export function caBundleEnv(): Record<string, string> {
+  return {
+    SSL_CERT_FILE: GUEST_CA_BUNDLE,
+    CURL_CA_BUNDLE: GUEST_CA_BUNDLE,
+    REQUESTS_CA_BUNDLE: GUEST_CA_BUNDLE,
+    PIP_CERT: GUEST_CA_BUNDLE,
+    GIT_SSL_CAINFO: GUEST_CA_BUNDLE,
+    NODE_EXTRA_CA_CERTS: GUEST_EGRESS_CA,
+  };
 }

@@ -115,7 +115,7 @@ export function startGeneration(
         profile.backend === 'browser' ? ctx.config.browserBootTimeoutMs : ctx.config.bootTimeoutMs,
       warm,
       before: room ? Promise.all([teardown, room]).then(() => undefined) : waitFor,
-      egress: ctx.egress?.forComputer(generation, profile, log) ?? null,
+      egress: ctx.egress?.forComputer(generation, profile, log, req.name) ?? null,
       emit: (event) => ctx.events.emit(event),
     });
   } catch (e) {

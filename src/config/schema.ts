@@ -106,10 +106,28 @@ export const policySchema = z
           .describe(
             'Headers the egress proxy adds to requests for one domain; values come from the server, never the computer.',
           ),
+        ask: z
+          .union([z.literal('unknown'), z.array(z.string())])
+          .default([])
+          .describe(
+            "Destinations of a computer's connections that a person may allow while the connection waits (dock or CLI): host patterns written like http.allow, or `unknown` for every host name no rule decides. With nobody to ask, the connection is refused at once.",
+          ),
       })
       .strict()
-      .default({ allow: [], deny: [], hosts: {}, inject: [] })
-      .describe('Domain whitelist for http_get, http_post, notify and the egress proxy of computers.'),
+      .default({ allow: [], deny: [], hosts: {}, inject: [], ask: [] })
+      .describe('Domain whitelist for http_get, http_post, notify and the egress of computers.'),
+    tcp: z
+      .object({
+        allow: z
+          .array(z.string())
+          .default([])
+          .describe(
+            'host:port destinations a computer may open any TCP connection to (ssh, databases): `git.example.test:22`, `*.db.internal:5432`. Same wildcards and address guard as http.allow; the port is required. policy.http.deny applies first.',
+          ),
+      })
+      .strict()
+      .default({ allow: [] })
+      .describe('TCP whitelist for the egress of computers (protocols other than HTTP).'),
   })
   .strict();
 

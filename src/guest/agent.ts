@@ -21,6 +21,7 @@ import { type Frame, FrameKind, PROTOCOL_VERSION, TELL_OPS } from './frames.js';
 import { listFiles, readFile, resolveDir, whichOf, writeFile } from './fs-ops.js';
 import { answerCall, type CallHandlers, WithAttachment } from './handlers.js';
 import { GuestLink } from './link.js';
+import { GuestNetwork } from './net.js';
 import type { HostCall, HostTell } from './protocol.js';
 import { PtyHost } from './pty.js';
 import { spawnerFrom } from './spawner.js';
@@ -86,6 +87,7 @@ function main(): void {
   const terminals = ptys;
   const relay = new TcpRelay(link);
   const egress = new EgressRelay(link, relay);
+  const network = new GuestNetwork(link, egress);
   /** Attachments of calls not dispatched yet, by call id. */
   const attachments = new Map<number, Buffer>();
 
@@ -126,6 +128,8 @@ function main(): void {
       return {};
     },
     'egress.listen': (a) => egress.listen(a),
+    'net.listen': (a) => network.listen(a),
+    'net.ports': (a) => network.setPorts(a),
   };
   const dispatch = (op: string, args: unknown, attachment: Buffer | undefined) =>
     answerCall(handlers, op, args, attachment, (unknown) => {

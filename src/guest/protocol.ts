@@ -64,6 +64,18 @@ export const rlimitsSchema = z
   })
   .strict();
 
+/** Who made a connection or a lookup, as the agent found it (see guest/socket-owner.ts). */
+const socketOriginSchema = z
+  .object({
+    pid: z.number().int().positive(),
+    credentials: z
+      .object({ user: z.string().max(256), password: z.string().max(256) })
+      .strict()
+      .nullable(),
+    cgroup: z.string().max(64).nullable(),
+  })
+  .strict();
+
 /** Each call: its argument schema and its result schema. */
 export const callSchemas = {
   /** Liveness check. */
@@ -286,6 +298,30 @@ export const callSchemas = {
       .strict(),
     result: z.object({}).strict(),
   },
+  /**
+   * Serve DNS on `resolver` port 53 (UDP and TCP; /etc/resolv.conf names it). With `names`, every
+   * host name gets an address of its own on lo with listeners on `ports`; a connection there is
+   * an `egress.open` with its target. Without, every lookup is refused at once and reported as
+   * a `net.offline` event (the computer has no network).
+   */
+  'net.listen': {
+    args: z
+      .object({
+        resolver: z.string().regex(/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/),
+        names: z
+          .object({ ports: z.array(z.number().int().min(1).max(65_535)).max(64) })
+          .strict()
+          .nullable(),
+        windowBytes,
+      })
+      .strict(),
+    result: z.object({}).strict(),
+  },
+  /** Listen on more ports for every handed-out name (the policy was reloaded). */
+  'net.ports': {
+    args: z.object({ ports: z.array(z.number().int().min(1).max(65_535)).max(64) }).strict(),
+    result: z.object({}).strict(),
+  },
 } as const;
 
 export type CallOp = keyof typeof callSchemas;
@@ -401,8 +437,27 @@ export const guestEventSchema = z.discriminatedUnion('t', [
       signal: z.string().max(32).nullable(),
     })
     .strict(),
-  /** A program connected to the egress relay; its bytes flow on `stream` (an egress stream). */
-  z.object({ t: z.literal('egress.open'), stream: streamId }).strict(),
+  /**
+   * A program connected to the egress relay; its bytes flow on `stream` (an egress stream). A
+   * connection to a handed-out name (`net.listen`) carries that name and port as `target` and
+   * what the agent found out about the process that made it as `origin` (unchecked claims the
+   * host verifies: the proxy credentials like a proxy's, the cgroup against its own jobs).
+   */
+  z
+    .object({
+      t: z.literal('egress.open'),
+      stream: streamId,
+      target: z
+        .object({ host: z.string().min(1).max(253), port: z.number().int().min(1).max(65_535) })
+        .strict()
+        .optional(),
+      origin: socketOriginSchema.nullable().optional(),
+    })
+    .strict(),
+  /** A name lookup in a computer without network, refused at once; `origin` as for egress.open. */
+  z
+    .object({ t: z.literal('net.offline'), name: z.string().max(253), origin: socketOriginSchema.nullable() })
+    .strict(),
   /** A relayed TCP connection is gone (closed by either side, or failed with `error`). */
   z.object({ t: z.literal('tcp.closed'), stream: streamId, error: z.string().max(512).nullable() }).strict(),
   /** A diagnostic line from the agent. */

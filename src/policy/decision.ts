@@ -50,6 +50,7 @@ const HINTS: Record<PolicyAction['type'], string> = {
     'Use a path under an allowed root (policy.files.write), or ask the operator to change the policy.',
   exec: 'Run an allowed executable (policy.exec.allow) by its bare name or absolute path without refused arguments, or ask the operator to change the policy.',
   http: 'Request an allowed host and port (policy.http.allow), or ask the operator to add a rule for it.',
+  tcp: 'Connect to an allowed host and port (policy.http.allow for 80/443, policy.tcp.allow for any port), or ask the operator to add a rule for it.',
 };
 
 /** A short, secret-free description of what the action targets (no URL query strings). */
@@ -68,6 +69,8 @@ export function describeTarget(action: PolicyAction): string {
         return 'http (unparsable URL)';
       }
     }
+    case 'tcp':
+      return `tcp ${String(action.host).slice(0, 255)}:${String(action.port)}`;
     default:
       return 'action';
   }
@@ -78,11 +81,16 @@ export function describeTarget(action: PolicyAction): string {
  * and the reason and saying what to do next, and `{ rule, reason, action }` as details.
  */
 export function policyDeniedError(action: PolicyAction, decision: PolicyDecision): PaddockError {
-  const hint = HINTS[action?.type] ?? 'Send one of file.read, file.write, exec or http.';
+  const hint = HINTS[action?.type] ?? 'Send one of file.read, file.write, exec, http or tcp.';
   return new PaddockError(
     'POLICY_DENIED',
     `Policy denied ${describeTarget(action)} (rule ${decision.rule}): ${decision.reason}. ${hint}`,
-    { rule: decision.rule, reason: decision.reason, action: action?.type ?? 'unknown' },
+    {
+      rule: decision.rule,
+      reason: decision.reason,
+      action: action?.type ?? 'unknown',
+      ...(decision.ask ? { ask: true } : {}),
+    },
   );
 }
 

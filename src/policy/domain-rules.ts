@@ -51,14 +51,34 @@ export function normaliseHost(host: string): string | null {
   }
 }
 
-function validName(host: string): boolean {
+/** Whether `host` is a syntactically valid DNS name (labels of 1…63, at most 253 characters). */
+export function validName(host: string): boolean {
   return (
     host.length > 0 && host.length <= 253 && host.split('.').every((l) => l.length > 0 && l.length <= 63)
   );
 }
 
-function compileHostRule(list: 'http.allow' | 'http.deny', index: number, text: string): HostRule {
-  const label = ruleLabel(list, index, text);
+/** The rule lists written as host patterns. */
+export type HostRuleList = 'http.allow' | 'http.deny' | 'http.ask' | 'tcp.allow' | 'grant';
+
+/**
+ * Compiles one host pattern of `list` (`api.example.com`, `*.example.com:8443`, an IP
+ * address); throws INVALID_ARGUMENT naming it. A `tcp.allow` or `grant` entry must name its
+ * port: no protocol gives it a default. A `grant` (a person's answer) names one host, no wildcard.
+ */
+export function compileHostRule(list: HostRuleList, index: number, text: string, label?: string): HostRule {
+  const rule = compilePattern(list, index, text, label);
+  if ((list === 'tcp.allow' || list === 'grant') && rule.port === null) {
+    throw invalidRule(rule.label, 'a TCP rule names its port (e.g. git.example.test:22)');
+  }
+  if (list === 'grant' && rule.kind === 'wildcard') {
+    throw invalidRule(rule.label, 'an answer allows one host, not a wildcard');
+  }
+  return rule;
+}
+
+function compilePattern(list: HostRuleList, index: number, text: string, given?: string): HostRule {
+  const label = given ?? ruleLabel(list, index, text);
   if (text.length === 0) throw invalidRule(label, 'the rule is empty');
   if (/[\s/@?#\\]/.test(text) || text.includes('://')) {
     throw invalidRule(
@@ -126,6 +146,20 @@ export function compileHostRules(
     allow: compileEach(config.allow, (text, i) => compileHostRule('http.allow', i, text), problems),
     deny: compileEach(config.deny, (text, i) => compileHostRule('http.deny', i, text), problems),
   };
+}
+
+/** `policy.http.ask` compiled: `unknown` (every name no rule decides) or host patterns. */
+export type AskRules = 'unknown' | HostRule[];
+
+/** Compiles `http.ask` like `http.allow` (or `unknown`); throws or collects like compileHostRules. */
+export function compileAskRules(config: 'unknown' | readonly string[], problems?: PaddockError[]): AskRules {
+  if (config === 'unknown') return 'unknown';
+  return compileEach(config, (text, i) => compileHostRule('http.ask', i, text), problems);
+}
+
+/** Compiles `tcp.allow` (every entry names its port); throws or collects like compileHostRules. */
+export function compileTcpRules(allow: readonly string[], problems?: PaddockError[]): HostRule[] {
+  return compileEach(allow, (text, i) => compileHostRule('tcp.allow', i, text), problems);
 }
 
 /** Whether `rule` names `host` (normalised name or canonical IP); ports are checked apart. */

@@ -7,7 +7,7 @@ import type { PolicyAction, PolicyDecision } from './types.js';
  */
 export function explainDecision(decision: PolicyDecision): string {
   const lines = [
-    `${decision.allow ? 'allow' : 'deny'}  rule: ${decision.rule}`,
+    `${decision.allow ? 'allow' : decision.ask ? 'ask' : 'deny'}  rule: ${decision.rule}`,
     `  reason: ${decision.reason}`,
   ];
   if (decision.resolved !== undefined) lines.push(`  resolved: ${decision.resolved}`);
@@ -22,6 +22,7 @@ const ACTION_NAMES: Readonly<Record<string, PolicyAction['type']>> = {
   write: 'file.write',
   exec: 'exec',
   http: 'http',
+  tcp: 'tcp',
 };
 
 const METHOD = /^[A-Za-z]+$/;
@@ -30,7 +31,7 @@ const METHOD = /^[A-Za-z]+$/;
  * Turns the CLI's `<action> <target>` into an action: a path for `file.read` /
  * `file.write` (also `read` / `write`), a command line split on whitespace for `exec`
  * (no quoting: argv is never interpreted by a shell), and `URL` or `METHOD URL` for `http`
- * (method upper-cased, GET by default). Throws INVALID_ARGUMENT for an unknown action or an
+ * (method upper-cased, GET by default), `host:port` for `tcp` (`[v6]:port` for IPv6). Throws INVALID_ARGUMENT for an unknown action or an
  * empty target.
  */
 export function parsePolicyTarget(actionType: string, target: string): PolicyAction {
@@ -38,14 +39,14 @@ export function parsePolicyTarget(actionType: string, target: string): PolicyAct
   if (!type) {
     throw new PaddockError(
       'INVALID_ARGUMENT',
-      `Unknown policy action "${actionType}"; use one of file.read, file.write, exec or http.`,
+      `Unknown policy action "${actionType}"; use one of file.read, file.write, exec, http or tcp.`,
     );
   }
   const words = target.trim().split(/\s+/).filter(Boolean);
   if (words.length === 0) {
     throw new PaddockError(
       'INVALID_ARGUMENT',
-      `The ${type} target is empty; give a path, a command line or a URL.`,
+      `The ${type} target is empty; give a path, a command line, a URL or host:port.`,
     );
   }
   switch (type) {
@@ -63,6 +64,16 @@ export function parsePolicyTarget(actionType: string, target: string): PolicyAct
         'INVALID_ARGUMENT',
         'An http target is "URL" or "METHOD URL", e.g. "POST https://api.example.com/x".',
       );
+    }
+    case 'tcp': {
+      const m = words.length === 1 ? /^(\[[^\]]*\]|[^:]+):(\d{1,5})$/.exec(words[0]!) : null;
+      if (!m) {
+        throw new PaddockError(
+          'INVALID_ARGUMENT',
+          'A tcp target is "host:port", e.g. "git.example.com:22" or "[2001:db8::1]:5432".',
+        );
+      }
+      return { type, host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
     }
   }
 }

@@ -15,6 +15,7 @@ export {
 export { explainDecision, parsePolicyTarget } from './explain.js';
 export { type IpInfo, inspectAddress } from './ip.js';
 export { type GuestPath, MAX_PATH_CHARS, parseGuestPath } from './path-rules.js';
+export { rulePorts } from './ports.js';
 export { compileStaticHosts, type StaticHosts } from './static-hosts.js';
 export type * from './types.js';
 export { listPolicyProblems } from './validate.js';

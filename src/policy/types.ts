@@ -5,7 +5,9 @@ export type PolicyAction =
   | { type: 'file.read'; path: string }
   | { type: 'file.write'; path: string }
   | { type: 'exec'; argv: string[]; cwd?: string }
-  | { type: 'http'; method: string; url: string };
+  | { type: 'http'; method: string; url: string }
+  /** A TCP connection of a computer to host:port (egress; any protocol). */
+  | { type: 'tcp'; host: string; port: number };
 
 /** The outcome of a policy check: the rule that decided and why. */
 export interface PolicyDecision {
@@ -34,6 +36,17 @@ export interface PolicyDecision {
    * one of these (pin them) so that a second DNS answer cannot point somewhere else.
    */
   addresses?: string[];
+  /**
+   * A refused `tcp` action that `policy.http.ask` covers: a person may allow it while the
+   * connection waits (its `rule` names the ask entry).
+   */
+  ask?: boolean;
+}
+
+/** A destination a person allowed (`host:port`, one host), and the label its decisions carry. */
+export interface Grant {
+  entry: string;
+  label: string;
 }
 
 /** Resolves host names to IP addresses (the egress side's DNS). */
@@ -54,6 +67,8 @@ export interface ExecResolver {
 export interface EnforceOptions {
   dns?: HostResolver;
   which?: ExecResolver;
+  /** For `tcp`: destinations a person allowed, decided like `tcp.allow` entries (deny rules first). */
+  grants?: readonly Grant[];
 }
 
 /**

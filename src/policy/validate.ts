@@ -1,6 +1,6 @@
 import type { PolicyConfig } from '../config/schema.js';
 import type { PaddockError } from '../shared/errors.js';
-import { compileHostRules } from './domain-rules.js';
+import { compileAskRules, compileHostRules, compileTcpRules } from './domain-rules.js';
 import { compileExecRules } from './exec-rules.js';
 import { compileRoots } from './path-rules.js';
 import { compileStaticHosts } from './static-hosts.js';
@@ -19,5 +19,7 @@ export function listPolicyProblems(config: PolicyConfig): string[] {
   compileExecRules(config.exec, writeRoots, problems);
   compileHostRules(config.http, problems);
   compileStaticHosts(config.http.hosts ?? {}, problems);
+  compileTcpRules(config.tcp?.allow ?? [], problems);
+  compileAskRules(config.http.ask ?? [], problems);
   return problems.map((e) => `${String(e.details.path)}: ${String(e.details.problem)}`);
 }

@@ -3,9 +3,10 @@ import type { FileScope } from '../guest/path-scope.js';
 import { confinementWriteRoots } from './confine.js';
 import { BUILTIN_RULES, deny, policyDeniedError } from './decision.js';
 import {
+  compileAskRules,
   compileHostRules,
+  compileTcpRules,
   type HostRule,
-  type HostRules,
   type HttpTarget,
   parseHttpTarget,
 } from './domain-rules.js';
@@ -14,6 +15,7 @@ import { checkExec, checkResolvedExec, compileExecRules, type ExecRules } from '
 import { decideHttp, resolveAndVet } from './http-decide.js';
 import { compileRoots, decidePath, type FileRules, type PathRoot, parseGuestPath } from './path-rules.js';
 import { compileStaticHosts, type StaticHosts } from './static-hosts.js';
+import { compileGrants, decideTcp, parseTcpTarget, type TcpRules, tcpAllowRules } from './tcp-decide.js';
 import type {
   EnforceOptions,
   ExecResolver,
@@ -35,10 +37,9 @@ export interface WhitelistSandbox extends Sandbox {
   readonly execPath: readonly string[];
 }
 
-interface Compiled {
+interface Compiled extends TcpRules {
   files: FileRules;
   exec: ExecRules;
-  http: HostRules;
   hosts: StaticHosts;
 }
 
@@ -47,7 +48,13 @@ const NO_DNS: HostResolver = {
   lookup: (host) => Promise.reject(new Error(`no resolver for ${host}`)),
 };
 
-type Decided = { decision: PolicyDecision; http?: HttpTarget; hostRule?: HostRule };
+type Decided = {
+  decision: PolicyDecision;
+  http?: HttpTarget;
+  hostRule?: HostRule;
+  /** For `tcp`: the person's answers the decision was made with. */
+  grants?: HostRule[];
+};
 
 function decideCwd(files: FileRules, cwd: unknown): PolicyDecision | null {
   if (cwd === undefined) return null;
@@ -73,6 +80,8 @@ function decideCwd(files: FileRules, cwd: unknown): PolicyDecision | null {
  *   `cwd`, if given, must lexically be a readable path (the guest resolves it within the read scope). With an ExecResolver, a bare name is resolved
  *   against `exec.path` and re-checked. An allowing decision carries `confine`: the rule's
  *   helpers and the write roots, which the `shell` built-in has the kernel enforce.
+ * - `tcp`: a computer's connection to host:port (tcp-decide.ts): `http.allow` (80/443 by
+ *   default) or `tcp.allow` rules, `http.ask` for what a person may allow, then as `http`.
  * - `http`: scheme, userinfo, IP literals, host and port rules. With a HostResolver, the
  *   resolved addresses are vetted and returned in `addresses` for the caller to pin. A name in
  *   `http.hosts` resolves to its listed addresses (no resolver asked), which pass the guard.
@@ -91,12 +100,14 @@ export function createWhitelistSandbox(
     files,
     exec: compileExecRules(config.exec, files.write),
     http: compileHostRules(config.http),
+    tcp: compileTcpRules(config.tcp?.allow ?? []),
+    ask: compileAskRules(config.http.ask ?? []),
     hosts: compileStaticHosts(config.http.hosts ?? {}),
   };
 
   const confineWrite = confinementWriteRoots(files);
 
-  const decide = (action: PolicyAction): Decided => {
+  const decide = (action: PolicyAction, given: Pick<EnforceOptions, 'grants'> = {}): Decided => {
     switch (action?.type) {
       case 'file.read':
       case 'file.write': {
@@ -119,18 +130,25 @@ export function createWhitelistSandbox(
         const { decision, rule } = decideHttp(rules.http, target);
         return { decision, http: target, hostRule: rule };
       }
+      case 'tcp': {
+        const target = parseTcpTarget(action.host, action.port);
+        if ('allow' in target) return { decision: target };
+        const grants = compileGrants(given.grants);
+        const { decision, rule } = decideTcp(rules, target, grants);
+        return { decision, http: target, hostRule: rule, grants };
+      }
       default:
         return {
           decision: deny(
             BUILTIN_RULES.invalidAction,
-            'the action type is not file.read, file.write, exec or http',
+            'the action type is not file.read, file.write, exec, http or tcp',
           ),
         };
     }
   };
 
   const enforceDecided = async (action: PolicyAction, given: EnforceOptions): Promise<PolicyDecision> => {
-    const { decision, http, hostRule } = decide(action);
+    const { decision, http, hostRule, grants } = decide(action, given);
     if (!decision.allow) return decision;
     switch (action.type) {
       case 'file.read':
@@ -148,6 +166,13 @@ export function createWhitelistSandbox(
         if (!http || http.ip || !hostRule) return decision;
         if (!dns && !rules.hosts.has(http.host)) return decision;
         return resolveAndVet(rules.http, hostRule, http, dns ?? NO_DNS, rules.hosts);
+      }
+      case 'tcp': {
+        const dns = given.dns ?? defaults.dns;
+        if (!http || http.ip || !hostRule) return decision;
+        if (!dns && !rules.hosts.has(http.host)) return decision;
+        const vetting = { allow: tcpAllowRules(rules, grants ?? []), deny: rules.http.deny };
+        return resolveAndVet(vetting, hostRule, http, dns ?? NO_DNS, rules.hosts);
       }
     }
   };

@@ -16,7 +16,7 @@ import { policySchema } from '../../src/config/schema.js';
 import { compileInjectRules } from '../../src/net/egress/inject.js';
 import { loadTerminatingCa } from '../../src/net/egress/tls-ca.js';
 import { DEFAULT_EGRESS_LIMITS, type EgressLimits } from '../../src/net/egress/types.js';
-import { createWhitelistSandbox } from '../../src/policy/index.js';
+import { createWhitelistSandbox, rulePorts } from '../../src/policy/index.js';
 import type { Sandbox } from '../../src/policy/types.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { OWNER } from '../../src/shared/principal.js';
@@ -69,6 +69,7 @@ export async function withEgressComputer(
     },
     limits: { ...DEFAULT_EGRESS_LIMITS, ...options.limits },
     env: options.env ?? {},
+    ports: () => rulePorts(policyConfig, options.network?.allow ? [options.network.allow] : []),
     ...(inject.size > 0 ? { inject, ca: loadTerminatingCa(join(dataDir, 'egress-ca')) } : {}),
     ...(options.upstreamCa ? { upstreamCa: options.upstreamCa } : {}),
   });

@@ -160,14 +160,25 @@ export function sandboxName(spec: Pick<SandboxSpec, 'generation' | 'name'>): str
   return spec.name ?? `g${spec.generation}`;
 }
 
-/** /etc/passwd, /etc/group and friends for the guest (`name`: the sandbox's, default `g<generation>`). */
+/**
+ * /etc/passwd, /etc/group and friends for the guest (`name`: the sandbox's, default
+ * `g<generation>`). With `resolver` (an address on lo where the guest agent answers DNS),
+ * names are looked up there after /etc/hosts.
+ */
 export function generatedEtc(
   generation: number,
   shell: string,
   name = `g${generation}`,
+  resolver: string | null = null,
 ): Record<string, string> {
   const hostname = `paddock-${name}`;
+  const dns: Record<string, string> = resolver
+    ? {
+        '/etc/resolv.conf': `# Written by Paddock: the computer's own resolver (see docs/computer.md)\nnameserver ${resolver}\noptions timeout:2 attempts:2\n`,
+      }
+    : {};
   return {
+    ...dns,
     '/etc/passwd': [
       'root:x:0:0:root:/nonexistent:/usr/sbin/nologin',
       `${GUEST_USER}:x:${GUEST_UID}:${GUEST_UID}:Paddock agent:${GUEST_WORKSPACE}:${shell}`,
@@ -177,7 +188,7 @@ export function generatedEtc(
     '/etc/group': ['root:x:0:', `${GUEST_USER}:x:${GUEST_UID}:`, 'nogroup:x:65534:', ''].join('\n'),
     '/etc/hosts': `127.0.0.1\tlocalhost ${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`,
     '/etc/hostname': `${hostname}\n`,
-    '/etc/nsswitch.conf': 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n',
+    '/etc/nsswitch.conf': `passwd: files\ngroup: files\nshadow: files\nhosts: files${resolver ? ' dns' : ''}\n`,
     '/etc/shells': '/bin/sh\n/bin/bash\n/usr/bin/bash\n',
     '/etc/profile': [
       '# Written by Paddock for the computer; PATH is fixed and read-only, and set last.',

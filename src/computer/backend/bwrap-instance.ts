@@ -108,6 +108,7 @@ export class BwrapInstance implements SandboxInstance {
     });
     group.addProcess(hostPid);
     return {
+      name,
       kill: () => group.kill(),
       isEmpty: () => group.isEmpty(),
       waitEmpty: (timeoutMs) => group.waitEmpty(timeoutMs),

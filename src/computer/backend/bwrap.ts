@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { GUEST_SCOPE_PROGRAM, GUEST_SPAWNER_PROGRAM } from '../link/guest-layout.js';
+import { GUEST_RESOLVER, GUEST_SCOPE_PROGRAM, GUEST_SPAWNER_PROGRAM } from '../link/guest-layout.js';
 import { type BwrapLayout, buildBwrapArgs, generatedEtc, sandboxName } from './bwrap-args.js';
 import { BwrapInstance } from './bwrap-instance.js';
 import { FIRST_DATA_FD, HOST_PATH, spawnBwrap } from './bwrap-spawn.js';
@@ -169,7 +169,9 @@ export class BwrapBackend implements ComputerBackend {
     const shell = canExecute('/bin/bash') ? '/bin/bash' : '/bin/sh';
     const name = sandboxName(spec);
     // the network namespace keeps only lo either way; "proxy" adds the relay port (guest agent)
-    const files = Object.entries({ ...generatedEtc(spec.generation, shell, name), ...spec.files });
+    // the agent answers DNS on lo where it has its own account (it may bind port 53 there)
+    const resolver = this.runAs ? GUEST_RESOLVER : null;
+    const files = Object.entries({ ...generatedEtc(spec.generation, shell, name, resolver), ...spec.files });
     // Generated files reach bwrap through pipes (fd 4, 5, …): no host path to expose or traverse.
     const generated = Object.fromEntries(files.map(([target], i) => [target, FIRST_DATA_FD + i]));
     // the programs follow them

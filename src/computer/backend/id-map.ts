@@ -20,8 +20,12 @@ export interface IdMap {
   jobHostId: number;
 }
 
-/** Capabilities the agent keeps inside its namespace: start jobs as the guest account, signal
- * them, and do file operations on the guest account's files, handing new ones to it. */
+/**
+ * Capabilities the agent keeps inside its namespace: start jobs as the guest account, signal
+ * them, and do file operations on the guest account's files, handing new ones to it; serve the
+ * computer's resolver and the handed-out names on ports below 1024 of its own lo; and read which
+ * process holds a socket (its descriptors, its environment) to tell the host which job connected.
+ */
 export const AGENT_CAPABILITIES = [
   'CAP_SETUID',
   'CAP_SETGID',
@@ -29,6 +33,8 @@ export const AGENT_CAPABILITIES = [
   'CAP_DAC_OVERRIDE',
   'CAP_FOWNER',
   'CAP_CHOWN',
+  'CAP_NET_BIND_SERVICE',
+  'CAP_SYS_PTRACE',
 ];
 
 /** The uid_map / gid_map text of a computer. */

@@ -63,6 +63,8 @@ export type FamilyMechanism = 'cgroup' | 'session';
 
 /** The process family of one job, owned by the host. */
 export interface JobFamily {
+  /** Its name, the leaf of the cgroup path its processes see (`job7`): how the guest names a job. */
+  readonly name: string;
   /** Kills every process of the family, whatever sessions or groups they moved to. */
   kill(): Promise<void>;
   /** True when no process of the family is left. */

@@ -124,6 +124,23 @@ export class JobTable {
     return [...this.jobs.values()].map((h) => h.job);
   }
 
+  /** The job whose family is the cgroup named `name` (as a process in the computer sees it). */
+  idOfFamily(name: string): string | null {
+    for (const held of this.jobs.values()) if (held.family?.name === name) return held.job.id;
+    for (const held of this.lingering) if (held.family?.name === name) return held.job.id;
+    return null;
+  }
+
+  /** A refused egress connection of job `id`: listed in its result, a line in its stderr. */
+  noteEgressRefused(id: string, refused: { host: string; port: number; rule: string }, line: string): void {
+    for (const held of this.jobs.values()) {
+      if (held.job.id === id) {
+        held.job.noteEgressRefused(refused, line);
+        return;
+      }
+    }
+  }
+
   /** Host pids of a job's family (null without host-side families); diagnostics and tests. */
   hostPids(job: Job): number[] | null {
     return this.jobs.get(job.n)?.family?.hostPids() ?? null;

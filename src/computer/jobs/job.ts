@@ -39,7 +39,15 @@ export interface JobResult {
   durationMs: number;
   /** Tool channel calls made by the job. */
   toolCalls: number;
+  /**
+   * Connections of the job the egress policy refused, each destination once (oldest first, at
+   * most MAX_EGRESS_REFUSED): what to ask the operator to allow.
+   */
+  egressRefused: { host: string; port: number; rule: string }[];
 }
+
+/** Refused destinations a job's result lists. */
+export const MAX_EGRESS_REFUSED = 20;
 
 export class Job {
   readonly stdout: OutputBuffer;
@@ -55,6 +63,7 @@ export class Job {
     terminationObserved: false,
     toolCalls: 0,
   };
+  private readonly refused: { host: string; port: number; rule: string }[] = [];
   /** Whether each stream has ended (EOF from the guest). */
   private readonly ended = { stdout: false, stderr: false };
   private endedAt: number | null = null;
@@ -139,6 +148,21 @@ export class Job {
   /** Tool channel calls made so far. */
   noteToolCalls(count: number): void {
     this.state.toolCalls = count;
+  }
+
+  /**
+   * A connection of the job was refused by the egress policy: the destination joins the result's
+   * `egressRefused` and, the first time, `line` goes to the job's stderr so the program's own
+   * error is followed by the reason. Returns whether the destination was new.
+   */
+  noteEgressRefused(refused: { host: string; port: number; rule: string }, line: string): boolean {
+    const known = this.refused.some(
+      (r) => r.host === refused.host && r.port === refused.port && r.rule === refused.rule,
+    );
+    if (known) return false;
+    if (this.refused.length < MAX_EGRESS_REFUSED) this.refused.push({ ...refused });
+    this.stderr.append(Buffer.from(`${line}\n`));
+    return true;
   }
 
   /** Records the root's termination and wakes every waiter. */
@@ -257,6 +281,7 @@ export class Job {
       terminationObserved: this.terminationObserved,
       durationMs: this.durationMs,
       toolCalls: this.toolCalls,
+      egressRefused: this.refused.map((r) => ({ ...r })),
     };
   }
 

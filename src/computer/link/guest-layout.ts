@@ -41,6 +41,8 @@ export function baseJobEnv(shell: string): Record<string, string> {
   };
 }
 
+/** Where the computer's resolver listens (UDP and TCP 53 on lo; /etc/resolv.conf names it). */
+export const GUEST_RESOLVER = '127.0.0.53';
 /** Port of the egress relay on the guest's lo (what every job's proxy variables name). */
 export const GUEST_EGRESS_PORT = 3128;
 /** The guest's system trust bundle (replaced by one that adds the egress CA when TLS is terminated). */

@@ -32,6 +32,7 @@ export function jobTools(computers: ComputerSource): Tool[] {
         'The call waits up to waitMs for the job to finish and returns its id, the output so far, a nextCursor and the exit code (null while it runs). timeoutMs kills the job and everything it started; background processes otherwise keep running after the script exits, until the timeout, cancel_job or a relaunch. ' +
         'If terminationObserved is false, keep calling read_job with nextCursor until it is true instead of running the command again; state says running, exited, killed, timed_out or cancelled. ' +
         'For a dev server or anything meant to keep running, pass background: true: the job is then a service that no timeout ends (cancel_job, a relaunch or the end of the computer does), get_computer_status lists it with the ports it listens on, and navigate_preview can show any of those ports. ' +
+        'egressRefused lists network destinations the egress policy refused (host, port, rule; stderr has a line saying how to allow each): retrying will not help, ask the operator to allow them. ' +
         'A script can call your tools directly from inside the computer with the paddock-tool command or the paddock_tool Python module, so one script can look something up, decide and act in a single run.',
       input: inputObject(
         {

@@ -6,12 +6,25 @@
  * --tool egress` and the dock's audit view list them beside the job that made them.
  */
 import { timeOrderedId } from '../../shared/ids.js';
-import type { EgressPrincipal, EgressSession } from './types.js';
+import type { EgressPrincipal, EgressRefused, EgressSession } from './types.js';
 
 /** The audit tool name of egress rows. */
 export const EGRESS_TOOL = 'egress';
 
-export type EgressKind = 'connect' | 'socks' | 'http' | 'https-terminated';
+/**
+ * What a row is: a CONNECT tunnel, a SOCKS connection, one plain-HTTP request, one request
+ * inside a terminated tunnel, or a TCP connection to a name the computer's resolver handed out.
+ */
+export type EgressKind = 'connect' | 'socks' | 'http' | 'https-terminated' | 'tcp';
+
+/** The destination and rule of a policy refusal (undefined for refusals of another kind). */
+export function refusalOf(
+  record: ConnectionRecord,
+  decision: { rule: string; code: string; hint?: string | undefined },
+): EgressRefused | undefined {
+  if (decision.code !== 'POLICY_DENIED' || !record.host || decision.hint === undefined) return undefined;
+  return { host: record.host, port: record.port, rule: decision.rule, hint: decision.hint };
+}
 
 /** What a finished connection reports. */
 export interface EgressOutcome {

@@ -1,12 +1,14 @@
 /**
- * The egress decision: may a computer open a TCP connection to host:port? Decided by the very
- * `policy.http` rules of http_get (the whitelist Sandbox, its private-address guard and its
- * static host map), narrowed by the profile's `network.allow` and, for an agent's computer, by
- * the caller's own policy (which is the Sandbox passed in). The answer carries the addresses the
- * check vetted: the proxy connects to one of those and nothing else (no rebinding).
+ * The egress decision: may a computer open a TCP connection to host:port? Decided as the
+ * policy's `tcp` action (the very rules of http_get for 80/443, `policy.tcp.allow` for any
+ * port, the private-address guard, the static host map), narrowed by the profile's
+ * `network.allow` and, for an agent's computer, by the caller's own policy (which is the Sandbox
+ * passed in). What `policy.http.ask` covers waits for a person when one can be asked. The
+ * answer carries the addresses the check vetted: the proxy connects to one of those and nothing
+ * else (no rebinding).
  */
 import { policySchema } from '../../config/schema.js';
-import type { HostResolver, PolicyAction, Sandbox } from '../../policy/types.js';
+import type { Grant, HostResolver, PolicyAction, Sandbox } from '../../policy/types.js';
 import { createWhitelistSandbox } from '../../policy/whitelist-sandbox.js';
 import { isPaddockError } from '../../shared/errors.js';
 
@@ -15,6 +17,9 @@ export interface EgressTarget {
   host: string;
   port: number;
 }
+
+/** A person's answer to an ask: a grant to decide with, or a refusal naming why. */
+export type AskAnswer = { allow: true; grant: Grant } | { allow: false; rule: string; reason: string };
 
 /** What decides one computer's connections. */
 export interface EgressScope {
@@ -25,6 +30,13 @@ export interface EgressScope {
   /** Name of the profile (for messages). */
   profileId: string;
   dns: HostResolver;
+  /** Destinations a person allowed (for this computer, or always). */
+  grants?: () => readonly Grant[];
+  /**
+   * Asks a person about a destination `policy.http.ask` covers (`rule`: the ask entry); the
+   * connection waits for the answer. Absent: nobody may be asked (an agent's narrowed policy).
+   */
+  ask?: (target: EgressTarget, rule: string) => Promise<AskAnswer>;
 }
 
 /** Why a connection is refused, as the program and the audit row see it. */
@@ -37,7 +49,15 @@ export type EgressRefusal =
 
 export type EgressDecision =
   | { allow: true; rule: string; reason: string; addresses: string[] }
-  | { allow: false; rule: string; reason: string; code: EgressRefusal; message: string };
+  | {
+      allow: false;
+      rule: string;
+      reason: string;
+      code: EgressRefusal;
+      message: string;
+      /** What to change to allow it (policy refusals). */
+      hint?: string;
+    };
 
 /** Builds the `network.allow` narrowing of a profile; throws INVALID_ARGUMENT naming a bad rule. */
 export function compileNetworkAllow(allow: readonly string[] | undefined): Sandbox | null {
@@ -45,20 +65,9 @@ export function compileNetworkAllow(allow: readonly string[] | undefined): Sandb
   return createWhitelistSandbox(policySchema.parse({ http: { allow: [...allow] } }));
 }
 
-/**
- * The `http` action a connection is checked as: port 80 is plain http, anything else https, so
- * a rule without a port allows exactly 80 and 443 and any other port needs a rule naming it.
- */
-export function egressAction(target: EgressTarget): PolicyAction | null {
-  const { host, port } = target;
-  if (!Number.isInteger(port) || port < 1 || port > 65535) return null;
-  if (host.length === 0 || host.length > 255 || /[\s/?#@\\[\]%]/.test(host.replace(/^\[|\]$/g, ''))) {
-    return null;
-  }
-  const bare = host.replace(/^\[|\]$/g, '');
-  const hostPart = bare.includes(':') ? `[${bare}]` : bare;
-  const scheme = port === 80 ? 'http' : 'https';
-  return { type: 'http', method: 'CONNECT', url: `${scheme}://${hostPart}:${port}/` };
+/** The `tcp` action a connection is decided as. */
+export function egressAction(target: EgressTarget): PolicyAction {
+  return { type: 'tcp', host: target.host, port: target.port };
 }
 
 function denied(
@@ -70,9 +79,23 @@ function denied(
   return { allow: false, rule, reason, code, message };
 }
 
-/** What an operator changes to allow `target`, for the program's error message. */
-export function allowHint(target: EgressTarget, scope: EgressScope, rule: string): string {
-  const entry = target.port === 80 || target.port === 443 ? target.host : `${target.host}:${target.port}`;
+/** How `target` is written in a rule: the bare host for 80/443, `host:port` otherwise. */
+function ruleEntry(target: EgressTarget): string {
+  return target.port === 80 || target.port === 443 ? target.host : `${target.host}:${target.port}`;
+}
+
+/**
+ * What an operator changes to allow `target`, for the program's error message. `http`: the
+ * connection is known to speak HTTP (a proxy request or CONNECT), so an http.allow entry is
+ * the rule to add whatever the port.
+ */
+export function allowHint(
+  target: EgressTarget,
+  scope: Pick<EgressScope, 'profileId'>,
+  rule: string,
+  http = false,
+): string {
+  const entry = ruleEntry(target);
   if (rule.startsWith('profile:')) {
     return `add "${entry}" to network.allow of profile "${scope.profileId}"`;
   }
@@ -81,14 +104,26 @@ export function allowHint(target: EgressTarget, scope: EgressScope, rule: string
   if (rule === 'forbidden-address' || rule === 'ip-literal') {
     return `name the address in policy.http.allow, or map the name to it in policy.http.hosts`;
   }
-  return `add "${entry}" to policy.http.allow in paddock.yaml`;
+  if (rule === 'resolve') return `check that the host name exists, or map it in policy.http.hosts`;
+  if (http || target.port === 80 || target.port === 443) {
+    return `add "${entry}" to policy.http.allow in paddock.yaml`;
+  }
+  return `add "${entry}" to policy.tcp.allow in paddock.yaml`;
 }
 
-/** Decides one connection. Never throws: a failure to resolve is a refusal with its own code. */
-export async function decideEgress(target: EgressTarget, scope: EgressScope): Promise<EgressDecision> {
+/**
+ * Decides one connection (`http`: it is known to speak HTTP, which only changes the hint).
+ * Never throws: a failure to resolve is a refusal with its own code.
+ */
+export async function decideEgress(
+  target: EgressTarget,
+  scope: EgressScope,
+  http = false,
+): Promise<EgressDecision> {
   const where = `${target.host}:${target.port}`;
   const action = egressAction(target);
-  if (!action) {
+  const lexical = scope.policy.check(action);
+  if (!lexical.allow && lexical.rule === 'url-syntax') {
     return denied(
       'url-syntax',
       'the target is not a host name or IP address with a port from 1 to 65535',
@@ -96,27 +131,54 @@ export async function decideEgress(target: EgressTarget, scope: EgressScope): Pr
       `Paddock egress: "${where.slice(0, 300)}" is not a valid destination; give host:port.`,
     );
   }
-  try {
-    const decision = await scope.policy.enforce(action, { dns: scope.dns });
-    if (scope.narrow) {
-      const narrowed = scope.narrow.check(action);
-      if (!narrowed.allow) {
-        const rule = `profile:${narrowed.rule}`;
-        const reason = `${where} is not in network.allow of profile "${scope.profileId}"`;
-        return denied(rule, reason, 'POLICY_DENIED', refusalMessage(target, scope, rule, reason));
+  const refuse = (rule: string, reason: string) => ({
+    ...denied(rule, reason, 'POLICY_DENIED', refusalMessage(target, scope, rule, reason, http)),
+    hint: allowHint(target, scope, rule, http),
+  });
+  const narrowed = () => {
+    if (!scope.narrow) return null;
+    const verdict = scope.narrow.check(action);
+    if (verdict.allow) return null;
+    return refuse(
+      `profile:${verdict.rule}`,
+      `${where} is not in network.allow of profile "${scope.profileId}"`,
+    );
+  };
+  const enforce = async (grants: readonly Grant[]): Promise<EgressDecision> => {
+    const decision = await scope.policy.enforce(action, { dns: scope.dns, grants });
+    return (
+      narrowed() ?? {
+        allow: true,
+        rule: decision.rule,
+        reason: decision.reason,
+        addresses: decision.addresses ?? [],
       }
+    );
+  };
+  const grants = scope.grants?.() ?? [];
+  try {
+    try {
+      return await enforce(grants);
+    } catch (e) {
+      if (!isPaddockError(e) || e.code !== 'POLICY_DENIED' || e.details.ask !== true) throw e;
+      const rule = String(e.details.rule);
+      if (!scope.ask) {
+        return refuse(
+          rule,
+          `${where} needs a person's answer (${rule}), and this caller's connections are never asked about`,
+        );
+      }
+      const narrowRefusal = narrowed();
+      if (narrowRefusal) return narrowRefusal;
+      const answer = await scope.ask(target, rule);
+      if (!answer.allow) return refuse(answer.rule, answer.reason);
+      return await enforce([...grants, answer.grant]);
     }
-    return {
-      allow: true,
-      rule: decision.rule,
-      reason: decision.reason,
-      addresses: decision.addresses ?? [],
-    };
   } catch (e) {
     if (isPaddockError(e) && e.code === 'POLICY_DENIED') {
       const rule = String(e.details.rule ?? 'default-deny');
       const reason = String(e.details.reason ?? e.message);
-      return denied(rule, reason, 'POLICY_DENIED', refusalMessage(target, scope, rule, reason));
+      return refuse(rule, reason);
     }
     const code = isPaddockError(e) && e.code === 'TIMEOUT' ? 'TIMEOUT' : 'UPSTREAM_ERROR';
     const text = e instanceof Error ? e.message : String(e);
@@ -127,9 +189,10 @@ export async function decideEgress(target: EgressTarget, scope: EgressScope): Pr
 /** The one-line message a refused program gets: what was refused, by which rule, what to change. */
 export function refusalMessage(
   target: EgressTarget,
-  scope: EgressScope,
+  scope: Pick<EgressScope, 'profileId'>,
   rule: string,
   reason: string,
+  http = false,
 ): string {
-  return `Paddock egress refused ${target.host}:${target.port} (rule ${rule}): ${reason}. To allow it, ${allowHint(target, scope, rule)}.`;
+  return `Paddock egress refused ${target.host}:${target.port} (rule ${rule}): ${reason}. To allow it, ${allowHint(target, scope, rule, http)}.`;
 }

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket, connect as tlsConnect } from 'node:tls';
-import { ConnectionRecord, type EgressKind, UNAUDITED } from './connection-log.js';
+import { ConnectionRecord, type EgressKind, refusalOf, UNAUDITED } from './connection-log.js';
 import { decideEgress, type EgressTarget } from './decide.js';
 import { endToEnd, parseAuthority, relayRequest } from './http-relay.js';
 import { injectedHeaders } from './inject.js';
@@ -26,6 +26,18 @@ interface Terminated {
 }
 
 type Principal = { ok: true; principal: EgressPrincipal } | { ok: false; message: string };
+
+/** Writes a plain-text answer on `res` (or drops the connection once a response started). */
+export function plainSender(res: ServerResponse) {
+  return (status: number, text: string, headers: Record<string, string> = {}) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close', ...headers });
+    res.end(`${text}\n`);
+  };
+}
 
 export class HttpProxy {
   private readonly server = createServer();
@@ -61,12 +73,21 @@ export class HttpProxy {
 
   /** Serves one program connection (its first bytes were HTTP). */
   accept(socket: Duplex): void {
+    this.track(socket);
+    this.server.emit('connection', socket);
+  }
+
+  /**
+   * Closes a program connection idle between requests; its activity keeps requests alive.
+   * Returns the function that records activity.
+   */
+  track(socket: Duplex): () => void {
     // between requests; while one is in flight its own guard (below) answers 504 first
     const guard = idleGuard(2 * this.session.limits.idleTimeoutMs, () => socket.destroy());
     socket.on('data', guard.touch);
     socket.once('close', guard.stop);
     this.touches.set(socket, guard.touch);
-    this.server.emit('connection', socket);
+    return guard.touch;
   }
 
   private principal(header: string | undefined): Principal {
@@ -81,16 +102,18 @@ export class HttpProxy {
     };
   }
 
-  private refuse(
+  /** Writes a refusal's row, tells the computer, and answers the program. */
+  refuse(
     record: ConnectionRecord,
     write: (status: number, text: string, headers?: Record<string, string>) => void,
     status: number,
     rule: string,
     code: string,
     message: string,
+    hint?: string,
   ): void {
     record.finish({ success: false, rule, errorCode: code, errorMessage: message });
-    this.session.onRefused(record.principal, message);
+    this.session.onRefused(record.principal, message, refusalOf(record, { rule, code, hint }));
     // clients that wait for a challenge (libcurl's anyauth, git) send the credentials after it
     const challenge: Record<string, string> =
       status === 407 ? { 'proxy-authenticate': 'Basic realm="paddock egress"' } : {};
@@ -116,14 +139,6 @@ export class HttpProxy {
 
   /** An absolute-URI request: decided, connected to the vetted address, relayed. */
   private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const send = (status: number, text: string, headers: Record<string, string> = {}) => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close', ...headers });
-      res.end(`${text}\n`);
-    };
     const who = this.principal(req.headers['proxy-authorization']);
     let url: URL | null = null;
     try {
@@ -135,6 +150,7 @@ export class HttpProxy {
     const port = url ? Number(url.port || 80) : 0;
     const record = new ConnectionRecord(this.session, 'http', who.ok ? who.principal : null, host, port);
     record.details.method = req.method;
+    const send = plainSender(res);
     if (!who.ok) {
       this.refuse(record, send, 407, 'proxy-auth', 'PERMISSION_REQUIRED', who.message);
       return;
@@ -145,11 +161,27 @@ export class HttpProxy {
       this.refuse(record, send, 400, 'request-syntax', 'INVALID_ARGUMENT', message);
       return;
     }
+    await this.relayPlain(req, res, record, url);
+  }
+
+  /**
+   * A plain-HTTP request for `url`, its row begun (`record`, with the principal): decided,
+   * connected to the vetted address, relayed; a refusal is a 403 with the reason and the fix.
+   */
+  async relayPlain(
+    req: IncomingMessage,
+    res: ServerResponse,
+    record: ConnectionRecord,
+    url: URL,
+  ): Promise<void> {
+    const send = plainSender(res);
+    const { host, port } = record;
+    const who = { principal: record.principal! };
     record.details.path = url.pathname.slice(0, 200);
-    const decision = await decideEgress({ host, port }, who.principal.scope);
+    const decision = await decideEgress({ host, port }, who.principal.scope, true);
     if (!decision.allow) {
       const status = decision.code === 'POLICY_DENIED' ? 403 : decision.code === 'TIMEOUT' ? 504 : 502;
-      this.refuse(record, send, status, decision.rule, decision.code, decision.message);
+      this.refuse(record, send, status, decision.rule, decision.code, decision.message, decision.hint);
       return;
     }
     record.details.addresses = decision.addresses;
@@ -189,16 +221,16 @@ export class HttpProxy {
       this.refuse(record, write, 400, 'request-syntax', 'INVALID_ARGUMENT', message);
       return;
     }
-    const decision = await decideEgress(target, who.principal.scope);
+    const decision = await decideEgress(target, who.principal.scope, true);
     if (!decision.allow) {
       const status = decision.code === 'POLICY_DENIED' ? 403 : decision.code === 'TIMEOUT' ? 504 : 502;
-      this.refuse(record, write, status, decision.rule, decision.code, decision.message);
+      this.refuse(record, write, status, decision.rule, decision.code, decision.message, decision.hint);
       return;
     }
     record.details.addresses = decision.addresses;
     const touch = this.touches.get(socket) ?? (() => undefined);
     if (this.session.ca && this.session.inject?.has(target.host)) {
-      await this.terminate(socket, head, record, target, decision.addresses, decision.rule, touch);
+      await this.terminate(socket, head, record, target, decision.addresses, decision.rule, touch, true);
       return;
     }
     if (!(await record.open())) return write(503, UNAUDITED(target.host, target.port));
@@ -227,7 +259,12 @@ export class HttpProxy {
     tunnel(socket, upstream, this.session.limits.idleTimeoutMs, record, decision.rule);
   }
 
-  private async terminate(
+  /**
+   * Terminates TLS for an inject domain (a CONNECT answered first when `connectAnswer`, or a
+   * connection to the domain's handed-out name): a certificate of the data directory's CA,
+   * then each request inside relayed with the headers added.
+   */
+  async terminate(
     socket: Duplex,
     head: Buffer,
     record: ConnectionRecord,
@@ -235,14 +272,16 @@ export class HttpProxy {
     addresses: string[],
     rule: string,
     touch: () => void,
+    connectAnswer: boolean,
   ): Promise<void> {
     const ca = this.session.ca!;
     record.details.terminated = true;
     if (!(await record.open())) {
-      socket.end(plainResponse(503, UNAUDITED(target.host, target.port)));
+      if (connectAnswer) socket.end(plainResponse(503, UNAUDITED(target.host, target.port)));
+      else socket.destroy();
       return;
     }
-    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (connectAnswer) socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     if (head.length > 0) socket.unshift(head);
     const tls = new TLSSocket(socket as Socket, {
       isServer: true,

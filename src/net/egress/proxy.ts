@@ -8,14 +8,17 @@
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ConnectionRecord } from './connection-log.js';
+import type { EgressTarget } from './decide.js';
 import { HttpProxy } from './http-proxy.js';
 import { plainResponse } from './proxy-answers.js';
 import { handleSocks } from './socks5.js';
-import type { EgressSession } from './types.js';
+import { TransparentEgress } from './transparent.js';
+import type { EgressPrincipal, EgressSession } from './types.js';
 
 /** Handles the connections of one computer. */
 export class EgressProxy {
   private readonly http: HttpProxy;
+  private readonly transparent: TransparentEgress;
   private active = 0;
   private tokens: number;
   private refilledAt = performance.now();
@@ -28,11 +31,29 @@ export class EgressProxy {
   ) {
     this.tokens = session.limits.connectionsPerSecond;
     this.http = new HttpProxy(session, env);
+    this.transparent = new TransparentEgress(session, this.http);
   }
 
   /** Connections open right now. */
   get openConnections(): number {
     return this.active;
+  }
+
+  /**
+   * Takes one connection to a name the computer's resolver handed out (`target`), made by
+   * `principal` (the job the guest found behind it, or the computer itself).
+   */
+  handleNamed(socket: Duplex, target: EgressTarget, principal: EgressPrincipal): void {
+    socket.on('error', () => socket.destroy());
+    if (socket instanceof Socket) socket.setNoDelay(true);
+    const refused = this.overLimit();
+    if (refused) {
+      const record = new ConnectionRecord(this.session, 'tcp', principal, target.host, target.port);
+      this.refuseForLimit(socket, refused, record);
+      return;
+    }
+    this.admit(socket);
+    this.transparent.handle(socket, target, principal);
   }
 
   /** Takes one connection from the computer. */
@@ -45,14 +66,7 @@ export class EgressProxy {
       this.refuseForLimit(socket, refused);
       return;
     }
-    this.active += 1;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      this.active -= 1;
-    };
-    socket.once('close', release);
+    this.admit(socket);
     const headTimer = setTimeout(() => socket.destroy(), this.session.limits.headTimeoutMs);
     headTimer.unref();
     socket.once('close', () => clearTimeout(headTimer));
@@ -65,6 +79,17 @@ export class EgressProxy {
       socket.resume();
     };
     socket.once('data', first);
+  }
+
+  /** Counts an open connection until it closes. */
+  private admit(socket: Duplex): void {
+    this.active += 1;
+    let released = false;
+    socket.once('close', () => {
+      if (released) return;
+      released = true;
+      this.active -= 1;
+    });
   }
 
   private overLimit(): string | null {
@@ -84,8 +109,11 @@ export class EgressProxy {
   }
 
   /** Refuses at once (HTTP 503 or a SOCKS failure, whichever the program speaks) and audits it. */
-  private refuseForLimit(socket: Duplex, reason: string): void {
-    const record = new ConnectionRecord(this.session, 'connect', null, '', 0);
+  private refuseForLimit(
+    socket: Duplex,
+    reason: string,
+    record = new ConnectionRecord(this.session, 'connect', null, '', 0),
+  ): void {
     const message = `Paddock egress refused a connection: ${reason}.`;
     record.finish({
       success: false,

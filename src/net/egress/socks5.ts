@@ -6,7 +6,7 @@
  * log has the reason).
  */
 import type { Duplex } from 'node:stream';
-import { ConnectionRecord } from './connection-log.js';
+import { ConnectionRecord, refusalOf } from './connection-log.js';
 import { decideEgress, type EgressRefusal } from './decide.js';
 import type { EgressPrincipal, EgressSession } from './types.js';
 import { connectFailure, connectPinned, tunnel } from './upstream.js';
@@ -115,9 +115,9 @@ async function authenticate(
 export async function handleSocks(socket: Duplex, session: EgressSession): Promise<void> {
   const reader = new ByteReader(socket);
   const record = new ConnectionRecord(session, 'socks', null, '', 0);
-  const refuse = (code: number, rule: string, errorCode: string, message: string) => {
+  const refuse = (code: number, rule: string, errorCode: string, message: string, hint?: string) => {
     record.finish({ success: false, rule, errorCode, errorMessage: message });
-    session.onRefused(record.principal, message);
+    session.onRefused(record.principal, message, refusalOf(record, { rule, code: errorCode, hint }));
     if (socket.writable) socket.end(reply(code));
   };
   const greeting = await reader.read(2);
@@ -184,7 +184,7 @@ export async function handleSocks(socket: Duplex, session: EgressSession): Promi
   }
   const decision = await decideEgress({ host, port }, principal.scope);
   if (!decision.allow) {
-    refuse(replyFor(decision.code, null), decision.rule, decision.code, decision.message);
+    refuse(replyFor(decision.code, null), decision.rule, decision.code, decision.message, decision.hint);
     return;
   }
   record.details.addresses = decision.addresses;

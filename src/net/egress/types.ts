@@ -59,6 +59,18 @@ export interface EgressSession {
   ca?: TerminatingCa;
   /** Allowed upstream TLS roots for terminated domains (tests use their own CA). */
   upstreamCa?: string[];
-  /** A refusal, for the computer's log (read_logs) and the dock. */
-  onRefused(principal: EgressPrincipal | null, message: string): void;
+  /**
+   * A refusal, for the computer's log (read_logs) and the dock; `refused` names the destination
+   * and rule when the policy refused it (the job that connected is told, see computer/egress.ts).
+   */
+  onRefused(principal: EgressPrincipal | null, message: string, refused?: EgressRefused): void;
+}
+
+/** A destination the policy refused, as a job's result lists it. */
+export interface EgressRefused {
+  host: string;
+  port: number;
+  rule: string;
+  /** What to change to allow it. */
+  hint: string;
 }

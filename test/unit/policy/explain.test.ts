@@ -36,11 +36,26 @@ describe('parsePolicyTarget', () => {
     assert.throws(() => parsePolicyTarget('http', 'GET https://a https://b'), /METHOD URL/);
   });
 
+  it('reads a tcp target as host:port, with brackets for IPv6, and refuses anything else', () => {
+    assert.deepEqual(parsePolicyTarget('tcp', 'git.example.test:22'), {
+      type: 'tcp',
+      host: 'git.example.test',
+      port: 22,
+    });
+    assert.deepEqual(parsePolicyTarget('tcp', '[2001:db8::1]:5432'), {
+      type: 'tcp',
+      host: '2001:db8::1',
+      port: 5432,
+    });
+    for (const bad of ['git.example.test', 'ssh://git.example.test:22', 'a:b:c', 'host:99999999'])
+      assert.throws(() => parsePolicyTarget('tcp', bad), /host:port/);
+  });
+
   it('rejects unknown actions and empty targets with INVALID_ARGUMENT', () => {
     assert.throws(
       () => parsePolicyTarget('shell', 'ls'),
       (e: { code: string; message: string }) =>
-        e.code === 'INVALID_ARGUMENT' && /file\.read, file\.write, exec or http/.test(e.message),
+        e.code === 'INVALID_ARGUMENT' && /file\.read, file\.write, exec, http or tcp/.test(e.message),
     );
     assert.throws(
       () => parsePolicyTarget('exec', '   '),

@@ -1,0 +1,137 @@
+/**
+ * Which process of the computer is behind a connection the agent accepted (or a name lookup it
+ * received): the socket is found in the network namespace's table (`/proc/net/tcp`, `udp`) by
+ * its two ends, and its owner by the descriptor that points at it. The owner's egress
+ * credentials (the proxy variables every job and terminal gets) and its cgroup (`/job<n>`)
+ * tell the host which job it is; the host checks both, the agent only reports them.
+ *
+ * Reading another account's descriptors and environment needs CAP_SYS_PTRACE in the computer's
+ * user namespace, which the agent keeps (see backend/id-map.ts).
+ */
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { endianness } from 'node:os';
+
+/** Who made a connection, as far as the agent can tell. */
+export interface SocketOrigin {
+  /** Guest pid of the process holding the socket. */
+  pid: number;
+  /** The user and password of its HTTP_PROXY (they name its job or terminal), if it has them. */
+  credentials: { user: string; password: string } | null;
+  /** The leaf of its cgroup path (`job7`), if it is in one below the computer's. */
+  cgroup: string | null;
+}
+
+/** An IPv4 endpoint as /proc/net/{tcp,udp} prints it: `0100007F:0035`. */
+export function procEndpoint(address: string, port: number): string {
+  const octets = address.split('.').map(Number);
+  const ordered = endianness() === 'LE' ? octets.reverse() : octets;
+  const hex = ordered.map((o) => o.toString(16).padStart(2, '0')).join('');
+  return `${hex}:${port.toString(16).padStart(4, '0')}`.toUpperCase();
+}
+
+/**
+ * The inode of the IPv4 socket whose local end is `local` (and, for TCP, whose remote end is
+ * `remote`), from the namespace's table; null when it is not there (already closed).
+ */
+export function socketInode(
+  protocol: 'tcp' | 'udp',
+  local: { address: string; port: number },
+  remote?: { address: string; port: number },
+): string | null {
+  let table: string;
+  try {
+    table = readFileSync(`/proc/net/${protocol}`, 'latin1');
+  } catch {
+    return null;
+  }
+  const want = procEndpoint(local.address, local.port);
+  const peer = remote ? procEndpoint(remote.address, remote.port) : null;
+  for (const line of table.split('\n')) {
+    const fields = line.trim().split(/\s+/);
+    if (fields[1] !== want || (peer !== null && fields[2] !== peer)) continue;
+    const inode = fields[9];
+    if (inode && inode !== '0') return inode;
+  }
+  return null;
+}
+
+/** The process (other than the agent and pid 1) holding a descriptor of socket `inode`. */
+export function ownerOfInode(inode: string): number | null {
+  const target = `socket:[${inode}]`;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  // newest first: the process that just connected is usually among the last started
+  const pids = entries
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
+    .filter((pid) => pid !== process.pid && pid !== 1)
+    .sort((a, b) => b - a);
+  for (const pid of pids) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === target) return pid;
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return null;
+}
+
+/** The proxy credentials in a process's environment (`HTTP_PROXY=http://user:password@…`). */
+export function credentialsOf(pid: number): { user: string; password: string } | null {
+  let environ: string;
+  try {
+    environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
+  } catch {
+    return null;
+  }
+  for (const entry of environ.split('\0')) {
+    const eq = entry.indexOf('=');
+    if (eq < 0) continue;
+    const name = entry.slice(0, eq);
+    if (name !== 'HTTP_PROXY' && name !== 'http_proxy') continue;
+    try {
+      const url = new URL(entry.slice(eq + 1));
+      if (!url.username) continue;
+      return { user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+    } catch {
+      // not a URL: look further
+    }
+  }
+  return null;
+}
+
+/** The leaf of a process's cgroup2 path, relative to the computer's (`job7`), or null at its root. */
+export function cgroupOf(pid: number): string | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/cgroup`, 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('0::')) continue;
+    const leaf = line.slice(3).split('/').filter(Boolean).pop();
+    return leaf && /^[A-Za-z0-9_-]{1,64}$/.test(leaf) ? leaf : null;
+  }
+  return null;
+}
+
+/** Who holds socket `inode`; null when nobody does any more. */
+export function originOfInode(inode: string | null): SocketOrigin | null {
+  if (inode === null) return null;
+  const pid = ownerOfInode(inode);
+  if (pid === null) return null;
+  return { pid, credentials: credentialsOf(pid), cgroup: cgroupOf(pid) };
+}
