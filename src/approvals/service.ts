@@ -150,6 +150,23 @@ export class ApprovalService implements ApprovalGate {
   }
 
   private async wait(request: AdmitRequest): Promise<Admission> {
+    const ended = await this.record(request);
+    return 'run' in ended ? ended : admissionOf(ended);
+  }
+
+  /**
+   * Asks a person about something that is not a tool call (a computer's connection that
+   * `policy.http.ask` covers): recorded and decided like any approval, by the dock or the CLI.
+   * It waits only while a dock page is open to decide; with nobody there it resolves null at once.
+   * Resolves with the ended record (its status and scope), or a refusal for too many pending ones.
+   */
+  async askPerson(request: AdmitRequest): Promise<Approval | Admission | null> {
+    if (!this.dockOpen()) return null;
+    return this.record(request);
+  }
+
+  /** Records an approval and waits for its end (or refuses at once past the pending limit). */
+  private async record(request: AdmitRequest): Promise<Approval | Admission> {
     const { tool, caller, store } = { ...request, store: this.options.store };
     const max = this.options.maxPendingPerCaller;
     if ((await store.pendingCount(caller.caller)) >= max) return { run: false, error: tooManyPending(max) };
@@ -211,7 +228,7 @@ export class ApprovalService implements ApprovalGate {
       );
     });
     await this.told(caller, null);
-    return admissionOf(ended);
+    return ended;
   }
 
   /** Tells the caller that it waits (or no more); a failure to record it is logged, never thrown. */

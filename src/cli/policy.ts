@@ -1,23 +1,34 @@
 import { compilePolicy } from '../policy/compile.js';
-import { explainDecision, parsePolicyTarget } from '../policy/index.js';
-import type { PolicyDecision } from '../policy/types.js';
+import {
+  createSystemHostResolver,
+  decideAsEnforced,
+  explainDecision,
+  parsePolicyTarget,
+} from '../policy/index.js';
+import type { PolicyAction } from '../policy/types.js';
 import { isPaddockError } from '../shared/errors.js';
 import { CONFIG_OPTION, out, parseCommandArgs, UsageError } from './args.js';
 import { loadFor } from './context.js';
 
-const HELP = `Usage: paddock policy check <file.read|file.write|exec|http> <target> [--json]
+const HELP = `Usage: paddock policy check <file.read|file.write|exec|http|tcp> <target> [--json] [--no-dns]
 
 Examples:
   paddock policy check file.write /workspace/notes.md
   paddock policy check exec "git status"
   paddock policy check http https://api.github.com/repos
-Prints allow or deny and the rule that decided (lexical check: symlinks inside a
-computer and DNS answers are checked when a tool runs). Exit code 0 = allow, 1 = deny.`;
+  paddock policy check tcp git.example.com:22
+Prints allow, ask or deny and the rule that decided, exactly as http_get and a computer's
+connections decide: for http and tcp the host is resolved (or taken from policy.http.hosts)
+and its addresses vetted by the private-address guard, unless --no-dns. An http URL is what
+a tool fetches; tcp host:port is any connection of a computer (ask: a person may allow it
+while the connection waits). Symlinks inside a computer are judged when a tool runs.
+Exit code 0 = allow, 1 = deny or ask.`;
 
 export async function policyCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs('policy', args, {
     ...CONFIG_OPTION,
     json: { type: 'boolean' },
+    'no-dns': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   const [sub, action, ...target] = positionals;
@@ -32,13 +43,18 @@ export async function policyCommand(args: string[]): Promise<number> {
     );
   const loaded = await loadFor(values);
   const sandbox = compilePolicy(loaded);
-  let decision: PolicyDecision;
+  let parsed: PolicyAction;
   try {
-    decision = sandbox.check(parsePolicyTarget(action, target.join(' ')));
+    parsed = parsePolicyTarget(action, target.join(' '));
   } catch (e) {
     if (isPaddockError(e)) throw new UsageError(e.message);
     throw e;
   }
+  const decision = await decideAsEnforced(
+    sandbox,
+    parsed,
+    values['no-dns'] === true ? null : createSystemHostResolver(),
+  );
   out(values.json ? JSON.stringify(decision) : explainDecision(decision));
   return decision.allow ? 0 : 1;
 }

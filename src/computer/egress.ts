@@ -81,6 +81,8 @@ export const BASE_NAME_PORTS = [80, 443, 22];
 /** Makes the egress of each generation whose profile asks for the proxy. */
 export class EgressService {
   private readonly bundle: string | null;
+  /** The egress of every running generation (told when the policy changes). */
+  private readonly live = new Set<ComputerEgress>();
 
   constructor(readonly options: EgressServiceOptions) {
     const system = existsSync(GUEST_CA_BUNDLE) ? readFileSync(GUEST_CA_BUNDLE, 'utf8') : '';
@@ -101,6 +103,24 @@ export class EgressService {
   ): ComputerEgress | null {
     if (profile.network.mode !== 'proxy') return null;
     return new ComputerEgress(this, generation, profile, log, name);
+  }
+
+  /**
+   * The policy was replaced (paddock.yaml reloaded): each running computer's names listen on
+   * the ports the new rules name. Decisions need nothing: each asks the policy in force.
+   */
+  async policyChanged(): Promise<void> {
+    await Promise.all([...this.live].map((egress) => egress.policyChanged().catch(() => undefined)));
+  }
+
+  /** Tracks a running generation's egress until it closes. */
+  track(egress: ComputerEgress): void {
+    this.live.add(egress);
+  }
+
+  /** Forgets a generation's egress. */
+  untrack(egress: ComputerEgress): void {
+    this.live.delete(egress);
   }
 
   /** Files the guest sees: the trust bundle with the egress CA (only when TLS is terminated). */
@@ -154,6 +174,7 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
     this.computer = computer;
     this.client = client;
     computer.streams.attach(this);
+    this.service.track(this);
     await client.call('egress.listen', { port: GUEST_EGRESS_PORT, windowBytes: RELAY_WINDOW_BYTES });
     try {
       await client.call('net.listen', {
@@ -353,6 +374,7 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
   override onClose(reason: string): void {
     super.onClose(reason);
     this.principals.clear();
+    this.service.untrack(this);
   }
 }
 

@@ -10,12 +10,14 @@ import { BrowserImage } from '../computer/backend/browser-image.js';
 import { BwrapBackend } from '../computer/backend/bwrap.js';
 import { withPidFiles } from '../computer/backend/sandbox-pids.js';
 import type { ComputerBackend } from '../computer/backend/types.js';
-import { EgressService } from '../computer/egress.js';
+import { type EgressAsker, EgressService } from '../computer/egress.js';
+import { ApprovalEgressAsker, EGRESS_APPROVAL_DESCRIPTION } from '../computer/egress-ask.js';
 import { ComputerService } from '../computer/service.js';
 import { createComputerBuiltins } from '../computer/tools/computer-builtins.js';
 import { createComputerTools } from '../computer/tools/index.js';
 import { ConfigError } from '../config/config-error.js';
 import type { LoadedConfig } from '../config/load.js';
+import type { PaddockConfig } from '../config/paddock-config.js';
 import { loadMcpServers } from '../integrations/load-config.js';
 import { loadPlugins } from '../integrations/plugins.js';
 import { IntegrationsService } from '../integrations/service.js';
@@ -24,7 +26,8 @@ import { loadTerminatingCa } from '../net/egress/tls-ca.js';
 import { DEFAULT_EGRESS_LIMITS } from '../net/egress/types.js';
 import type { Notifier } from '../net/notifier.js';
 import { compilePolicy } from '../policy/compile.js';
-import { createSystemHostResolver } from '../policy/index.js';
+import { createSystemHostResolver, createWhitelistSandbox, rulePorts } from '../policy/index.js';
+import { ReloadableSandbox } from '../policy/reloadable.js';
 import type { Sandbox } from '../policy/types.js';
 import { isPaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -57,8 +60,11 @@ export function createEgress(
   policy: Sandbox,
   audit: AuditStore,
   env: NodeJS.ProcessEnv,
+  policyConfig: () => PaddockConfig['policy'] = () => loaded.config.policy,
+  asker?: EgressAsker,
 ) {
   const { config } = loaded;
+  const profileAllows = config.computer.profiles.flatMap((p) => (p.network.allow ? [p.network.allow] : []));
   try {
     for (const profile of config.computer.profiles) EgressService.checkProfile(profile);
     const inject = compileInjectRules(config.policy.http.inject);
@@ -68,6 +74,8 @@ export function createEgress(
       audit,
       limits: DEFAULT_EGRESS_LIMITS,
       env,
+      ports: () => rulePorts(policyConfig(), profileAllows),
+      ...(asker ? { asker } : {}),
       ...(inject.size > 0 ? { inject, ca: loadTerminatingCa(join(loaded.dataDir, 'egress-ca')) } : {}),
     });
   } catch (e) {
@@ -104,6 +112,11 @@ export interface Paddock {
   browser: { hosts: DockVmHosts; image: BrowserImage };
   /** Tells the services where the dock listens (links in launch answers and approval requests). */
   setDockUrl(url: string): void;
+  /**
+   * Puts the `policy` of a validated config in force (paddock.yaml reloaded): every decision
+   * from now on, of tools and of computers' connections, uses it.
+   */
+  applyPolicy(config: PaddockConfig): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -134,7 +147,8 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     const { audit, memory } = stores;
     const interrupted = await audit.reconcile();
     if (interrupted > 0) logger.warn('audit.interrupted', { calls: interrupted });
-    const policy = compilePolicy(loaded);
+    const policy = new ReloadableSandbox(compilePolicy(loaded));
+    let policyConfig = config.policy;
     const validator = new InputValidator();
     const registry = new ToolRegistry(validator);
     const servers = loadMcpServers(join(loaded.projectDir, '.paddock'), env);
@@ -174,7 +188,9 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       deciders: config.approvals.deciders,
       timeoutMs: config.approvals.timeoutSeconds * 1000,
       maxPendingPerCaller: config.approvals.maxPendingPerCaller,
-      describe: (name) => registry.get(name)?.description,
+      describe: (name) =>
+        registry.get(name)?.description ??
+        (name.startsWith('egress:') ? EGRESS_APPROVAL_DESCRIPTION : undefined),
       link: (id) => (dockBase ? `${dockBase.replace(/\/+$/, '')}/#approvals/${id}` : undefined),
     });
     closers.push(() => approvals.close());
@@ -200,6 +216,14 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     const skillsDir = join(loaded.projectDir, '.paddock', 'skills');
     // browser computers boot in dock pages; without a dock no page offers to host one
     const browser = { hosts: new DockVmHosts(logger.child({ domain: 'dock' })), image: new BrowserImage() };
+    const asker = new ApprovalEgressAsker(
+      approvals,
+      logger.child({ domain: 'egress' }),
+      config.approvals.timeoutSeconds * 1000,
+    );
+    await asker.start();
+    closers.push(() => asker.close());
+    const egress = createEgress(loaded, policy, audit, env, () => policyConfig, asker);
     const computer = new ComputerService({
       backend: withBrowserBackend(
         sandboxBackend(config.computer.sandboxUid, dataDir, logger),
@@ -211,7 +235,7 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
         options.dockUrl ?? config.server.publicUrl ?? `http://${config.server.host}:${config.server.port}`,
       logger,
       launchLinks: stores.launchLinks,
-      egress: createEgress(loaded, policy, audit, env),
+      egress,
       ...(options.preview ? { preview: options.preview } : {}),
       quotas: {
         clients: config.principals.clients,
@@ -300,6 +324,11 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
       setDockUrl: (url) => {
         dockBase = url;
         computer.setDockUrl(url);
+      },
+      applyPolicy: async (next) => {
+        policy.replace(createWhitelistSandbox(next.policy));
+        policyConfig = next.policy;
+        await egress.policyChanged();
       },
       close: () => closeInReverse(closers, logger),
     };

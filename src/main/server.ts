@@ -33,6 +33,7 @@ import { type PreviewPorts, PreviewRelay } from '../web/preview/relay.js';
 import { newPreviewBasePath, previewRoutes } from '../web/preview/routes.js';
 
 import { type Closer, closeInReverse, VERSION } from './common.js';
+import { ConfigReloader } from './config-reload.js';
 import { exitWhenIdle } from './idle-exit.js';
 import { createPaddock, type Paddock } from './paddock.js';
 import { endClient, revokeClient } from './revocation.js';
@@ -88,6 +89,16 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       preview: { basePath: previewBase },
     });
     closers.push(() => paddock.close());
+    const reloader = loaded.file
+      ? new ConfigReloader({
+          file: loaded.file,
+          current: loaded.config,
+          logger: logger.child({ domain: 'config' }),
+          apply: (next) => paddock.applyPolicy(next),
+        })
+      : null;
+    reloader?.start();
+    closers.push(() => reloader?.close());
     const sessions = new McpSessions((ended) => {
       paddock.approvals.endSession(ended.caller);
       releaseSessionComputer(paddock, ended);

@@ -1,5 +1,5 @@
 import { PaddockError } from '../shared/errors.js';
-import type { PolicyAction, PolicyDecision } from './types.js';
+import type { HostResolver, PolicyAction, PolicyDecision, Sandbox } from './types.js';
 
 /**
  * A decision as text for people (`paddock policy check`): `allow` or `deny`, the rule
@@ -75,5 +75,33 @@ export function parsePolicyTarget(actionType: string, target: string): PolicyAct
       }
       return { type, host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
     }
+  }
+}
+
+/**
+ * The decision the tools and a computer's connections get: `enforce` with `dns` for http and
+ * tcp (so the address guard judges what the name resolves to), a denial turned back into its
+ * decision (`ask` kept). A name that does not resolve is a deny naming the rule `resolve`.
+ * Without `dns`, the lexical check alone.
+ */
+export async function decideAsEnforced(
+  sandbox: Sandbox,
+  action: PolicyAction,
+  dns: HostResolver | null,
+): Promise<PolicyDecision> {
+  if (!dns || (action.type !== 'http' && action.type !== 'tcp')) return sandbox.check(action);
+  try {
+    return await sandbox.enforce(action, { dns });
+  } catch (e) {
+    if (!(e instanceof PaddockError)) throw e;
+    if (e.code === 'POLICY_DENIED') {
+      return {
+        allow: false,
+        rule: String(e.details.rule ?? 'default-deny'),
+        reason: String(e.details.reason ?? e.message),
+        ...(e.details.ask === true ? { ask: true } : {}),
+      };
+    }
+    return { allow: false, rule: 'resolve', reason: e.message };
   }
 }

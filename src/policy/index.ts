@@ -12,7 +12,7 @@ export {
   isDangerousEnvName,
   sanitizeEnv,
 } from './env.js';
-export { explainDecision, parsePolicyTarget } from './explain.js';
+export { decideAsEnforced, explainDecision, parsePolicyTarget } from './explain.js';
 export { type IpInfo, inspectAddress } from './ip.js';
 export { type GuestPath, MAX_PATH_CHARS, parseGuestPath } from './path-rules.js';
 export { rulePorts } from './ports.js';

@@ -106,8 +106,10 @@ describe('paddock CLI', () => {
     }
   });
 
-  it('policy check prints allow or deny with the deciding rule and sets the exit code', async () => {
-    const p = tempProject('policy:\n  http:\n    allow: ["*.example.com"]\n');
+  it('policy check prints allow, ask or deny with the deciding rule and sets the exit code', async () => {
+    const p = tempProject(
+      'policy:\n  http:\n    allow: ["*.example.com"]\n    hosts: { api.example.com: 192.0.2.10 }\n    ask: ["*.ask.test"]\n  tcp:\n    allow: ["git.example.com:22"]\n',
+    );
     try {
       const allow = await runCli(p, ['policy', 'check', 'http', 'https://api.example.com/x']);
       assert.equal(allow.code, 0, allow.stderr);
@@ -118,6 +120,19 @@ describe('paddock CLI', () => {
       assert.match(deny.stdout, /deny/i);
       const traversal = await runCli(p, ['policy', 'check', 'file.read', '/workspace/../etc/shadow']);
       assert.equal(traversal.code, 1);
+      // a computer's connection: tcp rules, ask, and IP literals (no lookup leaves the machine)
+      const ssh = await runCli(p, ['policy', 'check', '--no-dns', 'tcp', 'git.example.com:22']);
+      assert.equal(ssh.code, 0, ssh.stderr);
+      assert.match(ssh.stdout, /allow\s+rule: tcp\.allow\[0\]=git\.example\.com:22/);
+      const https = await runCli(p, ['policy', 'check', 'tcp', 'api.example.com:443']);
+      assert.equal(https.code, 0, https.stderr);
+      assert.match(https.stdout, /addresses: 192\.0\.2\.10/);
+      const asked = await runCli(p, ['policy', 'check', '--no-dns', 'tcp', 'pkgs.ask.test:443']);
+      assert.equal(asked.code, 1);
+      assert.match(asked.stdout, /^ask\s+rule: http\.ask\[0\]=\*\.ask\.test/m);
+      const literal = await runCli(p, ['policy', 'check', 'tcp', '127.0.0.1:22']);
+      assert.equal(literal.code, 1);
+      assert.match(literal.stdout, /deny\s+rule: ip-literal/);
     } finally {
       p.cleanup();
     }

@@ -81,6 +81,7 @@ function toDockApprovalBase(a: ApprovalView): DockApproval {
   return {
     id: a.id,
     tool: a.tool,
+    source: a.source,
     description: a.description,
     arguments: truncated ? a.arguments.slice(0, MAX_APPROVAL_ARGUMENTS_CHARS) : a.arguments,
     argumentsChars: a.arguments.length,

@@ -232,6 +232,8 @@ export const MAX_APPROVAL_ARGUMENTS_CHARS = 256 * 1024;
 export const approvalSchema = z.object({
   id: z.string(),
   tool: z.string(),
+  /** Where the question comes from: a tool's source, or `egress` (a computer's connection). */
+  source: z.string(),
   description: z.string().nullable(),
   /** Canonical JSON of the exact arguments (whole unless `argumentsTruncated`). */
   arguments: z.string(),

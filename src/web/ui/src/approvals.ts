@@ -113,17 +113,33 @@ export class ApprovalsPanel {
       return b;
     };
     const deny = button('Deny', 'deny', 'primary danger', () => decide(false));
-    const buttons = [
-      button('Approve once', 'approve-once', 'primary', () => decide(true, 'once')),
-      button(a.agent ? 'Approve for this run' : 'Approve for this session', 'approve-session', 'ghost', () =>
-        decide(true, 'session'),
-      ),
-      ...(a.agent
-        ? [button(`Always allow for ${a.agent}`, 'approve-always', 'ghost', () => decide(true, 'always'))]
-        : []),
-      deny,
-    ];
-    const who = a.agent ? `agent ${a.agent} (run ${a.runId ?? '?'})` : (a.callerLabel ?? a.caller);
+    // a computer's connection waiting for a host to be allowed (policy.http.ask)
+    const egress = a.source === 'egress';
+    const buttons = egress
+      ? [
+          button('Allow once', 'approve-once', 'primary', () => decide(true, 'once')),
+          button('Allow for this computer', 'approve-session', 'ghost', () => decide(true, 'session')),
+          button('Always allow', 'approve-always', 'ghost', () => decide(true, 'always')),
+          deny,
+        ]
+      : [
+          button('Approve once', 'approve-once', 'primary', () => decide(true, 'once')),
+          button(
+            a.agent ? 'Approve for this run' : 'Approve for this session',
+            'approve-session',
+            'ghost',
+            () => decide(true, 'session'),
+          ),
+          ...(a.agent
+            ? [button(`Always allow for ${a.agent}`, 'approve-always', 'ghost', () => decide(true, 'always'))]
+            : []),
+          deny,
+        ];
+    const who = egress
+      ? `connection of ${a.callerLabel ?? a.caller}`
+      : a.agent
+        ? `agent ${a.agent} (run ${a.runId ?? '?'})`
+        : (a.callerLabel ?? a.caller);
     return h(
       'article',
       { class: 'approval', 'data-testid': 'approval', 'data-approval-id': a.id },
@@ -161,7 +177,13 @@ export class ApprovalsPanel {
       'div',
       { class: 'rule' },
       h('span', { class: 'mono' }, r.tool),
-      h('span', { class: 'muted' }, `always allowed for ${r.agent} by ${r.createdBy}`),
+      h(
+        'span',
+        { class: 'muted' },
+        r.tool.startsWith('egress:')
+          ? `always allowed for every computer by ${r.createdBy}`
+          : `always allowed for ${r.agent} by ${r.createdBy}`,
+      ),
       remove,
     );
   }
