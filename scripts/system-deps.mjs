@@ -59,6 +59,13 @@ export const SYSTEM_DEPS = [
     scope: 'test',
   },
   {
+    path: '/usr/sbin/sshd',
+    pkg: 'openssh-server',
+    purpose: 'the egress tests of ssh (git over ssh to a local sshd)',
+    scope: 'test',
+  },
+  { path: '/usr/bin/ssh', pkg: 'openssh-client', purpose: 'the egress tests of ssh', scope: 'test' },
+  {
     path: '/usr/lib/postgresql/*/bin/initdb',
     pkg: 'postgresql',
     purpose: 'the PostgreSQL store tests (a throwaway cluster each)',

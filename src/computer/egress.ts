@@ -11,6 +11,7 @@ import { EGRESS_STREAM_BASE } from '../guest/egress-relay.js';
 import type { SocketOrigin } from '../guest/socket-owner.js';
 import { compileNetworkAllow, type EgressScope, type EgressTarget } from '../net/egress/decide.js';
 import type { InjectRules } from '../net/egress/inject.js';
+import { jksWithCertificate } from '../net/egress/java-truststore.js';
 import { EgressProxy } from '../net/egress/proxy.js';
 import type { TerminatingCa } from '../net/egress/tls-ca.js';
 import type { EgressLimits, EgressPrincipal, EgressRefused, EgressSession } from '../net/egress/types.js';
@@ -20,7 +21,13 @@ import { principalKey } from '../shared/principal.js';
 import type { CallerContext } from '../tools/tool.js';
 import type { Computer } from './computer.js';
 import type { GuestClient } from './link/guest-client.js';
-import { GUEST_CA_BUNDLE, GUEST_EGRESS_CA, GUEST_EGRESS_PORT, GUEST_RESOLVER } from './link/guest-layout.js';
+import {
+  GUEST_CA_BUNDLE,
+  GUEST_EGRESS_CA,
+  GUEST_EGRESS_PORT,
+  GUEST_JAVA_CACERTS,
+  GUEST_RESOLVER,
+} from './link/guest-layout.js';
 import { GuestSocket, RELAY_WINDOW_BYTES, RelayedSockets } from './link/guest-socket.js';
 import type { StreamEvent } from './link/stream-router.js';
 import type { ComputerLog } from './logs.js';
@@ -81,12 +88,16 @@ export const BASE_NAME_PORTS = [80, 443, 22];
 /** Makes the egress of each generation whose profile asks for the proxy. */
 export class EgressService {
   private readonly bundle: string | null;
+  private readonly javaStore: Uint8Array | null;
   /** The egress of every running generation (told when the policy changes). */
   private readonly live = new Set<ComputerEgress>();
 
   constructor(readonly options: EgressServiceOptions) {
     const system = existsSync(GUEST_CA_BUNDLE) ? readFileSync(GUEST_CA_BUNDLE, 'utf8') : '';
     this.bundle = options.ca ? `${system.trimEnd()}\n${options.ca.certPem.trim()}\n` : null;
+    const java = options.ca && existsSync(GUEST_JAVA_CACERTS) ? readFileSync(GUEST_JAVA_CACERTS) : null;
+    this.javaStore =
+      java && options.ca ? jksWithCertificate(java, options.ca.certPem, 'paddock-egress') : null;
   }
 
   /** Validates a profile's network.allow (throws INVALID_ARGUMENT naming a bad rule). */
@@ -124,9 +135,13 @@ export class EgressService {
   }
 
   /** Files the guest sees: the trust bundle with the egress CA (only when TLS is terminated). */
-  guestFiles(): Record<string, string> {
+  guestFiles(): Record<string, string | Uint8Array> {
     if (!this.bundle || !this.options.ca) return {};
-    return { [GUEST_CA_BUNDLE]: this.bundle, [GUEST_EGRESS_CA]: this.options.ca.certPem };
+    return {
+      [GUEST_CA_BUNDLE]: this.bundle,
+      [GUEST_EGRESS_CA]: this.options.ca.certPem,
+      ...(this.javaStore ? { [GUEST_JAVA_CACERTS]: this.javaStore } : {}),
+    };
   }
 }
 
@@ -204,8 +219,8 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
     return [...ports].slice(0, 64);
   }
 
-  /** Files the guest sees (the trust bundle). */
-  guestFiles(): Record<string, string> {
+  /** Files the guest sees (the trust bundles). */
+  guestFiles(): Record<string, string | Uint8Array> {
     return this.service.guestFiles();
   }
 

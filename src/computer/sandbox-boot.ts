@@ -43,7 +43,7 @@ export interface BootedSandbox {
 export function sandboxSpec(
   profile: ProfileConfig,
   where: { generation: number; hostDir: string; name?: string; keptDir?: string },
-  files: Record<string, string>,
+  files: Record<string, string | Uint8Array>,
 ): SandboxSpec {
   return {
     generation: where.generation,

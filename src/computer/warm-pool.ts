@@ -31,7 +31,7 @@ export interface WarmPoolOptions {
   /** Profiles (with the server's shared mounts) and how many warm sandboxes each keeps. */
   targets: { profile: ProfileConfig; warm: number }[];
   /** Files every sandbox gets (the egress proxy's trust bundle). */
-  files(): Record<string, string>;
+  files(): Record<string, string | Uint8Array>;
   /** Whether one more sandbox fits under the server's cap, given the pool's `pooled` (ready or booting). */
   room(pooled: number): boolean;
   /** First retry delay after a failed boot and the longest (default 1 s and 60 s). */

@@ -27,7 +27,10 @@ export function etcEntries(): string[] {
   } catch {
     return [];
   }
-  return names.filter((n) => ETC_ALLOWLIST.includes(n) || /^python3\.\d+$/.test(n)).sort();
+  // python3.N and the JDK's configuration (java.security, jvm.cfg: no secrets) are versioned names
+  return names
+    .filter((n) => ETC_ALLOWLIST.includes(n) || /^python3\.\d+$/.test(n) || /^java-\d+-openjdk$/.test(n))
+    .sort();
 }
 
 /** Whether the server may execute `path`. */

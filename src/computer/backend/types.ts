@@ -55,7 +55,7 @@ export interface SandboxSpec {
   /** The backend the profile names (`browser`); absent: the server's own. */
   backend?: string;
   /** Extra read-only files by guest path (e.g. the trust bundle of the egress proxy). */
-  files?: Record<string, string>;
+  files?: Record<string, string | Uint8Array>;
 }
 
 /** How the root of a job and all its descendants are tracked. */

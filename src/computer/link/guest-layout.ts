@@ -49,3 +49,5 @@ export const GUEST_EGRESS_PORT = 3128;
 export const GUEST_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 /** The egress CA certificate alone (for NODE_EXTRA_CA_CERTS). */
 export const GUEST_EGRESS_CA = '/etc/paddock/egress-ca.pem';
+/** The JVM's trust store (Debian's cacerts, replaced by one that adds the egress CA when TLS is terminated). */
+export const GUEST_JAVA_CACERTS = '/etc/ssl/certs/java/cacerts';

@@ -18,6 +18,8 @@ import { connectFailure, connectPinned, idleGuard, tunnel } from './upstream.js'
 
 interface Terminated {
   principal: EgressPrincipal | null;
+  /** `name` when the program connected to a handed-out name (no proxy). */
+  route?: unknown;
   host: string;
   port: number;
   addresses: string[];
@@ -299,6 +301,7 @@ export class HttpProxy {
     }) as typeof socket.write;
     socket.once('close', () => record.finish({ success: true, rule }));
     this.terminated.set(tls, {
+      ...(record.details.route ? { route: record.details.route } : {}),
       principal: record.principal,
       host: target.host,
       port: target.port,
@@ -318,6 +321,7 @@ export class HttpProxy {
     }
     const kind: EgressKind = 'https-terminated';
     const record = new ConnectionRecord(this.session, kind, ctx.principal, ctx.host, ctx.port);
+    if (ctx.route) record.details.route = ctx.route;
     record.details.method = req.method;
     record.details.path = String(req.url ?? '')
       .split('?', 1)[0]!

@@ -3,7 +3,8 @@
  * and port directly, with no proxy in mind, and the guest told which name and port it was. Port
  * 80 is plain HTTP and handled like the proxy's absolute-URI requests (each request decided and
  * audited, a refusal is a 403 with its reason); any other port is a TCP connection decided once
- * and tunnelled, except 443 of an inject domain, whose TLS is terminated as for CONNECT. TLS
+ * and tunnelled, except to an inject domain (https by definition), whose TLS is terminated as
+ * for CONNECT. TLS
  * stays end to end everywhere else: the bytes are never read.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -92,6 +93,8 @@ export class TransparentEgress {
 
   /** Any other port: decided once, then a tunnel (or terminated TLS for an inject domain on 443). */
   private async tcp(socket: Duplex, target: EgressTarget, principal: EgressPrincipal): Promise<void> {
+    // the program speaks first (a TLS hello): hold its bytes until the tunnel or TLS reads them
+    socket.pause();
     const record = new ConnectionRecord(this.session, 'tcp', principal, target.host, target.port);
     record.details.route = 'name';
     const decision = await decideEgress(target, principal.scope);
@@ -107,7 +110,7 @@ export class TransparentEgress {
       return;
     }
     record.details.addresses = decision.addresses;
-    if (target.port === 443 && this.session.ca && this.session.inject?.has(target.host)) {
+    if (this.session.ca && this.session.inject?.has(target.host)) {
       const touch = this.http.track(socket);
       await this.http.terminate(
         socket,
