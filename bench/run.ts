@@ -39,6 +39,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['http-load', './http-load.js', 'benchHttpLoad'],
     ['eras', './eras.js', 'benchEras'],
     ['egress', './egress.js', 'benchEgress'],
+    ['egress-names', './egress-names.js', 'benchEgressNames'],
     ['warm', './warm-pool.js', 'benchWarmPool'],
     ['stores', './stores.js', 'benchStores'],
     ['browser', './browser.js', 'benchBrowser'],

@@ -28,7 +28,7 @@ import {
   GUEST_JAVA_CACERTS,
   GUEST_RESOLVER,
 } from './link/guest-layout.js';
-import { GuestSocket, RELAY_WINDOW_BYTES, RelayedSockets } from './link/guest-socket.js';
+import { EGRESS_WINDOW_BYTES, GuestSocket, RelayedSockets } from './link/guest-socket.js';
 import type { StreamEvent } from './link/stream-router.js';
 import type { ComputerLog } from './logs.js';
 
@@ -190,12 +190,12 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
     this.client = client;
     computer.streams.attach(this);
     this.service.track(this);
-    await client.call('egress.listen', { port: GUEST_EGRESS_PORT, windowBytes: RELAY_WINDOW_BYTES });
+    await client.call('egress.listen', { port: GUEST_EGRESS_PORT, windowBytes: EGRESS_WINDOW_BYTES });
     try {
       await client.call('net.listen', {
         resolver: GUEST_RESOLVER,
         names: { ports: this.ports() },
-        windowBytes: RELAY_WINDOW_BYTES,
+        windowBytes: EGRESS_WINDOW_BYTES,
       });
       this.named = true;
     } catch (e) {
@@ -380,7 +380,12 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
     }
     const computer = this.computer;
     if (!computer || this.sockets.has(event.stream)) return;
-    const socket = new GuestSocket(computer, event.stream, () => this.sockets.delete(event.stream));
+    const socket = new GuestSocket(
+      computer,
+      event.stream,
+      () => this.sockets.delete(event.stream),
+      EGRESS_WINDOW_BYTES,
+    );
     this.sockets.set(event.stream, socket);
     if (event.target) this.proxy.handleNamed(socket, event.target, this.principalOf(event.origin));
     else this.proxy.handle(socket);

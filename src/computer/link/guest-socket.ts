@@ -12,15 +12,21 @@ import { RELAY_STREAM_BASE, STREAM_RANGE, type StreamEvent, type StreamOwner } f
 
 /** Bytes in flight per direction and connection before the receiver grants more. */
 export const RELAY_WINDOW_BYTES = 512 * 1024;
+/**
+ * Bytes in flight per direction of an egress connection: a download that the computer's programs
+ * read as fast as it comes keeps this much moving while the three processes on the path wait for
+ * the CPU (a busy machine), so it bounds throughput at window ÷ wake-up delay.
+ */
+export const EGRESS_WINDOW_BYTES = 2 * 1024 * 1024;
 /** Largest data frame the host sends. */
-const MAX_FRAME_BYTES = 64 * 1024;
+const MAX_FRAME_BYTES = 256 * 1024;
 /** How long connecting inside the guest may take. */
 const OPEN_TIMEOUT_MS = 5000;
 
 /** One TCP connection inside the guest. */
 export class GuestSocket extends Duplex {
   /** Bytes the host may still send before the guest grants more. */
-  private sendCredit = RELAY_WINDOW_BYTES;
+  private sendCredit: number;
   /** Credit for the guest held back while our reader is slow. */
   private withheld = 0;
   private pending: { chunk: Buffer; callback: (error?: Error | null) => void } | null = null;
@@ -33,8 +39,10 @@ export class GuestSocket extends Duplex {
     private readonly computer: Computer,
     readonly stream: number,
     private readonly onGone: () => void,
+    windowBytes = RELAY_WINDOW_BYTES,
   ) {
-    super({ allowHalfOpen: true, readableHighWaterMark: 256 * 1024 });
+    super({ allowHalfOpen: true, readableHighWaterMark: Math.min(windowBytes, 1024 * 1024) });
+    this.sendCredit = windowBytes;
     // Failures reach the consumer's own listener; without one they must not crash the server.
     this.on('error', () => undefined);
   }

@@ -124,16 +124,24 @@ export class TransparentEgress {
       );
       return;
     }
-    if (!(await record.open())) {
+    // the row and the TCP handshake at once; no byte moves before both are done
+    const connecting = connectPinned(
+      decision.addresses,
+      target.port,
+      this.session.limits.connectTimeoutMs,
+    ).then(
+      (upstream) => ({ upstream }),
+      (error: unknown) => ({ error }),
+    );
+    const [opened, connected] = await Promise.all([record.open(), connecting]);
+    if (!opened) {
+      if ('upstream' in connected) connected.upstream.destroy();
       this.session.onRefused(principal, UNAUDITED(target.host, target.port));
       socket.destroy();
       return;
     }
-    let upstream: Duplex;
-    try {
-      upstream = await connectPinned(decision.addresses, target.port, this.session.limits.connectTimeoutMs);
-    } catch (e) {
-      const failure = connectFailure(e, target.host, target.port);
+    if (!('upstream' in connected)) {
+      const failure = connectFailure(connected.error, target.host, target.port);
       record.finish({
         success: false,
         rule: decision.rule,
@@ -144,6 +152,7 @@ export class TransparentEgress {
       socket.destroy();
       return;
     }
+    const { upstream } = connected;
     tunnel(socket, upstream, this.session.limits.idleTimeoutMs, record, decision.rule);
   }
 }
