@@ -17,12 +17,15 @@ export const EGRESS_TOOL = 'egress';
  */
 export type EgressKind = 'connect' | 'socks' | 'http' | 'https-terminated' | 'tcp';
 
-/** The destination and rule of a policy refusal (undefined for refusals of another kind). */
+/**
+ * The destination and rule of a refusal the job should read (the policy's, or a name that does
+ * not resolve); undefined for the others (limits, malformed requests, unreachable upstreams).
+ */
 export function refusalOf(
   record: ConnectionRecord,
   decision: { rule: string; code: string; hint?: string | undefined },
 ): EgressRefused | undefined {
-  if (decision.code !== 'POLICY_DENIED' || !record.host || decision.hint === undefined) return undefined;
+  if (!record.host || decision.hint === undefined) return undefined;
   return { host: record.host, port: record.port, rule: decision.rule, hint: decision.hint };
 }
 
