@@ -182,7 +182,10 @@ export async function decideEgress(
     }
     const code = isPaddockError(e) && e.code === 'TIMEOUT' ? 'TIMEOUT' : 'UPSTREAM_ERROR';
     const text = e instanceof Error ? e.message : String(e);
-    return { ...denied('resolve', text, code, `Paddock egress: ${text}`), hint: allowHint(target, scope, 'resolve') };
+    return {
+      ...denied('resolve', text, code, `Paddock egress: ${text}`),
+      hint: allowHint(target, scope, 'resolve'),
+    };
   }
 }
 
