@@ -98,6 +98,7 @@ export class ApprovalEgressAsker implements EgressAsker {
         via: principal.via,
         ...(principal.parentId ? { parentId: principal.parentId } : {}),
         attended: true,
+        signal: question.gone,
         approvals: { agent: EGRESS_APPROVAL_AGENT },
       },
       invocationId: randomId('inv', 12),

@@ -71,6 +71,8 @@ export interface EgressQuestion {
   target: EgressTarget;
   /** The `policy.http.ask` entry that covers it. */
   rule: string;
+  /** Aborts when the program gave up the connection: the question ends with it. */
+  gone: AbortSignal;
   principal: EgressPrincipal;
   /** The computer's name and generation, as the person sees them. */
   computer: string;
@@ -240,14 +242,19 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
     if (policy !== undefined && policy !== server) return scope;
     const asker = this.service.options.asker;
     scope.grants = () => [...(asker?.always() ?? []), ...this.grants];
-    if (asker) scope.ask = (target, rule) => this.ask(asker, target, rule, who());
+    if (asker) scope.ask = (target, rule, gone) => this.ask(asker, { target, rule, gone }, who());
     return scope;
   }
 
-  private async ask(asker: EgressAsker, target: EgressTarget, rule: string, principal: EgressPrincipal) {
+  private async ask(
+    asker: EgressAsker,
+    { target, rule, gone }: { target: EgressTarget; rule: string; gone: AbortSignal },
+    principal: EgressPrincipal,
+  ) {
     const answer = await asker.ask({
       target,
       rule,
+      gone,
       principal,
       computer: this.name,
       generation: this.generation,

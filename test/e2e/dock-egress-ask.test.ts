@@ -31,7 +31,7 @@ function config(port: number, allow: string[], extra = ''): string {
   return `policy:
   http:
     allow: ${JSON.stringify(allow)}
-    hosts: { stub.test: 127.0.0.1, one.ask.test: 127.0.0.1, two.ask.test: 127.0.0.1 }
+    hosts: { stub.test: 127.0.0.1, one.ask.test: 127.0.0.1, two.ask.test: 127.0.0.1, three.ask.test: 127.0.0.1, four.ask.test: 127.0.0.1 }
     ask: ["*.ask.test:${port}"]
 ${extra}computer:
   defaultProfile: net
@@ -132,11 +132,71 @@ describe('a person allows a host while the connection waits, and paddock.yaml re
     assert.match(list.stdout, /egress:one\.ask\.test/);
   });
 
+  it('a question ends when its program gives up the connection', async () => {
+    const gaveUp = await job(
+      `curl -sS --max-time 2 http://four.ask.test:${stub.port}/impatient; echo "curl=$?"`,
+    );
+    assert.match(String(gaveUp.stdout), /curl=28/);
+    const ended = await pollUntil(
+      async () => {
+        const r = await runCli(project, ['approvals', 'list', '--all', '--json']);
+        const list = JSON.parse(r.stdout || '[]') as { tool: string; status: string }[];
+        const mine = list.find((a) => a.tool === `egress:four.ask.test:${stub.port}`);
+        return mine && mine.status !== 'pending' ? mine : null;
+      },
+      'the abandoned question to end',
+      30_000,
+    );
+    assert.equal(ended?.status, 'cancelled');
+  });
+
+  it('"always", decided from the CLI, becomes a rule every later computer is decided with', async () => {
+    const started = await tool('run_command', {
+      script: `curl -sS http://three.ask.test:${stub.port}/always`,
+      waitMs: 0,
+      timeoutMs: 120_000,
+    });
+    const pending = await pollUntil(
+      async () => {
+        const r = await runCli(project, ['approvals', 'list', '--json']);
+        const list = JSON.parse(r.stdout || '[]') as { id: string; tool: string }[];
+        return list.find((a) => a.tool === `egress:three.ask.test:${stub.port}`) ?? null;
+      },
+      'the question in `paddock approvals list`',
+      60_000,
+    );
+    const approve = await runCli(project, ['approvals', 'approve', pending!.id, '--always']);
+    assert.equal(approve.code, 0, approve.stderr);
+    const done = await pollUntil(
+      async () => {
+        const now = await tool('read_job', { jobId: started.jobId });
+        return now.terminationObserved ? now : null;
+      },
+      'the job after the CLI answer',
+      60_000,
+    );
+    assert.match(String(done?.stdout), /hi \/always/);
+    const rules = await runCli(project, ['approvals', 'rules', '--json']);
+    assert.match(rules.stdout, /egress:three\.ask\.test/);
+    // a new generation asks nobody: the rule decides
+    await tool('launch_computer', { profileId: 'net' });
+    await pollUntil(
+      async () => (await tool('get_computer_status', {})).lifecycle === 'running',
+      'the relaunched computer',
+      60_000,
+    );
+    const later = await job(`curl -sS http://three.ask.test:${stub.port}/later`);
+    assert.match(String(later.stdout), /hi \/later/);
+    const list = await runCli(project, ['approvals', 'list', '--json']);
+    assert.deepEqual(JSON.parse(list.stdout || '[]'), []);
+  });
+
   it('with no dock page open to ask, the connection is refused at once and the job reads why', async () => {
     await page.close();
+    // a question asked while the page was still closing waits; curl gives up on it, which ends it
     const refused = await pollUntil(
       async () => {
-        const r = await job(`curl -sS http://two.ask.test:${stub.port}/nobody`);
+        const r = await job(`curl -sS --max-time 3 http://two.ask.test:${stub.port}/nobody`);
         return /no dock page was open/.test(String(r.stdout)) ? r : null;
       },
       'the question to be refused with nobody to ask',
@@ -146,6 +206,15 @@ describe('a person allows a host while the connection waits, and paddock.yaml re
     assert.deepEqual(refused?.egressRefused, [
       { host: 'two.ask.test', port: stub.port, rule: `http.ask[0]=*.ask.test:${stub.port}` },
     ]);
+    // nothing is left waiting: a question whose program gave up ended with it
+    await pollUntil(
+      async () => {
+        const r = await runCli(project, ['approvals', 'list', '--json']);
+        return (JSON.parse(r.stdout || '[]') as unknown[]).length === 0;
+      },
+      'no question left waiting',
+      30_000,
+    );
   });
 
   it('a tightening edit of paddock.yaml cuts new connections; an invalid edit keeps the policy and the log says why', async () => {

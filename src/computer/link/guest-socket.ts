@@ -95,9 +95,13 @@ export class GuestSocket extends Duplex {
     this.flush();
   }
 
-  /** The connection is gone inside the guest. */
+  /**
+   * The connection is gone inside the guest. Emits `hangup` at once, even while the readable side
+   * is paused (its `end` waits for a reader), so a decision that waits can stop waiting.
+   */
   remoteGone(error: string | null): void {
     this.remoteClosed = true;
+    this.emit('hangup');
     this.failPending(new Error(error ?? 'the server closed the connection'));
     if (error) this.destroy(new Error(`preview connection failed inside the computer: ${error}`));
     else {

@@ -36,7 +36,7 @@ export interface EgressScope {
    * Asks a person about a destination `policy.http.ask` covers (`rule`: the ask entry); the
    * connection waits for the answer. Absent: nobody may be asked (an agent's narrowed policy).
    */
-  ask?: (target: EgressTarget, rule: string) => Promise<AskAnswer>;
+  ask?: (target: EgressTarget, rule: string, signal: AbortSignal) => Promise<AskAnswer>;
 }
 
 /** Why a connection is refused, as the program and the audit row see it. */
@@ -113,12 +113,14 @@ export function allowHint(
 
 /**
  * Decides one connection (`http`: it is known to speak HTTP, which only changes the hint).
+ * `gone` aborts when the program closed the connection (a question to a person ends with it).
  * Never throws: a failure to resolve is a refusal with its own code.
  */
 export async function decideEgress(
   target: EgressTarget,
   scope: EgressScope,
   http = false,
+  gone: AbortSignal = new AbortController().signal,
 ): Promise<EgressDecision> {
   const where = `${target.host}:${target.port}`;
   const action = egressAction(target);
@@ -170,7 +172,7 @@ export async function decideEgress(
       }
       const narrowRefusal = narrowed();
       if (narrowRefusal) return narrowRefusal;
-      const answer = await scope.ask(target, rule);
+      const answer = await scope.ask(target, rule, gone);
       if (!answer.allow) return refuse(answer.rule, answer.reason);
       return await enforce([...grants, answer.grant]);
     }
@@ -198,4 +200,16 @@ export function refusalMessage(
   http = false,
 ): string {
   return `Paddock egress refused ${target.host}:${target.port} (rule ${rule}): ${reason}. To allow it, ${allowHint(target, scope, rule, http)}.`;
+}
+
+/**
+ * Aborts when the program's side of `socket` is gone (`close`, or `hangup` from a relayed socket
+ * whose readable side is paused): a decision that waits for a person ends with the connection.
+ */
+export function closeSignal(socket: { once(event: string, listener: () => void): unknown }): AbortSignal {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  socket.once('close', abort);
+  socket.once('hangup', abort);
+  return controller.signal;
 }

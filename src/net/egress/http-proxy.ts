@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket, connect as tlsConnect } from 'node:tls';
 import { ConnectionRecord, type EgressKind, refusalOf, UNAUDITED } from './connection-log.js';
-import { decideEgress, type EgressTarget } from './decide.js';
+import { closeSignal, decideEgress, type EgressTarget } from './decide.js';
 import { endToEnd, parseAuthority, relayRequest } from './http-relay.js';
 import { injectedHeaders } from './inject.js';
 import { parseBasicCredentials, plainResponse } from './proxy-answers.js';
@@ -180,7 +180,7 @@ export class HttpProxy {
     const { host, port } = record;
     const who = { principal: record.principal! };
     record.details.path = url.pathname.slice(0, 200);
-    const decision = await decideEgress({ host, port }, who.principal.scope, true);
+    const decision = await decideEgress({ host, port }, who.principal.scope, true, closeSignal(req.socket));
     if (!decision.allow) {
       const status = decision.code === 'POLICY_DENIED' ? 403 : decision.code === 'TIMEOUT' ? 504 : 502;
       this.refuse(record, send, status, decision.rule, decision.code, decision.message, decision.hint);
@@ -223,7 +223,7 @@ export class HttpProxy {
       this.refuse(record, write, 400, 'request-syntax', 'INVALID_ARGUMENT', message);
       return;
     }
-    const decision = await decideEgress(target, who.principal.scope, true);
+    const decision = await decideEgress(target, who.principal.scope, true, closeSignal(socket));
     if (!decision.allow) {
       const status = decision.code === 'POLICY_DENIED' ? 403 : decision.code === 'TIMEOUT' ? 504 : 502;
       this.refuse(record, write, status, decision.rule, decision.code, decision.message, decision.hint);

@@ -7,7 +7,7 @@
  */
 import type { Duplex } from 'node:stream';
 import { ConnectionRecord, refusalOf } from './connection-log.js';
-import { decideEgress, type EgressRefusal } from './decide.js';
+import { closeSignal, decideEgress, type EgressRefusal } from './decide.js';
 import type { EgressPrincipal, EgressSession } from './types.js';
 import { connectFailure, connectPinned, tunnel } from './upstream.js';
 
@@ -182,7 +182,7 @@ export async function handleSocks(socket: Duplex, session: EgressSession): Promi
     );
     return;
   }
-  const decision = await decideEgress({ host, port }, principal.scope);
+  const decision = await decideEgress({ host, port }, principal.scope, false, closeSignal(socket));
   if (!decision.allow) {
     refuse(replyFor(decision.code, null), decision.rule, decision.code, decision.message, decision.hint);
     return;

@@ -10,7 +10,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ConnectionRecord, refusalOf, UNAUDITED } from './connection-log.js';
-import { decideEgress, type EgressTarget } from './decide.js';
+import { closeSignal, decideEgress, type EgressTarget } from './decide.js';
 import type { HttpProxy } from './http-proxy.js';
 import { plainSender } from './http-proxy.js';
 import type { EgressPrincipal, EgressSession } from './types.js';
@@ -97,7 +97,7 @@ export class TransparentEgress {
     socket.pause();
     const record = new ConnectionRecord(this.session, 'tcp', principal, target.host, target.port);
     record.details.route = 'name';
-    const decision = await decideEgress(target, principal.scope);
+    const decision = await decideEgress(target, principal.scope, false, closeSignal(socket));
     if (!decision.allow) {
       record.finish({
         success: false,
