@@ -22,6 +22,7 @@ import { policySchema } from '../src/config/schema.js';
 import { DEFAULT_EGRESS_LIMITS } from '../src/net/egress/types.js';
 import { createWhitelistSandbox, rulePorts } from '../src/policy/index.js';
 import { silentLogger } from '../src/shared/logger.js';
+import { OWNER } from '../src/shared/principal.js';
 import { SqliteAuditStore } from '../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
 import { SqliteLaunchLinkStore } from '../src/store/sqlite/launch-link-store.js';
@@ -201,7 +202,10 @@ export async function benchEgressNames(): Promise<Figure[]> {
       script,
       waitMs: 0,
       timeoutMs: 600_000,
-      channel: { caller: { caller: 'bench', via: 'direct', attended: true }, parentId: 'bench' },
+      channel: {
+        caller: { principal: OWNER, caller: 'bench', via: 'direct', attended: true },
+        parentId: 'bench',
+      },
     });
     let result = manager.readJob(started.jobId, undefined, 1 << 20);
     while (!result.terminationObserved) {

@@ -3,7 +3,8 @@
  * the dock (and the CLI, on the same record) asks "allow this host for this computer / always /
  * deny". It is an approval of the approvals service like any tool's, so it is recorded, listed
  * and decided where those are: tool `egress:<host>:<port>`, source `egress`, the arguments name
- * the computer and the job. "Once" allows this connection; "for this session" becomes "for this
+ * the computer, the job and its principal, and it is the owner's to decide (the dock, the CLI),
+ * whoever's job connected, since an answer widens the owner's policy. "Once" allows this connection; "for this session" becomes "for this
  * computer" (its generation); "always" is a standing approval rule (agent `*computers`) that every
  * computer's connections are decided with from then on. With no dock page open to decide, the
  * connection is refused at once: a program never hangs on a question nobody sees.
@@ -14,6 +15,7 @@ import type { Grant } from '../policy/types.js';
 import type { Disposable } from '../shared/disposable.js';
 import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
+import { OWNER } from '../shared/principal.js';
 import type { Tool } from '../tools/tool.js';
 import type { EgressAnswer, EgressAsker, EgressQuestion } from './egress.js';
 
@@ -92,9 +94,12 @@ export class ApprovalEgressAsker implements EgressAsker {
         computer: question.computer,
         generation: question.generation,
         ...(principal.jobId ? { job: principal.jobId } : {}),
+        ...(principal.principal ? { principal: principal.principal } : {}),
       },
+      // the policy is the owner's, whoever's job connected: only the owner's deciders answer
       caller: {
         caller: principal.caller,
+        principal: OWNER,
         via: principal.via,
         ...(principal.parentId ? { parentId: principal.parentId } : {}),
         attended: true,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { OWNER } from '../../src/shared/principal.js';
 import { pollUntil, withComputer } from '../unit/computer/fixture.js';
 import { type LocalServer, startServer } from '../unit/net/helpers.js';
 import { withEgressComputer } from './egress-fixture.js';
@@ -71,7 +72,10 @@ describe('egress by name: refusals the agent can read, and attacks from inside (
         script: 'sleep 30',
         waitMs: 0,
         timeoutMs: 60_000,
-        channel: { caller: { caller: 'mcp:victim', via: 'direct', attended: true }, parentId: 'inv_victim' },
+        channel: {
+          caller: { principal: OWNER, caller: 'mcp:victim', via: 'direct', attended: true },
+          parentId: 'inv_victim',
+        },
       });
       const r = await run(
         [
