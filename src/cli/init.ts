@@ -57,6 +57,10 @@ policy:
     # inject:
     #   - domain: api.github.com
     #     headers: { Authorization: "Bearer \${GITHUB_TOKEN}" }
+    ask: []                        # hosts a person may allow from the dock while the connection waits
+    # ask: unknown                 # ...or every host no rule decides
+  tcp:
+    allow: []                      # other protocols by host:port, e.g. ["github.com:22"] for git over ssh
 
 log:
   level: info

@@ -130,6 +130,10 @@ describe('paddock CLI', () => {
       const asked = await runCli(p, ['policy', 'check', '--no-dns', 'tcp', 'pkgs.ask.test:443']);
       assert.equal(asked.code, 1);
       assert.match(asked.stdout, /^ask\s+rule: http\.ask\[0\]=\*\.ask\.test/m);
+      const url = await runCli(p, ['policy', 'check', '--no-dns', 'http', 'https://pkgs.ask.test/x']);
+      assert.equal(url.code, 1);
+      assert.match(url.stdout, /^deny\s+rule: default-deny/m);
+      assert.match(url.stdout, /a computer's connection to pkgs\.ask\.test:443:\nask\s+rule: http\.ask\[0\]/);
       const literal = await runCli(p, ['policy', 'check', 'tcp', '127.0.0.1:22']);
       assert.equal(literal.code, 1);
       assert.match(literal.stdout, /deny\s+rule: ip-literal/);
