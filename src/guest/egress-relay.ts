@@ -9,7 +9,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { GuestFailure } from './failure.js';
 import type { GuestLink } from './link.js';
 import type { CallArgs } from './protocol.js';
-import { originOfInode, socketInode } from './socket-owner.js';
+import { originOfConnection } from './socket-owner.js';
 import type { TcpRelay } from './tcp-relay.js';
 
 /** Channels of egress connections: the top quarter of the channel space (the guest picks them). */
@@ -56,12 +56,10 @@ export class EgressRelay {
    */
   transparent(socket: Socket, target: { host: string; port: number }, windowBytes: number): void {
     this.windowBytes ??= windowBytes;
-    const inode = socketInode(
-      'tcp',
+    const origin = originOfConnection(
       { address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 },
       { address: socket.localAddress ?? '', port: socket.localPort ?? 0 },
     );
-    const origin = originOfInode(inode);
     const stream = this.adopt(socket);
     if (stream === null) return;
     this.link.send({ t: 'egress.open', stream, target, origin });

@@ -5,6 +5,11 @@
  * credentials (the proxy variables every job and terminal gets) and its cgroup (`/job<n>`)
  * tell the host which job it is; the host checks both, the agent only reports them.
  *
+ * The namespace's table is read only when it must be: the kernel builds /proc/net/tcp by walking
+ * its whole connection hash, shared by every namespace (milliseconds on a large host). When every
+ * process of the computer that holds a socket is in one job's cgroup, that job made the connection
+ * and the table is not read.
+ *
  * Reading another account's descriptors and environment needs CAP_SYS_PTRACE in the computer's
  * user namespace, which the agent keeps (see backend/id-map.ts).
  */
@@ -55,22 +60,69 @@ export function socketInode(
   return null;
 }
 
-/** The process (other than the agent and pid 1) holding a descriptor of socket `inode`. */
-export function ownerOfInode(inode: string): number | null {
-  const target = `socket:[${inode}]`;
+/** The computer's processes other than the agent and pid 1, newest first. */
+function otherProcesses(): number[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return null;
+    return [];
   }
   // newest first: the process that just connected is usually among the last started
-  const pids = entries
+  return entries
     .filter((e) => /^\d+$/.test(e))
     .map(Number)
     .filter((pid) => pid !== process.pid && pid !== 1)
     .sort((a, b) => b - a);
-  for (const pid of pids) {
+}
+
+/** Whether `pid` holds a descriptor of any socket. */
+function holdsSocket(pid: number): boolean {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  for (const fd of fds) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:[')) return true;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return false;
+}
+
+/**
+ * The job whose cgroup holds every process of the computer that has a socket (so it made the
+ * connection), or null when there are processes of several jobs, of none (a terminal), or none.
+ */
+export function soleSocketJob(): SocketOrigin | null {
+  let leaf: string | null = null;
+  let first = 0;
+  for (const pid of otherProcesses()) {
+    if (!holdsSocket(pid)) continue;
+    const cgroup = cgroupOf(pid);
+    if (cgroup === null || (leaf !== null && cgroup !== leaf)) return null;
+    leaf = cgroup;
+    first ||= pid;
+  }
+  return leaf === null ? null : { pid: first, credentials: null, cgroup: leaf };
+}
+
+/** Who made the TCP connection whose program end is `peer` (the end the agent accepted is `local`). */
+export function originOfConnection(
+  peer: { address: string; port: number },
+  local: { address: string; port: number },
+): SocketOrigin | null {
+  return soleSocketJob() ?? originOfInode(socketInode('tcp', peer, local));
+}
+
+/** The process (other than the agent and pid 1) holding a descriptor of socket `inode`. */
+export function ownerOfInode(inode: string): number | null {
+  const target = `socket:[${inode}]`;
+  for (const pid of otherProcesses()) {
     let fds: string[];
     try {
       fds = readdirSync(`/proc/${pid}/fd`);

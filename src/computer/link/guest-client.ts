@@ -165,7 +165,13 @@ export class GuestClient {
    */
   sendFrame(kind: FrameKindValue, stream: number, fd: number, payload: Buffer): boolean {
     if (this.failure) return false;
-    return this.toGuest.write(encodeFrame(kind, stream, fd, payload));
+    if (payload.length < 4096) return this.toGuest.write(encodeFrame(kind, stream, fd, payload));
+    // large data goes as header + payload in one writev, without copying the payload
+    this.toGuest.cork();
+    this.toGuest.write(encodeFrameHeader(kind, stream, fd, payload.length));
+    const ok = this.toGuest.write(payload);
+    this.toGuest.uncork();
+    return ok;
   }
 
   /** Ends the link: pending and future calls fail with `error`. */
