@@ -13,7 +13,6 @@ import type { Client } from '@modelcontextprotocol/client';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { CHROMIUM, connectHttp } from '../helpers/clients.js';
 import {
-  pollUntil,
   REPO_ROOT,
   runCli,
   type ServeProcess,
@@ -21,6 +20,7 @@ import {
   type TempProject,
   tempProject,
 } from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
 import { type LocalServer, startServer } from '../unit/net/helpers.js';
 
 const UI_INDEX = join(REPO_ROOT, 'dist', 'ui', 'index.html');

@@ -9,7 +9,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { join, normalize } from 'node:path';
-import { pollUntil } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
 
 /** A CA and a server certificate for `names`, made with openssl in `dir`. */
 export function makeCertificates(dir: string, names: string[]): { ca: string; key: Buffer; cert: Buffer } {
@@ -130,8 +130,8 @@ export async function startSshd(dir: string): Promise<{
         s.once('error', () => resolve(true)); // the port is taken: sshd listens
         s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)));
       }),
-    10_000,
     'sshd to listen',
+    10_000,
   );
   return {
     port,

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { OWNER } from '../../src/shared/principal.js';
-import { pollUntil, withComputer } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
+import { withComputer } from '../unit/computer/fixture.js';
 import { type LocalServer, startServer } from '../unit/net/helpers.js';
 import { withEgressComputer } from './egress-fixture.js';
 
@@ -157,8 +158,8 @@ except socket.gaierror as e:
           const now = manager.readJob(started.jobId, undefined, 1 << 20);
           return now.terminationObserved ? now : null;
         },
-        30_000,
         'the lookup job',
+        30_000,
       );
       assert.equal(done.exitCode, 0, done.stderr);
       assert.match(done.stdout, /getent=2/);

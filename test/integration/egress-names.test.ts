@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pollUntil } from '../unit/computer/fixture.js';
+import { pollUntil } from '../helpers/poll.js';
 import { type LocalServer, startServer } from '../unit/net/helpers.js';
 import { withEgressComputer } from './egress-fixture.js';
 import { makeCertificates, startHttpsFiles, startSshd } from './egress-names-fixture.js';
@@ -119,8 +119,8 @@ describe('egress by name: programs reach allowed hosts with no proxy variable (r
             const now = rows().filter((row) => row.jobId === r.jobId);
             return now.every((row) => row.state !== 'running') ? now : null;
           },
-          10_000,
           'every connection row to be complete',
+          10_000,
         );
         assert.ok(mine.length >= 8);
         const failed = mine.filter((row) => !row.success || row.parentId !== r.parentId);

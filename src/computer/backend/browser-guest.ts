@@ -226,6 +226,8 @@ export class BrowserGuest {
       return {};
     },
     'egress.listen': () => cannot('reach the network'),
+    'net.listen': () => cannot('answer name lookups'),
+    'net.ports': () => cannot('reach the network'),
   };
 
   /** Writes a file of the agent's own (a job's script, the shell's start-up file) at a canonical path. */

@@ -7,7 +7,7 @@ import { validateConfigText } from '../../../src/config/load.js';
 import type { PaddockConfig } from '../../../src/config/paddock-config.js';
 import { ConfigReloader } from '../../../src/main/config-reload.js';
 import { createLogger } from '../../../src/shared/logger.js';
-import { pollUntil } from '../computer/fixture.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 function setup(text: string) {
   const dir = mkdtempSync(join(tmpdir(), 'paddock-reload-'));
@@ -78,14 +78,14 @@ describe('paddock.yaml reloads', () => {
       writeFileSync(`${t.file}.tmp`, 'policy:\n  http:\n    allow: [c.example.com]\n');
       const { renameSync } = await import('node:fs');
       renameSync(`${t.file}.tmp`, t.file);
-      await pollUntil(() => t.applied.length === 1, 5000, 'the watched change');
+      await pollUntil(() => t.applied.length === 1, 'the watched change', 5000);
       assert.deepEqual(t.applied[0]?.policy.http.allow, ['c.example.com']);
       writeFileSync(t.file, 'policy:\n  http:\n    allow: [d.example.com]\n');
       process.kill(process.pid, 'SIGHUP');
       await pollUntil(
         () => t.applied.some((c) => c.policy.http.allow[0] === 'd.example.com'),
-        5000,
         'SIGHUP',
+        5000,
       );
     } finally {
       t.reloader.close();
