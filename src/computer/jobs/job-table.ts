@@ -11,7 +11,7 @@ import type { ChannelFrame, Hello } from '../../guest/protocol.js';
 import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { JobFamily, SandboxInstance } from '../backend/types.js';
-import type { JobLineage } from '../egress.js';
+import type { JobLineage } from '../egress-types.js';
 import type { ComputerEvent } from '../events.js';
 import { jobId } from '../ids.js';
 import type { GuestClient } from '../link/guest-client.js';
