@@ -99,6 +99,39 @@ describe('egress by name: refusals the agent can read, and attacks from inside (
     });
   });
 
+  it("names a connection after the job that made it while another job holds TCP sockets of its own, even with that job's user name", async () => {
+    await withEgressComputer({ policy: policy() }, async ({ run, rows, manager }) => {
+      // the other job holds a listening TCP socket: no job is the only one with a socket, so the
+      // connection is found in the namespace's table by its two ends
+      const other = await manager.runCommand({
+        script: `python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print("ready", flush=True); time.sleep(30)'`,
+        waitMs: 0,
+        timeoutMs: 60_000,
+        channel: {
+          caller: { principal: OWNER, caller: 'mcp:other', via: 'direct', attended: true },
+          parentId: 'inv_other',
+        },
+      });
+      try {
+        await pollUntil(
+          () => /ready/.test(String(manager.readJob(other.jobId, undefined, 1 << 20).stdout)),
+          'the other job to hold its socket',
+          30_000,
+        );
+        const r = await run(
+          `${NO_PROXY_VARIABLES}; HTTP_PROXY=http://${other.jobId}:guessed@127.0.0.1:3128 curl -sS --noproxy '*' http://stub.test:${stub.port}/beside`,
+        );
+        assert.match(r.stdout, /hi \/beside/, r.stderr);
+        const mine = rows().filter((row) => JSON.parse(row.input).host === 'stub.test');
+        assert.equal(mine.length, 1);
+        assert.equal(mine[0]!.jobId, r.jobId, 'the connecting job, not the one holding a socket');
+        assert.equal(mine[0]!.caller, 'mcp:egress-test');
+      } finally {
+        await manager.cancelJob(other.jobId);
+      }
+    });
+  });
+
   it('keeps the resolver and the names to itself: no program binds them, UDP other than DNS goes nowhere, garbage does not stop it', async () => {
     await withEgressComputer({ policy: policy() }, async ({ run }) => {
       const r = await run(
