@@ -1,5 +1,4 @@
 import { PaddockError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
 import { pidAlive } from '../shared/pid.js';
 import type { Principal } from '../shared/principal.js';
 import type { Admission, AdmitRequest, ApprovalGate } from '../tools/approval-gate.js';
@@ -8,44 +7,19 @@ import { assertMayDecide, DEFAULT_DECIDERS, type Decider, type Deciders, decider
 import { elicitDecision } from './elicit.js';
 import { admissionOf, alreadyEnded, approvalRequest, tooManyPending } from './outcomes.js';
 import { ApprovalRulesCache } from './rules-cache.js';
+import type { ApprovalServiceOptions, McpApprovalMode } from './service-options.js';
 import type {
   Approval,
   ApprovalEvent,
   ApprovalRule,
   ApprovalStatus,
-  ApprovalStore,
   ApprovalView,
   ApprovalWatch,
   Decision,
   Disposable,
 } from './types.js';
 
-export type { ApprovalView, Decider, Deciders };
-
-/** Who waits for an `ask` call of an attended MCP client (paddock.yaml `approvals.mcp`). */
-export type McpApprovalMode = 'client' | 'gateway';
-
-export interface ApprovalServiceOptions {
-  store: ApprovalStore;
-  logger: Logger;
-  /**
-   * How often the active "always allow" rules are re-read (another server sharing the store
-   * may add or remove one); listings use the last read. Default 5,000 ms.
-   */
-  rulesRefreshMs?: number;
-  /** Absent: `gateway` when the client declared elicitation or a dock page is open, else `client`. */
-  mcp?: McpApprovalMode | undefined;
-  /** How long an attended call waits for a person (bounded by the call's deadline). */
-  timeoutMs: number;
-  /** Pending approvals one caller may have at once. */
-  maxPendingPerCaller: number;
-  /** The description of a tool by name (what a person is shown). */
-  describe?: (tool: string) => string | undefined;
-  /** A link to an approval in the dock, for prompts and notifications. */
-  link?: (approvalId: string) => string | undefined;
-  /** Who may decide whose calls; {@link DEFAULT_DECIDERS} when absent. */
-  deciders?: Deciders;
-}
+export type { ApprovalServiceOptions, ApprovalView, Decider, Deciders, McpApprovalMode };
 
 /** How often a waiting call tells a caller that asked for progress that it still waits. */
 const PROGRESS_INTERVAL_MS = 1000;
