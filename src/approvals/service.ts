@@ -83,7 +83,7 @@ export class ApprovalService implements ApprovalGate {
     if (caller.principal.kind !== 'owner') return 'gateway';
     if (!caller.caller.startsWith('mcp:')) return 'client';
     if (this.options.mcp) return this.options.mcp;
-    return caller.approvals?.elicit || this.dockOpen() ? 'gateway' : 'client';
+    return caller.approvals?.elicit || caller.approvals?.inView || this.dockOpen() ? 'gateway' : 'client';
   }
 
   /** A signed-in dock page watches approvals. */

@@ -22,6 +22,7 @@ import type { PaddockConfig } from '../config/paddock-config.js';
 import { loadMcpServers } from '../integrations/load-config.js';
 import { loadPlugins } from '../integrations/plugins.js';
 import { IntegrationsService } from '../integrations/service.js';
+import { createViewTools } from '../mcp/app/view-tools.js';
 import { compileInjectRules } from '../net/egress/inject.js';
 import { loadTerminatingCa } from '../net/egress/tls-ca.js';
 import { DEFAULT_EGRESS_LIMITS } from '../net/egress/types.js';
@@ -263,6 +264,17 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     );
     registry.register(createComputerTools(computer));
     registry.register(createComputerBuiltins(computer));
+    // the computer view's own tools: reachable only by clients that declared MCP Apps
+    registry.register(
+      createViewTools({
+        computers: computer,
+        approvals,
+        permissionOf: (name) => {
+          const tool = registry.get(name);
+          return tool ? gateway.permissionOf(tool) : undefined;
+        },
+      }),
+    );
     const syncSources = (tools: readonly Tool[], sources: Iterable<string>) => {
       for (const source of sources) {
         try {

@@ -3,6 +3,7 @@ import { answerComputersRequest } from '../computer/admin.js';
 import { DEFAULT_PREVIEW_PORT } from '../computer/preview/preview-service.js';
 import type { ComputerService } from '../computer/service.js';
 import type { LoadedConfig } from '../config/load.js';
+import { fileAppView } from '../mcp/app/resource.js';
 import { BackgroundCalls } from '../mcp/background-calls.js';
 import { dockToolsFromGateway } from '../mcp/dock-tools.js';
 import { McpHttpEndpoint } from '../mcp/http.js';
@@ -111,6 +112,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
       version: VERSION,
       toolsets: loaded.config.mcp.toolsets,
       modern: new ModernServing(paddock.gateway, background),
+      appView: fileAppView(),
     };
     const preview = previewRoutes(
       previewBase,

@@ -13,6 +13,8 @@ import { describeTool } from '../tools/describe.js';
 import type { CallOutcome, Gateway } from '../tools/gateway.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { CallerContext, Tool, ToolResult } from '../tools/tool.js';
+import { APPS_EXTENSION, appToolMeta, declaresApps, TOOLS_WITH_VIEW } from './app/extension.js';
+import { type AppViewSource, installViewResource } from './app/resource.js';
 import { canElicitForm, elicitApproval } from './elicitation.js';
 import { installTaskMethods, type ModernServing, modernToolCall, TASKS_EXTENSION } from './modern-call.js';
 
@@ -34,6 +36,11 @@ export interface McpServerDeps {
   instructions?: string;
   /** What 2026-era requests share across requests (their background calls and tasks). */
   modern?: ModernServing;
+  /**
+   * The computer view (MCP Apps): served to clients that declare the extension; without it the
+   * server offers no view and every client sees the tools as a plain client does.
+   */
+  appView?: AppViewSource;
 }
 
 /** Whether a tool belongs to one of the selected tool sets (all when none are selected). */
@@ -101,7 +108,15 @@ export function createMcpServer(
       capabilities: {
         tools: { listChanged: true },
         logging: {},
-        ...(modern ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+        ...(deps.appView ? { resources: {} } : {}),
+        ...(modern || deps.appView
+          ? {
+              extensions: {
+                ...(modern ? { [TASKS_EXTENSION]: {} } : {}),
+                ...(deps.appView ? { [APPS_EXTENSION]: {} } : {}),
+              },
+            }
+          : {}),
       },
       ...(deps.instructions ? { instructions: deps.instructions } : {}),
       ...(modern ? { requestState: { verify: modern.state.verify } } : {}),
@@ -122,20 +137,52 @@ export function createMcpServer(
     return toErrorResult(outcome.error);
   };
 
-  server.setRequestHandler('tools/list', async () => {
+  /** The client's capabilities: the request's envelope (2026 era) or the session's handshake. */
+  const capabilitiesOf = (ctx: ServerContext): Record<string, unknown> | undefined =>
+    modern
+      ? (ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as never] as Record<string, unknown> | undefined)
+      : (server.getClientCapabilities() as Record<string, unknown> | undefined);
+  /** Whether this request's client shows the computer view (MCP Apps with its HTML profile). */
+  const appsOf = (ctx: ServerContext): boolean =>
+    deps.appView !== undefined && declaresApps(capabilitiesOf(ctx));
+  /**
+   * The caller of one call: a client with MCP Apps reaches the view's tools, whose calls are
+   * audited `via: app`; a call whose result the view shows waits for a decision made there.
+   */
+  const forCall = (base: CallerContext, name: string, apps: boolean): CallerContext => {
+    if (!apps) return base;
+    const appOnly = deps.registry.get(name)?.appOnly === true;
+    return {
+      ...base,
+      apps: true,
+      ...(appOnly ? { via: 'app' as const } : {}),
+      ...(TOOLS_WITH_VIEW.has(name) ? { approvals: { ...base.approvals, inView: true } } : {}),
+    };
+  };
+
+  server.setRequestHandler('tools/list', async (_request, ctx) => {
     await deps.gateway.ready();
-    return { tools: deps.gateway.listTools(scoped()).map(describeTool) } as never;
+    const apps = appsOf(ctx);
+    if (!apps) return { tools: deps.gateway.listTools(scoped()).map(describeTool) } as never;
+    const tools = deps.gateway.listTools({ ...scoped(), apps }).map((tool) => {
+      const meta = appToolMeta(tool);
+      return meta ? { ...describeTool(tool), _meta: meta } : describeTool(tool);
+    });
+    return { tools } as never;
   });
+  if (deps.appView) installViewResource(server, deps.appView, appsOf);
 
   if (modern) {
     const principal = principalKey(caller().principal);
     installTaskMethods(server, modern, principal, render);
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const params = request.params;
-      const base = withMetaComputer(scoped(), params._meta?.[COMPUTER_META_KEY]);
-      const capabilities = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as never] as
-        | Record<string, unknown>
-        | undefined;
+      const capabilities = capabilitiesOf(ctx);
+      const base = forCall(
+        withMetaComputer(scoped(), params._meta?.[COMPUTER_META_KEY]),
+        params.name,
+        appsOf(ctx),
+      );
       const elicits = canElicitForm(capabilities);
       const extensions = capabilities?.extensions as Record<string, unknown> | undefined;
       return (await modernToolCall(
@@ -164,8 +211,8 @@ export function createMcpServer(
   /** A 2025-era call: approvals are asked by elicitation pushed on the session. */
   async function legacyCall(params: CallToolParams, ctx: ServerContext): Promise<Record<string, unknown>> {
     const progressToken = params._meta?.progressToken as string | number | undefined;
-    const base = scoped();
-    const elicits = canElicitForm(server.getClientCapabilities() as Record<string, unknown> | undefined);
+    const base = forCall(scoped(), params.name, appsOf(ctx));
+    const elicits = canElicitForm(capabilitiesOf(ctx));
     const outcome = await deps.gateway.call(params.name, params.arguments ?? {}, {
       ...base,
       ...(elicits

@@ -33,6 +33,11 @@ export interface CallerApprovals {
   waitMs?: number;
   /** The agent a run belongs to ("always allow this tool for this agent"). */
   agent?: string;
+  /**
+   * The call renders an MCP App view in the client, which shows its approval card: a person
+   * can decide it there, so it waits for the gateway instead of counting as confirmed by the client.
+   */
+  inView?: boolean;
   /** Told when a call starts (an approval id) and stops (null) waiting. */
   onWaiting?: (approval: { id: string; tool: string } | null) => void | Promise<void>;
 }

@@ -26,6 +26,7 @@ export function declareTool<I>(definition: ToolDefinition<I>): Tool {
     toolsets,
     execute,
     policyActions,
+    appOnly,
   } = definition;
   return {
     name,
@@ -38,6 +39,7 @@ export function declareTool<I>(definition: ToolDefinition<I>): Tool {
     toolsets,
     // the gateway validated the input against `input` before any call reaches here
     execute: (value, ctx) => execute(value as I, ctx),
+    ...(appOnly ? { appOnly: true } : {}),
     ...(policyActions
       ? { policyActions: (value: Record<string, unknown>) => policyActions(value as I) }
       : {}),

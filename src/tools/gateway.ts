@@ -14,7 +14,7 @@ import { type AdmissionDeps, admit } from './admission.js';
 import type { ApprovalGate } from './approval-gate.js';
 import { type CallOutcome, CallRecord } from './call-record.js';
 import { execute } from './execution.js';
-import { type LateTools, lookupTool } from './lookup.js';
+import { type LateTools, lookupTool, reachable } from './lookup.js';
 import type { PermissionPolicy } from './permissions.js';
 import type { ToolRegistry } from './registry.js';
 import type { CallerContext, Permission, Tool } from './tool.js';
@@ -91,6 +91,7 @@ export class Gateway {
   }
 
   private visible(tool: Tool, caller: CallerContext): boolean {
+    if (!reachable(tool, caller)) return false;
     if (caller.allowTool && !caller.allowTool(tool.name, tool)) return false;
     const permission = this.permissionOf(tool);
     return permission === 'auto' || (permission === 'ask' && this.canApprove(tool, caller));

@@ -40,7 +40,7 @@ export async function lookupTool(
     if (quarantine) return { ok: false, error: quarantine, protocol: false };
     tool = deps.registry.get(name);
   }
-  if (!tool || (caller.allowTool && !caller.allowTool(name, tool))) {
+  if (!tool || !reachable(tool, caller) || (caller.allowTool && !caller.allowTool(name, tool))) {
     return {
       ok: false,
       protocol: true,
@@ -51,4 +51,9 @@ export async function lookupTool(
     };
   }
   return { ok: true, tool };
+}
+
+/** A tool only an MCP App view calls exists for no one else: not listed, and unknown when called. */
+export function reachable(tool: Tool, caller: CallerContext): boolean {
+  return !tool.appOnly || caller.apps === true;
 }

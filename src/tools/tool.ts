@@ -73,6 +73,11 @@ export interface CallerContext {
   computer?: ComputerRef;
   /** How a person can approve this caller's `ask` calls (elicitation, an unattended wait). */
   approvals?: CallerApprovals;
+  /**
+   * The caller is an MCP client that declared MCP Apps: the tools only an app view calls
+   * ({@link Tool.appOnly}) are listed to it and callable by it; no other caller sees them.
+   */
+  apps?: boolean;
 }
 
 /** What a tool receives besides its input. */
@@ -129,6 +134,12 @@ export interface Tool extends ToolDescriptor {
   toolsets: string[];
   execute(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
   /**
+   * Only an MCP App view calls this tool (MCP Apps visibility `["app"]`): it is listed to and
+   * callable by callers with `apps` only — never a model's plain client, the tool channel, an
+   * agent or a dock page.
+   */
+  appOnly?: boolean;
+  /**
    * The policy actions a call will ask about, read from its (validated) input without I/O: the
    * gateway checks them lexically before a person is asked to approve, so a call the policy
    * refuses is refused at once. `execute` still enforces in full.
@@ -146,6 +157,8 @@ export interface ToolDefinition<I> extends Omit<ToolDescriptor, 'inputSchema'> {
   source: ToolSource;
   toolsets: string[];
   execute(input: I, ctx: ToolContext): Promise<ToolResult>;
+  /** See {@link Tool.appOnly}. */
+  appOnly?: boolean;
   /** See {@link Tool.policyActions}. */
   policyActions?(input: I): PolicyAction[];
 }

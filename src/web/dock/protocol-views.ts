@@ -50,7 +50,7 @@ export const auditRowSchema = z.object({
   tool: z.string(),
   source: z.string(),
   caller: z.string(),
-  via: z.enum(['direct', 'channel', 'agent', 'schedule', 'webmcp']),
+  via: z.enum(['direct', 'channel', 'agent', 'schedule', 'webmcp', 'app']),
   state: z
     .enum(['running', 'ended', 'interrupted'])
     .describe('A row is pushed when its call starts and again when it ends (same id).'),

@@ -1,0 +1,201 @@
+/**
+ * The computer view (MCP Apps) over a real `paddock serve` and the official MCP client: a client
+ * that declares the extension gets the `ui://` view, the `_meta.ui` of the tools that show it and
+ * the view's own tools (audited `via: app`); a client without it sees the tools exactly as a
+ * plain client always did and cannot reach a view tool; a third party's view never reaches the
+ * owner's computer, terminal or approvals.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from '@modelcontextprotocol/client';
+import { connectHttp, type Negotiation } from '../helpers/clients.js';
+import { grantTokens } from '../helpers/oauth.js';
+import {
+  runCli,
+  type ServeProcess,
+  startServe,
+  type TempProject,
+  tempProject,
+} from '../helpers/paddock-process.js';
+import { pollUntil } from '../helpers/poll.js';
+
+type Structured = Record<string, unknown>;
+type Listed = { name: string; _meta?: Record<string, unknown> };
+
+const VIEW_URI = 'ui://paddock/computer.html';
+const APPS = {
+  extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } },
+};
+const VIEW_TOOLS = [
+  'view_decide_approval',
+  'view_fetch_preview',
+  'view_open_terminal',
+  'view_type_in_terminal',
+  'view_watch_computer',
+];
+
+async function call(client: Client, name: string, args: Structured): Promise<Structured> {
+  const r = (await client.callTool({ name, arguments: args })) as {
+    isError?: boolean;
+    structuredContent?: Structured;
+    content: { text: string }[];
+  };
+  if (r.isError) return { error: JSON.parse(r.content[0]!.text) as Structured };
+  return r.structuredContent ?? (JSON.parse(r.content[0]!.text) as Structured);
+}
+
+/** The audit rows of `tool`, newest last, as `paddock audit --json` prints them. */
+async function auditRows(
+  project: TempProject,
+  tool: string,
+): Promise<{ via: string; caller: string; success: boolean }[]> {
+  const { stdout } = await runCli(project, ['audit', '--tool', tool, '--json']);
+  return stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { via: string; caller: string; success: boolean });
+}
+
+describe('the computer view as an MCP App', () => {
+  let project: TempProject;
+  let serve: ServeProcess;
+  const open: Client[] = [];
+  const connect = async (name: string, negotiation: Negotiation, apps: boolean, token = serve.token) => {
+    const client = await connectHttp(serve.url, token, name, {
+      negotiation,
+      ...(apps ? { capabilities: APPS } : {}),
+    });
+    open.push(client);
+    return client;
+  };
+
+  before(async () => {
+    project = tempProject('computer:\n  autoLaunch: false\npermissions:\n  run_command: ask\n');
+    serve = await startServe(project);
+  });
+  after(async () => {
+    await Promise.all(open.map((c) => c.close().catch(() => {})));
+    await serve?.stop();
+    project?.cleanup();
+  });
+
+  for (const negotiation of ['legacy', 'modern'] as const) {
+    it(`a ${negotiation}-era client without the extension lists exactly the plain tools and cannot call a view tool`, async () => {
+      const plain = await connect(`plain-${negotiation}`, negotiation, false);
+      const apps = await connect(`apps-${negotiation}`, negotiation, true);
+      const plainTools = (await plain.listTools()).tools as Listed[];
+      const appTools = (await apps.listTools()).tools as Listed[];
+      assert.ok(plainTools.every((t) => t._meta === undefined && !t.name.startsWith('view_')));
+      // the apps client's listing is the plain one plus the view tools and their _meta
+      const stripped = appTools.filter((t) => !VIEW_TOOLS.includes(t.name)).map(({ _meta, ...rest }) => rest);
+      assert.deepEqual(stripped, plainTools);
+      assert.deepEqual(
+        appTools
+          .filter((t) => VIEW_TOOLS.includes(t.name))
+          .map((t) => t.name)
+          .sort(),
+        VIEW_TOOLS,
+      );
+      for (const name of ['launch_computer', 'get_computer_status', 'run_command', 'navigate_preview']) {
+        const meta = appTools.find((t) => t.name === name)?._meta as { ui?: { resourceUri?: string } };
+        assert.equal(meta?.ui?.resourceUri, VIEW_URI, name);
+      }
+      for (const name of VIEW_TOOLS) {
+        const meta = appTools.find((t) => t.name === name)?._meta as { ui?: { visibility?: string[] } };
+        assert.deepEqual(meta?.ui?.visibility, ['app'], name);
+      }
+      assert.deepEqual((await plain.listResources()).resources, []);
+      // a client that did not declare the extension cannot reach a view tool by calling it
+      const refused = await plain.callTool({ name: 'view_watch_computer', arguments: {} }).then(
+        (r) => JSON.stringify(r),
+        (e: Error) => e.message,
+      );
+      assert.match(refused, /view_watch_computer/);
+      assert.doesNotMatch(refused, /lifecycle/);
+    });
+  }
+
+  it('serves the view as text/html;profile=mcp-app, self-contained and without a credential', async () => {
+    const apps = await connect('apps-resource', 'legacy', true);
+    const listed = (await apps.listResources()).resources;
+    assert.deepEqual(
+      listed.map((r) => [r.uri, r.mimeType]),
+      [[VIEW_URI, 'text/html;profile=mcp-app']],
+    );
+    const read = await apps.readResource({ uri: VIEW_URI });
+    const content = read.contents[0] as { uri: string; mimeType: string; text: string };
+    assert.equal(content.mimeType, 'text/html;profile=mcp-app');
+    assert.match(content.text, /<html/);
+    assert.ok(!content.text.includes(serve.token), 'the server token is not in the view');
+    assert.doesNotMatch(content.text, /<script[^>]+src=|<link[^>]+href=/, 'the view loads no file');
+    assert.ok(!content.text.includes(serve.url), "the view does not name the server's address");
+    await assert.rejects(apps.readResource({ uri: 'ui://paddock/other.html' }), /No resource/);
+  });
+
+  it("a view tool call is audited via app as the client's own call", async () => {
+    const apps = await connect('apps-audit', 'legacy', true);
+    const state = await call(apps, 'view_watch_computer', {});
+    assert.equal(state.error, undefined, JSON.stringify(state));
+    assert.equal((state.computer as Structured).lifecycle, 'none');
+    const rows = await auditRows(project, 'view_watch_computer');
+    assert.ok(rows.length >= 1);
+    assert.ok(
+      rows.filter((r) => r.success).every((r) => r.via === 'app'),
+      JSON.stringify(rows),
+    );
+    // the same client's model-facing calls stay direct
+    await call(apps, 'get_computer_status', {});
+    const status = await auditRows(project, 'get_computer_status');
+    assert.equal(status.at(-1)?.via, 'direct');
+  });
+
+  it("a third party's view reaches neither the owner's computer, nor its terminal, nor its approvals", async () => {
+    const owner = await connect('owner-apps', 'legacy', true);
+    await call(owner, 'launch_computer', { profileId: 'shell' });
+    const terminal = await call(owner, 'view_open_terminal', {});
+    assert.equal(terminal.error, undefined, JSON.stringify(terminal));
+    const ownerTerminal = terminal.terminalId as string;
+    const { tokens } = await grantTokens(serve, { scope: 'tools computer', name: 'View Client' });
+    const third = await connect('third-apps', 'legacy', true, tokens.access_token);
+    const seen = await call(third, 'view_watch_computer', {});
+    assert.equal(seen.error, undefined, JSON.stringify(seen));
+    assert.notEqual(
+      (seen.computer as Structured).generation ?? null,
+      (await call(owner, 'view_watch_computer', {}).then((s) => (s.computer as Structured).generation)) ??
+        'x',
+      "the third party's view does not show the owner's computer",
+    );
+    const typed = await call(third, 'view_type_in_terminal', { terminalId: ownerTerminal, data: 'echo x\r' });
+    assert.ok(typed.error, 'typing into the owner terminal is refused');
+    // the owner's run_command waits for a person; its card is in the owner's view only
+    const running = call(owner, 'run_command', { script: 'echo approved-in-view', waitMs: 10_000 });
+    const card = await pollUntil<{ id: string; tool: string } | undefined>(
+      async () => {
+        const s = await call(owner, 'view_watch_computer', {});
+        return (s.approvals as { id: string; tool: string }[])[0];
+      },
+      "the owner's approval card",
+      15_000,
+      100,
+    );
+    assert.ok(card);
+    assert.equal(card.tool, 'run_command');
+    const thirdState = await call(third, 'view_watch_computer', {});
+    assert.deepEqual(thirdState.approvals, [], "the third party's view lists no approval of the owner");
+    const decided = await call(third, 'view_decide_approval', { approvalId: card.id, decision: 'approve' });
+    assert.equal((decided.error as Structured).code, 'NOT_FOUND');
+    const ownerDecided = await call(owner, 'view_decide_approval', {
+      approvalId: card.id,
+      decision: 'approve',
+    });
+    assert.equal(ownerDecided.error, undefined, JSON.stringify(ownerDecided));
+    const ran = await running;
+    assert.match(String(ran.stdout), /approved-in-view/);
+    const rows = await auditRows(project, 'view_type_in_terminal');
+    assert.ok(
+      rows.some((r) => r.via === 'app' && !r.success && r.caller !== 'mcp:owner'),
+      JSON.stringify(rows),
+    );
+  });
+});
