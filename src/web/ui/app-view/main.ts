@@ -87,7 +87,7 @@ function apply(state: ViewState): void {
   }
   // the preview
   const p = state.preview;
-  page.previewPanel.hidden = p.port === null;
+  page.previewPanel.hidden = p.port === null || p.status === 'idle';
   const where = `${p.port}:${p.path}:${p.navigation}:${p.status}`;
   if (p.port !== null && p.status === 'ready' && where !== previewShown) {
     previewShown = where;
