@@ -143,7 +143,7 @@ describe('the computer view in a chat host (MCP Apps, AppBridge, Chromium)', () 
     }[];
     const uri = tools.find((t) => t.name === 'get_computer_status')?._meta?.ui?.resourceUri;
     assert.equal(uri, VIEW_URI);
-    await call('launch_computer', { profileId: 'shell' });
+    await call('launch_computer', { profileId: 'python' });
     const status = await pollUntil(
       async () => {
         const s = await call('get_computer_status', {});
@@ -256,12 +256,46 @@ describe('the computer view in a chat host (MCP Apps, AppBridge, Chromium)', () 
     );
     await shot('job');
 
+    // the person starts a page server in the terminal; the model points the preview at it
+    await view.locator('#terminal .xterm').click();
+    await page.keyboard.type(
+      "cd /workspace && printf '<h1>hello from the computer</h1>' > hello.html && python3 -m http.server 8000 --bind 127.0.0.1",
+    );
+    await page.keyboard.press('Enter');
+    const nav = await pollUntil(
+      async () => {
+        const n = await call('navigate_preview', { path: '/hello.html' });
+        return (n.observed as { httpStatus: number | null }).httpStatus === 200 ? n : undefined;
+      },
+      'the preview ready',
+      30_000,
+      300,
+    ).catch(async (e: Error) => {
+      await shot('preview-failed');
+      throw e;
+    });
+    await page.evaluate(
+      async (result) =>
+        (globalThis as unknown as HostWindow).bridge.sendToolResult({
+          content: [],
+          structuredContent: result,
+        }),
+      nav,
+    );
+    // the page arrives through view_fetch_preview and shows in a frame without scripts
+    const heading = view.frameLocator('#preview').locator('h1');
+    await heading.waitFor({ timeout: 20_000 });
+    assert.equal(await heading.textContent(), 'hello from the computer');
+    assert.equal(await view.locator('#preview').getAttribute('sandbox'), '');
+    await shot('preview');
+
     // every call the view made is audited via app, as this client
     for (const tool of [
       'view_watch_computer',
       'view_type_in_terminal',
       'view_decide_approval',
       'view_open_terminal',
+      'view_fetch_preview',
     ]) {
       const { stdout } = await runCli(project, ['audit', '--tool', tool, '--json']);
       const rows = stdout

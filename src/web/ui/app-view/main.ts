@@ -89,7 +89,7 @@ function apply(state: ViewState): void {
   const p = state.preview;
   page.previewPanel.hidden = p.port === null || p.status === 'idle';
   const where = `${p.port}:${p.path}:${p.navigation}:${p.status}`;
-  if (p.port !== null && p.status === 'ready' && where !== previewShown) {
+  if (p.port !== null && p.status !== 'idle' && where !== previewShown) {
     previewShown = where;
     void refreshPreview();
   }
