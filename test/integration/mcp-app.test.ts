@@ -35,7 +35,10 @@ const VIEW_TOOLS = [
 ];
 
 async function call(client: Client, name: string, args: Structured): Promise<Structured> {
-  const r = (await client.callTool({ name, arguments: args })) as {
+  const r = (await client.callTool({ name, arguments: args }).catch((e: Error) => ({
+    isError: true,
+    content: [{ text: JSON.stringify({ code: 'PROTOCOL_ERROR', message: e.message }) }],
+  }))) as {
     isError?: boolean;
     structuredContent?: Structured;
     content: { text: string }[];
@@ -106,6 +109,10 @@ describe('the computer view as an MCP App', () => {
         assert.deepEqual(meta?.ui?.visibility, ['app'], name);
       }
       assert.deepEqual((await plain.listResources()).resources, []);
+      // the client that declared the extension reaches the view's tools in this era too
+      const watched = await call(apps, 'view_watch_computer', {});
+      assert.equal(watched.error, undefined, JSON.stringify(watched));
+      assert.equal(typeof watched.version, 'string');
       // a client that did not declare the extension cannot reach a view tool by calling it
       const refused = await plain.callTool({ name: 'view_watch_computer', arguments: {} }).then(
         (r) => JSON.stringify(r),
@@ -185,6 +192,20 @@ describe('the computer view as an MCP App', () => {
     assert.deepEqual(thirdState.approvals, [], "the third party's view lists no approval of the owner");
     const decided = await call(third, 'view_decide_approval', { approvalId: card.id, decision: 'approve' });
     assert.equal((decided.error as Structured).code, 'NOT_FOUND');
+    // nor does another conversation of the same owner decide this one's call
+    const sibling = await connect('owner-sibling', 'legacy', true);
+    assert.deepEqual((await call(sibling, 'view_watch_computer', {})).approvals, []);
+    const bySibling = await call(sibling, 'view_decide_approval', {
+      approvalId: card.id,
+      decision: 'approve',
+    });
+    assert.equal((bySibling.error as Structured).code, 'NOT_FOUND');
+    // an oversized paste is refused before it reaches the terminal
+    const flood = await call(owner, 'view_type_in_terminal', {
+      terminalId: ownerTerminal,
+      data: 'x'.repeat(5000),
+    });
+    assert.equal((flood.error as Structured).code, 'INVALID_ARGUMENT');
     const ownerDecided = await call(owner, 'view_decide_approval', {
       approvalId: card.id,
       decision: 'approve',
@@ -197,5 +218,34 @@ describe('the computer view as an MCP App', () => {
       rows.some((r) => r.via === 'app' && !r.success && r.caller !== 'mcp:owner'),
       JSON.stringify(rows),
     );
+  });
+});
+
+describe('the computer view where the policy does not let the view type', () => {
+  let project: TempProject;
+  let serve: ServeProcess;
+  let client: Client | undefined;
+
+  before(async () => {
+    project = tempProject('computer:\n  autoLaunch: false\npermissions:\n  view_type_in_terminal: deny\n');
+    serve = await startServe(project);
+  });
+  after(async () => {
+    await client?.close().catch(() => {});
+    await serve?.stop();
+    project?.cleanup();
+  });
+
+  it('the view is told it may not type, the tool is not listed, and a call of it is refused', async () => {
+    client = await connectHttp(serve.url, serve.token, 'apps-readonly', { capabilities: APPS });
+    const names = ((await client.listTools()).tools as Listed[]).map((t) => t.name);
+    assert.ok(names.includes('view_watch_computer'));
+    assert.ok(!names.includes('view_type_in_terminal'));
+    const state = await call(client, 'view_watch_computer', {});
+    assert.equal(state.canType, false);
+    const typed = await call(client, 'view_type_in_terminal', { terminalId: 'g1.term1', data: 'ls\r' });
+    assert.ok(typed.error, JSON.stringify(typed));
+    const rows = await auditRows(project, 'view_type_in_terminal');
+    assert.ok(rows.length >= 1 && rows.every((r) => !r.success && r.via === 'app'), JSON.stringify(rows));
   });
 });

@@ -91,7 +91,8 @@ export async function readViewState(
   const job = at.jobId ? readJob(manager, at.jobId, at.jobCursor) : null;
   const approvals = await pendingOf(deps.approvals, caller.caller);
   const typing = deps.permissionOf('view_type_in_terminal');
-  const canType = typing === 'auto' || typing === 'ask';
+  // keystrokes are not approved one by one: the view types only where the policy lets it outright
+  const canType = typing === 'auto';
   const canDecide = deps.approvals.decidersOf(caller.principal).includes('elicitation');
   const visible = {
     computer: {
