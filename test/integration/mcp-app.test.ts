@@ -167,12 +167,9 @@ describe('the computer view as an MCP App', () => {
     const third = await connect('third-apps', 'legacy', true, tokens.access_token);
     const seen = await call(third, 'view_watch_computer', {});
     assert.equal(seen.error, undefined, JSON.stringify(seen));
-    assert.notEqual(
-      (seen.computer as Structured).generation ?? null,
-      (await call(owner, 'view_watch_computer', {}).then((s) => (s.computer as Structured).generation)) ??
-        'x',
-      "the third party's view does not show the owner's computer",
-    );
+    // its view shows its own (not yet launched) computer, never the owner's running one
+    assert.equal((seen.computer as Structured).lifecycle, 'none');
+    assert.deepEqual(seen.terminals, []);
     const typed = await call(third, 'view_type_in_terminal', { terminalId: ownerTerminal, data: 'echo x\r' });
     assert.ok(typed.error, 'typing into the owner terminal is refused');
     // the owner's run_command waits for a person; its card is in the owner's view only
@@ -216,6 +213,29 @@ describe('the computer view as an MCP App', () => {
     const rows = await auditRows(project, 'view_type_in_terminal');
     assert.ok(
       rows.some((r) => r.via === 'app' && !r.success && r.caller !== 'mcp:owner'),
+      JSON.stringify(rows),
+    );
+  });
+
+  it('a 2026-era call shown in the view waits for the card and runs once the view approves it', async () => {
+    const apps = await connect('apps-modern-approve', 'modern', true);
+    await call(apps, 'launch_computer', { profileId: 'shell' });
+    const running = call(apps, 'run_command', { script: 'echo modern-approved', waitMs: 10_000 });
+    const card = await pollUntil<{ id: string; tool: string } | undefined>(
+      async () =>
+        ((await call(apps, 'view_watch_computer', {})).approvals as { id: string; tool: string }[])[0],
+      'the approval card of the 2026-era call',
+      15_000,
+      100,
+    );
+    assert.ok(card);
+    const decided = await call(apps, 'view_decide_approval', { approvalId: card.id, decision: 'approve' });
+    assert.equal(decided.error, undefined, JSON.stringify(decided));
+    const ran = await running;
+    assert.match(String(ran.stdout), /modern-approved/, JSON.stringify(ran));
+    const rows = await auditRows(project, 'view_decide_approval');
+    assert.ok(
+      rows.some((r) => r.success && r.via === 'app' && r.caller === 'mcp:owner'),
       JSON.stringify(rows),
     );
   });
