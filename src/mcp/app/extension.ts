@@ -26,7 +26,9 @@ const LEGACY_URI_KEY = 'ui/resourceUri';
 /** Whether client capabilities declare MCP Apps with the HTML profile Paddock's view needs. */
 export function declaresApps(capabilities: unknown): boolean {
   const ui = getUiCapability(capabilities as Parameters<typeof getUiCapability>[0]);
-  return ui?.mimeTypes?.includes(RESOURCE_MIME_TYPE) === true;
+  // a malformed declaration (a string where the list belongs) is no declaration
+  const types: unknown = ui?.mimeTypes;
+  return Array.isArray(types) && types.includes(RESOURCE_MIME_TYPE);
 }
 
 /**
