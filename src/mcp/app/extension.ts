@@ -7,6 +7,7 @@
 import { EXTENSION_ID, getUiCapability, RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
 import type { Tool } from '../../tools/tool.js';
 
+/** The extension's id in capabilities, and the mime type of its HTML views. */
 export { EXTENSION_ID as APPS_EXTENSION, RESOURCE_MIME_TYPE as VIEW_MIME_TYPE };
 
 /** The one view: the computer (terminal, job output, preview, approval card). */

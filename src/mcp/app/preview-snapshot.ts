@@ -15,6 +15,7 @@ export const PREVIEW_SNAPSHOT_BYTES = 262_144;
 /** How long the page may take to answer. */
 const ANSWER_MS = 5000;
 
+/** One read of the preview page, as view_fetch_preview answers it. */
 export interface PreviewSnapshot {
   [key: string]: unknown;
   port: number;
