@@ -7,6 +7,7 @@
  * decision goes through the approval service's deciders rules — a third party's view is shown
  * its waiting calls but never decides them.
  */
+import { generationOfId } from '../../computer/ids.js';
 import { annotationsFor, inputObject, structured } from '../../computer/tools/common.js';
 import { PaddockError } from '../../shared/errors.js';
 import { declareTool } from '../../tools/define.js';
@@ -95,8 +96,8 @@ export function createViewTools(deps: ViewDeps): Tool[] {
           source,
           who: `${ctx.caller.caller} (chat view)`,
         });
-        const generation = /^g(\d+)\./.exec(input.terminalId)?.[1];
-        if (generation) ctx.noteComputer({ generation: Number(generation) });
+        const generation = generationOfId(input.terminalId);
+        if (generation !== undefined) ctx.noteComputer({ generation });
         return structured({
           terminalId: input.terminalId,
           delivered: true,
@@ -117,7 +118,8 @@ export function createViewTools(deps: ViewDeps): Tool[] {
       async execute(_input, ctx) {
         const manager = deps.computers.for(ctx.caller);
         const info = await manager.terminals.create({ activate: true, signal: ctx.signal });
-        ctx.noteComputer({ generation: Number(/^g(\d+)\./.exec(info.id)?.[1]) });
+        const generation = generationOfId(info.id);
+        if (generation !== undefined) ctx.noteComputer({ generation });
         return structured({ terminalId: info.id, ...info });
       },
     }),
