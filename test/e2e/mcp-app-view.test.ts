@@ -331,6 +331,9 @@ describe('the computer view in a chat host (MCP Apps, AppBridge, Chromium)', () 
       1,
       'only the person decided, once',
     );
+    // the host unmounts the view: it answers the teardown (and stops watching)
+    const torn = await page.evaluate(() => (globalThis as unknown as HostWindow).bridge.teardownResource({}));
+    assert.deepEqual(torn, {});
     assert.deepEqual(pageErrors, []);
   });
 });

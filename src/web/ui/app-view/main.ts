@@ -54,7 +54,13 @@ function computerView(app: App, page: ViewPage): { watch(): Promise<void> } {
     const jobId = jobOfResult(result.structuredContent);
     if (jobId) follow(jobId);
   };
-  app.ontoolinput = () => {};
+  // the host unmounts the view: the pending watch is cancelled and no other starts
+  let closed = false;
+  app.onteardown = () => {
+    closed = true;
+    watching?.abort();
+    return {};
+  };
 
   function apply(state: ViewState): void {
     shown = state;
@@ -156,7 +162,7 @@ function computerView(app: App, page: ViewPage): { watch(): Promise<void> } {
   page.previewRefresh.addEventListener('click', () => void refreshPreview());
 
   async function watch(): Promise<void> {
-    for (;;) {
+    while (!closed) {
       watching = new AbortController();
       try {
         const state = await call<ViewState>(
@@ -167,7 +173,7 @@ function computerView(app: App, page: ViewPage): { watch(): Promise<void> } {
         apply(state);
         if (!shown?.computer.bootError) showProblem(page, null);
       } catch (e) {
-        if (watching.signal.aborted) continue;
+        if (watching.signal.aborted || closed) continue;
         showProblem(page, (e as Error).message);
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }
