@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Client } from '@modelcontextprotocol/client';
-import { connectHttp, type Negotiation } from '../helpers/clients.js';
+import { Client } from '@modelcontextprotocol/client';
+import { clientOptions, connectHttp, type Negotiation, stdioTransport } from '../helpers/clients.js';
 import { grantTokens } from '../helpers/oauth.js';
 import {
   runCli,
@@ -239,6 +239,49 @@ describe('the computer view as an MCP App', () => {
       JSON.stringify(rows),
     );
   });
+});
+
+describe('the computer view over stdio (`paddock mcp`)', () => {
+  let project: TempProject;
+  let serve: ServeProcess;
+  const open: Client[] = [];
+
+  before(async () => {
+    project = tempProject('computer:\n  autoLaunch: false\n');
+    serve = await startServe(project);
+  });
+  after(async () => {
+    await Promise.all(open.map((c) => c.close().catch(() => {})));
+    await serve?.stop();
+    project?.cleanup();
+  });
+
+  for (const negotiation of ['legacy', 'modern'] as const) {
+    it(`a ${negotiation}-era stdio client that declares the extension gets the view and its tools; one that does not, neither`, async () => {
+      const apps = new Client(
+        { name: `stdio-apps-${negotiation}`, version: '1.0.0' },
+        clientOptions(negotiation, APPS) as never,
+      );
+      open.push(apps);
+      await apps.connect(stdioTransport(project));
+      const plain = new Client(
+        { name: `stdio-plain-${negotiation}`, version: '1.0.0' },
+        clientOptions(negotiation) as never,
+      );
+      open.push(plain);
+      await plain.connect(stdioTransport(project));
+      const appNames = ((await apps.listTools()).tools as Listed[]).map((t) => t.name);
+      assert.ok(VIEW_TOOLS.every((n) => appNames.includes(n)));
+      const plainTools = (await plain.listTools()).tools as Listed[];
+      assert.ok(plainTools.every((t) => t._meta === undefined && !t.name.startsWith('view_')));
+      const read = await apps.readResource({ uri: VIEW_URI });
+      assert.equal((read.contents[0] as { mimeType: string }).mimeType, 'text/html;profile=mcp-app');
+      const watched = await call(apps, 'view_watch_computer', {});
+      assert.equal(watched.error, undefined, JSON.stringify(watched));
+      const refused = await call(plain, 'view_watch_computer', {});
+      assert.ok(refused.error, JSON.stringify(refused));
+    });
+  }
 });
 
 describe('the computer view where the policy does not let the view type', () => {
