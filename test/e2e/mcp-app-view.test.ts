@@ -227,14 +227,12 @@ describe('the computer view in a chat host (MCP Apps, AppBridge, Chromium)', () 
     const started = await running;
     assert.match(String(started.jobId), /^g\d+\.job\d+$/);
     await card.waitFor({ state: 'detached', timeout: 20_000 });
-    // the host shows the call's result in the view, which follows its job
+    // the host shows the call's result in the view, which follows its job; sent as JSON text
+    // only, as a result too large for structuredContent travels
     await page.evaluate(
-      async (result) =>
-        (globalThis as unknown as HostWindow).bridge.sendToolResult({
-          content: [],
-          structuredContent: result,
-        }),
-      started,
+      async (text) =>
+        (globalThis as unknown as HostWindow).bridge.sendToolResult({ content: [{ type: 'text', text }] }),
+      JSON.stringify(started),
     );
     await pollUntil(
       async () => /tick-2/.test(await textOf('job-output')),

@@ -10,6 +10,16 @@ import { renderApprovals, renderJob, showProblem, type ViewPage, viewPage } from
 import { jobOfResult, type Position, type ViewState } from './state.js';
 import './styles.css';
 
+/** A large result travels once, as JSON text: its first text block, parsed (undefined if not JSON). */
+function jsonOf(content: readonly { type: string; text?: string }[] | undefined): unknown {
+  const text = content?.find((c) => c.type === 'text')?.text;
+  try {
+    return text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** How long one watch waits for a change (the server caps it at 20 s). */
 const WATCH_MS = 15_000;
 /** Pause after a failed watch before the next. */
@@ -51,7 +61,7 @@ function computerView(app: App, page: ViewPage): { watch(): Promise<void> } {
   }
 
   app.ontoolresult = (result) => {
-    const jobId = jobOfResult(result.structuredContent);
+    const jobId = jobOfResult(result.structuredContent ?? jsonOf(result.content));
     if (jobId) follow(jobId);
   };
   // the host unmounts the view: the pending watch is cancelled and no other starts
