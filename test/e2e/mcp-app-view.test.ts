@@ -174,6 +174,12 @@ describe('the computer view in a chat host (MCP Apps, AppBridge, Chromium)', () 
           null,
           { name: 'paddock-test-host', version: '1.0.0' },
           { serverTools: {}, serverResources: {} },
+          {
+            hostContext: {
+              theme: 'light',
+              styles: { variables: { '--color-ring-primary': '#0a7d55' } as never },
+            },
+          },
         );
         bridge.oncalltool = (params) => w.paddockCallTool(params);
         bridge.onreadresource = (params) => w.paddockReadResource(params);
@@ -190,6 +196,12 @@ describe('the computer view in a chat host (MCP Apps, AppBridge, Chromium)', () 
       { html, status },
     );
     view = page.frameLocator('iframe#view');
+    // the view takes the host's theme and style variables
+    await pollUntil(
+      async () => (await view.locator('html').getAttribute('data-theme')) === 'light',
+      "the host's theme in the view",
+      20_000,
+    );
     await pollUntil(
       async () => /running/.test(await textOf('computer-state')),
       'the view showing the computer',
@@ -222,6 +234,14 @@ describe('the computer view in a chat host (MCP Apps, AppBridge, Chromium)', () 
     await card.waitFor({ timeout: 20_000 });
     assert.match((await card.textContent()) ?? '', /run_command waits for your approval/);
     assert.match((await card.textContent()) ?? '', /tick-\$i/);
+    const approve = card.getByRole('button', { name: 'Approve' });
+    const accent = await approve.evaluate(
+      (el) =>
+        (
+          globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }
+        ).getComputedStyle(el).backgroundColor,
+    );
+    assert.equal(accent, 'rgb(10, 125, 85)', "the card's button takes the host's ring colour");
     await shot('approval');
     await card.getByRole('button', { name: 'Approve' }).click();
     const started = await running;

@@ -4,7 +4,12 @@
  * only through its host's tool-call bridge (`App.callServerTool`): it holds no credential, sets
  * no cookie and opens no connection; every call is one of the view tools, audited `via: app`.
  */
-import { App } from '@modelcontextprotocol/ext-apps';
+import {
+  App,
+  applyDocumentTheme,
+  applyHostStyleVariables,
+  type McpUiHostContext,
+} from '@modelcontextprotocol/ext-apps';
 import '@xterm/xterm/css/xterm.css';
 import { renderApprovals, renderJob, showProblem, type ViewPage, viewPage } from './render.js';
 import { jobOfResult, type Position, type ViewState } from './state.js';
@@ -18,6 +23,12 @@ function jsonOf(content: readonly { type: string; text?: string }[] | undefined)
   } catch {
     return undefined;
   }
+}
+
+/** Takes the host's theme and style variables, so the view looks like the chat around it. */
+function applyHostLook(context: McpUiHostContext | undefined): void {
+  if (context?.theme) applyDocumentTheme(context.theme);
+  if (context?.styles?.variables) applyHostStyleVariables(context.styles.variables);
 }
 
 /** How long one watch waits for a change (the server caps it at 20 s). */
@@ -64,6 +75,7 @@ function computerView(app: App, page: ViewPage): { watch(): Promise<void> } {
     const jobId = jobOfResult(result.structuredContent ?? jsonOf(result.content));
     if (jobId) follow(jobId);
   };
+  app.onhostcontextchanged = (context) => applyHostLook(context);
   // the host unmounts the view: the pending watch is cancelled and no other starts
   let closed = false;
   app.onteardown = () => {
@@ -196,4 +208,5 @@ function computerView(app: App, page: ViewPage): { watch(): Promise<void> } {
 const app = new App({ name: 'paddock-computer', version: '1.0.0' }, {}, { autoResize: true });
 const view = computerView(app, viewPage());
 await app.connect();
+applyHostLook(app.getHostContext());
 void view.watch();
