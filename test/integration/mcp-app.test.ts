@@ -233,6 +233,19 @@ describe('the computer view as an MCP App', () => {
     assert.equal(decided.error, undefined, JSON.stringify(decided));
     const ran = await running;
     assert.match(String(ran.stdout), /modern-approved/, JSON.stringify(ran));
+    // a denial on the card reaches the model as PERMISSION_REQUIRED with the view's reason
+    const denied = call(apps, 'run_command', { script: 'echo never-runs', waitMs: 10_000 });
+    const second = await pollUntil<{ id: string } | undefined>(
+      async () => ((await call(apps, 'view_watch_computer', {})).approvals as { id: string }[])[0],
+      'the card of the call to deny',
+      15_000,
+      100,
+    );
+    assert.ok(second);
+    await call(apps, 'view_decide_approval', { approvalId: second.id, decision: 'deny' });
+    const refused = (await denied).error as Structured;
+    assert.equal(refused.code, 'PERMISSION_REQUIRED');
+    assert.match(String(refused.message), /denied in the chat view/);
     const rows = await auditRows(project, 'view_decide_approval');
     assert.ok(
       rows.some((r) => r.success && r.via === 'app' && r.caller === 'mcp:owner'),
