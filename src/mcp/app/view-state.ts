@@ -54,7 +54,8 @@ export interface ApprovalCard {
 
 /** The approvals waiting for calls of `caller` (a view never sees another caller's). */
 export async function pendingOf(approvals: ViewApprovals, caller: string): Promise<ApprovalCard[]> {
-  const pending = await approvals.list({ pendingOnly: true, limit: 200 });
+  // the most a listing gives: pending calls of others must not push this caller's out
+  const pending = await approvals.list({ pendingOnly: true, limit: 1000 });
   return pending
     .filter((a) => a.caller === caller && a.waiting)
     .map((a) => ({
