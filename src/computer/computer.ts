@@ -10,7 +10,7 @@ import type { ProfileConfig } from '../config/computer-schema.js';
 import type { FrameKindValue } from '../guest/frames.js';
 import type { CallArgs, CallOp, CallResult, GuestEvent, Hello } from '../guest/protocol.js';
 import { PaddockError } from '../shared/errors.js';
-import type { ComputerBackend, SandboxInstance } from './backend/types.js';
+import type { ComputerBackend, SandboxImage, SandboxInstance } from './backend/types.js';
 import type { ComputerEgress } from './egress.js';
 import type { JobLineage } from './egress-types.js';
 import type { ComputerEvent, Lifecycle } from './events.js';
@@ -43,6 +43,8 @@ export interface ComputerOptions {
   before?: Promise<void>;
   /** Egress through the host proxy (profiles with network mode "proxy"). */
   egress?: ComputerEgress | null;
+  /** The profile's image as the backend mounts it (absent: the host's directories). */
+  image?: SandboxImage | undefined;
   emit(event: ComputerEvent): void;
 }
 
@@ -121,6 +123,7 @@ export class Computer {
               ...(this.options.keptDir ? { keptDir: this.options.keptDir } : {}),
             },
             this.options.egress?.guestFiles() ?? {},
+            this.options.image,
           ),
           { timeoutMs: this.options.bootTimeoutMs, signal: this.abort.signal },
         ));

@@ -116,6 +116,7 @@ export function startGeneration(
       warm,
       before: room ? Promise.all([teardown, room]).then(() => undefined) : waitFor,
       egress: ctx.egress?.forComputer(generation, profile, log, req.name) ?? null,
+      image: warm ? undefined : ctx.imageOf(profile),
       emit: (event) => ctx.events.emit(event),
     });
   } catch (e) {

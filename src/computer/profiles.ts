@@ -9,6 +9,7 @@ import {
   profileSchema,
 } from '../config/computer-schema.js';
 import { PaddockError } from '../shared/errors.js';
+import type { ProfileImageInfo, ProfileImages } from './images/profile-image.js';
 
 /** A profile as list_profiles shows it. */
 export interface ProfileInfo {
@@ -21,6 +22,8 @@ export interface ProfileInfo {
   unavailableReason: string | null;
   networkMode: 'none' | 'proxy';
   limits: LimitsConfig;
+  /** The profile's own system, when it runs on an image (null: the host's directories). */
+  image: ProfileImageInfo | null;
 }
 
 const BUILT_IN: ProfileConfig[] = [
@@ -62,6 +65,8 @@ export class ProfileCatalog {
     /** Why profiles naming another backend (`browser`) cannot launch now; null when they can. */
     private readonly backendUnavailable: (backend: string) => string | null = (b) =>
       `this server has no "${b}" backend.`,
+    /** The images of profiles that name one. */
+    private readonly images: ProfileImages | null = null,
   ) {
     for (const p of builtInProfiles()) this.profiles.set(p.id, p);
     for (const p of configured) this.profiles.set(p.id, { ...p, limits: limitsSchema.parse(p.limits) });
@@ -90,7 +95,13 @@ export class ProfileCatalog {
       const reason = this.backendUnavailable(p.backend);
       return { available: reason === null, reason };
     }
-    const missing = p.requires.filter((name) => !this.hasProgram(name));
+    if (p.image) {
+      const reason = this.images ? this.images.unavailable(p) : 'this server has no image store.';
+      if (reason) return { available: false, reason: `${reason[0]?.toUpperCase()}${reason.slice(1)}` };
+    }
+    const has = (name: string) =>
+      p.image ? (this.images?.hasProgram(p, name) ?? false) : this.hasProgram(name);
+    const missing = p.requires.filter((name) => !has(name));
     if (missing.length > 0) {
       return {
         available: false,
@@ -121,6 +132,7 @@ export class ProfileCatalog {
         unavailableReason: reason,
         networkMode: p.networkMode,
         limits: p.limits,
+        image: this.images?.info(p) ?? null,
       });
     }
     return out;

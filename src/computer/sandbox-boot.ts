@@ -10,7 +10,7 @@ import { PROTOCOL_VERSION } from '../guest/frames.js';
 import type { Hello } from '../guest/protocol.js';
 import { raceAbort } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
-import type { ComputerBackend, SandboxInstance, SandboxSpec } from './backend/types.js';
+import type { ComputerBackend, SandboxImage, SandboxInstance, SandboxSpec } from './backend/types.js';
 import { GuestClient, type GuestHandlers } from './link/guest-client.js';
 import { baseJobEnv } from './link/guest-layout.js';
 
@@ -44,6 +44,7 @@ export function sandboxSpec(
   profile: ProfileConfig,
   where: { generation: number; hostDir: string; name?: string; keptDir?: string },
   files: Record<string, string | Uint8Array>,
+  image?: SandboxImage,
 ): SandboxSpec {
   return {
     generation: where.generation,
@@ -57,6 +58,7 @@ export function sandboxSpec(
     probe: PROBE,
     files,
     ...(profile.backend ? { backend: profile.backend } : {}),
+    ...(image ? { image } : {}),
   };
 }
 

@@ -23,10 +23,11 @@ import type { Logger } from '../shared/logger.js';
 import type { LaunchLinkStore } from '../store/launch-links.js';
 import type { CallerContext } from '../tools/tool.js';
 import { DISK_SPARE_PATTERN } from './backend/disk-image.js';
-import type { ComputerBackend } from './backend/types.js';
+import type { ComputerBackend, SandboxImage } from './backend/types.js';
 import type { EgressService } from './egress.js';
 import { type ComputerEvents, computerEvents } from './events.js';
 import type { ToolChannelFactory } from './jobs/tool-channel.js';
+import type { ProfileImages } from './images/profile-image.js';
 import { namedWorkspaceDir } from './kept-workspaces.js';
 import type { ComputerQuotas, JobTicket } from './principals.js';
 import { ProfileCatalog } from './profiles.js';
@@ -53,6 +54,8 @@ export interface ComputerServiceOptions {
   sharedMounts?: { source: string; target: string; readOnly: true }[];
   /** What each client and agent may hold (paddock.yaml `principals`); none: no per-principal limits. */
   quotas?: ComputerQuotas;
+  /** The images of profiles that name one (none: such profiles are unavailable). */
+  images?: ProfileImages | null;
 }
 
 /** The checks a service adds over its computers. */
@@ -97,6 +100,7 @@ export class ComputerContext {
         options.backend.unavailable
           ? options.backend.unavailable(backend)
           : `this server has no "${backend}" backend.`,
+      options.images ?? null,
     );
     this.launchLinks = options.launchLinks ?? null;
     this.computersDir = options.config.workspaceDir ?? join(options.dataDir, 'computers');
@@ -113,6 +117,7 @@ export class ComputerContext {
       bootTimeoutMs: options.config.bootTimeoutMs,
       targets: this.warmTargets(),
       files: () => options.egress?.guestFiles() ?? {},
+      image: (profile) => this.imageOf(profile),
       room: (pooled) => (hooks.activeComputers?.() ?? 0) + pooled < options.config.maxComputers,
     });
     // a computer that ends frees room under the cap; the refill waits for the launch under way
@@ -122,6 +127,14 @@ export class ComputerContext {
         setImmediate(() => this.pool.refill());
     });
     this.pool.start();
+  }
+
+  /** What a launch of `profile` mounts as its root (undefined: the host's directories); throws when its image is missing. */
+  imageOf(profile: ProfileConfig): SandboxImage | undefined {
+    if (!profile.image) return undefined;
+    if (!this.options.images)
+      throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server has no image store; use a profile without an image.');
+    return this.options.images.mountable(profile);
   }
 
   get backend(): ComputerBackend {

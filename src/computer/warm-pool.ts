@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ProfileConfig } from '../config/computer-schema.js';
 import type { Logger } from '../shared/logger.js';
-import type { ComputerBackend } from './backend/types.js';
+import type { ComputerBackend, SandboxImage } from './backend/types.js';
 import { type BootedSandbox, bootSandbox, sandboxSpec } from './sandbox-boot.js';
 
 /** Host directories of pooled sandboxes are `<dir>/warm-XXXXXX`. */
@@ -32,6 +32,8 @@ export interface WarmPoolOptions {
   targets: { profile: ProfileConfig; warm: number }[];
   /** Files every sandbox gets (the egress proxy's trust bundle). */
   files(): Record<string, string | Uint8Array>;
+  /** The image a profile's sandboxes boot from (absent: the host's directories). */
+  image?(profile: ProfileConfig): SandboxImage | undefined;
   /** Whether one more sandbox fits under the server's cap, given the pool's `pooled` (ready or booting). */
   room(pooled: number): boolean;
   /** First retry delay after a failed boot and the longest (default 1 s and 60 s). */
@@ -154,7 +156,12 @@ export class WarmPool {
     try {
       const sandbox = await bootSandbox(
         this.options.backend,
-        sandboxSpec(slot.profile, { generation: 0, hostDir, name }, this.options.files()),
+        sandboxSpec(
+          slot.profile,
+          { generation: 0, hostDir, name },
+          this.options.files(),
+          this.options.image?.(slot.profile),
+        ),
         { timeoutMs: this.options.bootTimeoutMs },
       );
       if (this.closed) {

@@ -81,6 +81,74 @@ const warmSchema = z.number().int().min(0).max(16);
 /** Whether a computer's /workspace starts empty at every launch or is kept. */
 const workspaceModeSchema = z.enum(['keep', 'fresh']);
 
+/** A Debian package name, optionally with an architecture or version (`name`, `name:arch`, `name=1.2`). */
+const debianPackage = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9+.-]+(?::[a-z0-9-]+)?(?:=[A-Za-z0-9.+~:-]+)?$/, 'a Debian package name');
+
+/** Where a profile's root file system comes from (absent: the host's own directories, read-only). */
+export const imageSchema = z.union([
+  z
+    .object({
+      debian: z
+        .object({
+          suite: z
+            .string()
+            .regex(/^[a-z][a-z0-9-]{1,31}$/, 'a Debian suite or codename (e.g. bookworm)')
+            .describe('The Debian suite or codename to build from (e.g. bookworm, trixie, stable).'),
+          packages: z
+            .array(debianPackage)
+            .max(1000)
+            .default([])
+            .describe('Packages installed into the image besides the variant\'s own.'),
+          mirror: z
+            .url({ protocol: /^https?$/ })
+            .optional()
+            .describe("The Debian mirror to build from (default: mmdebstrap's)."),
+          variant: z
+            .enum(['apt', 'minbase', 'essential', 'important', 'standard'])
+            .default('apt')
+            .describe('mmdebstrap variant: "apt" (default) is the essential packages and apt.'),
+        })
+        .strict()
+        .describe('An image built from Debian packages with mmdebstrap (paddock images build PROFILE).'),
+    })
+    .strict(),
+  z
+    .object({
+      oci: z.union([
+        z
+          .object({
+            archive: z
+              .string()
+              .min(1)
+              .describe(
+                'An image archive (docker save, podman save, skopeo copy … oci-archive:); relative to paddock.yaml.',
+              ),
+          })
+          .strict(),
+        z
+          .object({
+            ref: z
+              .string()
+              .min(1)
+              .max(512)
+              .describe('An image in an OCI registry, REGISTRY/NAME:TAG (credentials from the Docker config file).'),
+          })
+          .strict(),
+      ]),
+    })
+    .strict(),
+  z
+    .object({
+      name: z
+        .string()
+        .regex(/^[a-z0-9][a-z0-9._-]{0,127}$/, 'an image name as paddock images list shows it')
+        .describe('An image already in the store (paddock images import FILE --name NAME).'),
+    })
+    .strict(),
+]);
+
 /** Settings of one named computer (shared by the sessions naming it). */
 export const namedComputerSchema = z
   .object({
@@ -153,6 +221,17 @@ const profileInputSchema = z
       .describe(
         'Sandboxes of this profile kept booted and unused, so a launch of a fresh-workspace computer takes one instead of booting (0: none).',
       ),
+    image: imageSchema
+      .optional()
+      .describe(
+        "The computer's own system: { debian: { suite, packages } }, { oci: { archive } }, { oci: { ref } } or { name }. Each computer writes over it in a layer of its own; absent: the host's directories, read-only.",
+      ),
+    user: z
+      .enum(['guest', 'root'])
+      .default('guest')
+      .describe(
+        'Who jobs and terminals run as: "guest" (uid 1000, the default) or "root" of the computer (needs an image; mapped to an unprivileged host uid), so apt-get, pip and npm install -g work.',
+      ),
   })
   .strict();
 
@@ -177,6 +256,14 @@ export const profileSchema = profileInputSchema
         if (bad) ctx.addIssue({ code: 'custom', path: [path], message });
       }
     }
+    if (p.user === 'root' && !p.image)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['user'],
+        message: 'root inside a computer needs an image (the host\'s directories are shared read-only); add image or use user "guest"',
+      });
+    if (p.image && p.backend === 'browser')
+      ctx.addIssue({ code: 'custom', path: ['image'], message: 'a browser computer boots its own image; remove image' });
     if (p.networkMode && p.network && p.network.mode !== p.networkMode) {
       ctx.addIssue({
         code: 'custom',
@@ -234,6 +321,12 @@ export const computerSchema = z
       .optional()
       .describe(
         "Host directory holding each generation's disk and staged files (default: <data dir>/computers); made 0700.",
+      ),
+    imagesDir: z
+      .string()
+      .optional()
+      .describe(
+        'Host directory of the image store that profiles with an image boot from (default: <data dir>/images); made 0700.',
       ),
     sandboxUid: z
       .number()
@@ -303,3 +396,4 @@ export type ComputerConfig = z.infer<typeof computerSchema>;
 export type ProfileConfig = z.output<typeof profileSchema>;
 export type NetworkConfig = z.output<typeof networkSchema>;
 export type LimitsConfig = z.infer<typeof limitsSchema>;
+export type ImageConfig = z.output<typeof imageSchema>;

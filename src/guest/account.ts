@@ -18,7 +18,7 @@ export interface JobAccount {
 export function jobAccountFrom(argv: string[]): JobAccount | null {
   const i = argv.indexOf('--jobs-uid');
   const uid = i >= 0 ? Number(argv[i + 1]) : Number.NaN;
-  return Number.isInteger(uid) && uid > 0 ? { uid, gid: uid } : null;
+  return Number.isInteger(uid) && uid >= 0 ? { uid, gid: uid } : null;
 }
 
 /** Spawn options that start a process as the account (nothing when it is the agent's own). */

@@ -69,7 +69,16 @@ function main(): void {
   process.on('SIGUSR1', () => undefined);
   const account = jobAccountFrom(process.argv);
   const scope = jobScopeFrom(process.argv, account);
-  const pipes = new StdioPipes(account);
+  // On an image the agent's capabilities are ambient (it is not uid 0), so only the launcher,
+  // which drops them, may start a job: without it the computer refuses to boot.
+  const onImage = process.argv.includes('--require-scope');
+  if (onImage && !scope) {
+    process.stderr.write(
+      'paddock: a computer on an image needs the job launcher (x86-64, Linux 5.19 or newer with Landlock); this host cannot run one\n',
+    );
+    process.exit(3);
+  }
+  const pipes = new StdioPipes(account, undefined, onImage ? scope : null);
   const spawner = spawnerFrom(process.argv, account, pipes);
   let runner: JobRunner | null = null;
   let ptys: PtyHost | null = null;

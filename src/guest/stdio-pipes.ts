@@ -13,7 +13,7 @@
  * Where `mkfifo` is missing or fails, `take` answers null and the caller falls back to sockets.
  */
 import { type ChildProcess, execFile } from 'node:child_process';
-import { chownSync, closeSync, constants, mkdirSync, openSync, rmSync, unlinkSync } from 'node:fs';
+import { chownSync, closeSync, constants, existsSync, mkdirSync, openSync, rmSync, unlinkSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { type JobAccount, TOOL_CHANNEL_ROOT } from './account.js';
@@ -48,6 +48,12 @@ export class StdioPipes {
   constructor(
     private readonly account: JobAccount | null,
     private readonly dir: string = STDIO_FIFO_DIR,
+    /**
+     * On an image, `mkfifo` is the image's — a program root inside may have replaced — so it runs
+     * through the job launcher (which drops the agent's capabilities and puts it in a Landlock
+     * domain of its own, where it cannot trace the agent), never as the agent itself.
+     */
+    private readonly launcher: string | null = null,
   ) {
     try {
       mkdirSync(dirname(this.dir), { recursive: true, mode: 0o711 });
@@ -106,9 +112,13 @@ export class StdioPipes {
     if (this.refilling) return this.refilling;
     const names = Array.from({ length: BATCH }, () => join(this.dir, `f${this.next++}`));
     this.refilling = new Promise<void>((resolve) => {
+      const mkfifo = ['-m', '600', '--', ...names];
+      const [program, args] = this.launcher
+        ? [this.launcher, [['/usr/bin/mkfifo', '/bin/mkfifo'].find((p) => existsSync(p)) ?? '/usr/bin/mkfifo', ...mkfifo]]
+        : ['mkfifo', mkfifo];
       execFile(
-        'mkfifo',
-        ['-m', '600', '--', ...names],
+        program,
+        args,
         { timeout: MKFIFO_TIMEOUT_MS, env: { PATH: '/usr/bin:/bin' } },
         (error) => {
           try {

@@ -13,6 +13,7 @@ import type { ComputerBackend } from '../computer/backend/types.js';
 import { EgressService } from '../computer/egress.js';
 import { ApprovalEgressAsker, EGRESS_APPROVAL_DESCRIPTION } from '../computer/egress-ask.js';
 import type { EgressAsker } from '../computer/egress-types.js';
+import { openProfileImages } from '../computer/images/index.js';
 import { ComputerService } from '../computer/service.js';
 import { createComputerBuiltins } from '../computer/tools/computer-builtins.js';
 import { createComputerTools } from '../computer/tools/index.js';
@@ -48,9 +49,16 @@ import { DockVmHosts } from '../web/dock/vm-hosts.js';
 import { type Closer, closeInReverse } from './common.js';
 
 /** The bwrap backend; without cgroups, its sandboxes are tracked by pid file for the next start's sweep. */
-function sandboxBackend(sandboxUid: number, dataDir: string, logger: Logger): ComputerBackend {
+function sandboxBackend(
+  sandboxUid: number,
+  dataDir: string,
+  logger: Logger,
+): { backend: ComputerBackend; imageSupport: () => string | null } {
   const bwrap = new BwrapBackend({ logger, sandboxUid });
-  return bwrap.cgroupSupport ? bwrap : withPidFiles(bwrap, join(dataDir, 'run', 'sandboxes'), logger);
+  return {
+    backend: bwrap.cgroupSupport ? bwrap : withPidFiles(bwrap, join(dataDir, 'run', 'sandboxes'), logger),
+    imageSupport: () => bwrap.imageSupport(),
+  };
 }
 
 /**
@@ -226,11 +234,10 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     await asker.start();
     closers.push(() => asker.close());
     const egress = createEgress(loaded, policy, audit, env, () => policyConfig, asker);
+    const sandboxes = sandboxBackend(config.computer.sandboxUid, dataDir, logger);
     const computer = new ComputerService({
-      backend: withBrowserBackend(
-        sandboxBackend(config.computer.sandboxUid, dataDir, logger),
-        new BrowserBackend(browser.hosts, browser.image),
-      ),
+      backend: withBrowserBackend(sandboxes.backend, new BrowserBackend(browser.hosts, browser.image)),
+      images: openProfileImages(config.computer, dataDir, loaded.projectDir, sandboxes.imageSupport),
       config: config.computer,
       dataDir,
       dockUrl:

@@ -15,6 +15,7 @@ import {
   GUEST_WORKSPACE,
 } from '../link/guest-layout.js';
 import { SHELL_INIT, shellInitText } from '../shell-startup.js';
+import { IMAGE_AGENT_ID } from '../images/ids.js';
 import { AGENT_CAPABILITIES } from './id-map.js';
 import type { SandboxSpec } from './types.js';
 
@@ -80,20 +81,31 @@ export interface BwrapLayout {
   accounts?: { infoFd: number; blockFd: number } | null;
   /** Options for the agent's node (e.g. `--disable-sigusr1` where this Node has it). */
   nodeFlags?: string[];
+  /**
+   * The computer runs on an image: `root` is its overlay (mounted by the launch namespace), bound
+   * as `/` instead of the host's system directories; the agent is then uid IMAGE_AGENT_ID inside
+   * and jobs run as `user` (needs `accounts`).
+   */
+  image?: { root: string; user: 'guest' | 'root' } | null;
 }
+
+/** Generated /etc files a computer on an image takes from its image instead. */
+export const IMAGE_OWN_ETC = ['/etc/passwd', '/etc/group', '/etc/nsswitch.conf', '/etc/shells'];
 
 /** The full argv after `bwrap` (pass it with `--args` so it never shows in the guest's /proc). */
 export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[] {
   const accounts = layout.accounts ?? null;
+  const image = accounts ? (layout.image ?? null) : null;
+  const agentId = String(image ? IMAGE_AGENT_ID : 0);
   // Two accounts: the agent is uid 0 of the namespace with a few of its capabilities; jobs drop
   // to the guest account. Nested user namespaces are then refused by the seccomp filter, since
   // bwrap's --disable-userns cannot be combined with a map the host writes.
   const identity = accounts
     ? [
         '--uid',
-        '0',
+        agentId,
         '--gid',
-        '0',
+        agentId,
         ...AGENT_CAPABILITIES.flatMap((c) => ['--cap-add', c]),
         '--info-fd',
         String(accounts.infoFd),
@@ -114,19 +126,22 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
     '--clearenv',
   ];
   for (const [k, v] of Object.entries(spec.env)) a.push('--setenv', k, v);
-  a.push('--ro-bind', '/usr', '/usr');
-  for (const [path, entry] of Object.entries(layout.rootEntries)) {
-    if (entry.kind === 'symlink') a.push('--symlink', entry.target, path);
-    else if (entry.kind === 'dir') a.push('--ro-bind', path, path);
+  if (image) a.push('--bind', image.root, '/');
+  else {
+    a.push('--ro-bind', '/usr', '/usr');
+    for (const [path, entry] of Object.entries(layout.rootEntries)) {
+      if (entry.kind === 'symlink') a.push('--symlink', entry.target, path);
+      else if (entry.kind === 'dir') a.push('--ro-bind', path, path);
+    }
+    a.push('--dir', '/etc');
+    for (const name of layout.etcEntries) a.push('--ro-bind-try', `/etc/${name}`, `/etc/${name}`);
   }
-  a.push('--dir', '/etc');
-  for (const name of layout.etcEntries) a.push('--ro-bind-try', `/etc/${name}`, `/etc/${name}`);
   for (const [target, fd] of Object.entries(layout.generated))
     a.push('--perms', '0644', '--ro-bind-data', String(fd), target);
   a.push('--proc', '/proc', '--dev', '/dev');
   if (layout.tmpDir) a.push('--bind', layout.tmpDir, '/tmp');
   else a.push('--perms', '1777', '--size', String(spec.limits.diskMb * 1024 * 1024), '--tmpfs', '/tmp');
-  a.push('--dir', '/var', '--symlink', '../tmp', '/var/tmp');
+  if (!image) a.push('--dir', '/var', '--symlink', '../tmp', '/var/tmp');
   // Directories bwrap makes for mount points are 0700 and the agent's: the guest account needs them.
   for (const dir of [`${GUEST_OPT}/bin`, `${GUEST_OPT}/node_modules`, '/node_modules'])
     a.push('--perms', '0755', '--dir', dir);
@@ -149,7 +164,8 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
   a.push('--chdir', GUEST_WORKSPACE);
   a.push('--', GUEST_NODE, ...(layout.nodeFlags ?? []), `${GUEST_AGENT_DIR}/agent.js`);
   a.push('--probe', spec.probe.join(','));
-  if (accounts) a.push('--jobs-uid', String(GUEST_UID));
+  if (accounts) a.push('--jobs-uid', String(image?.user === 'root' ? 0 : GUEST_UID));
+  if (image) a.push('--require-scope');
   if (layout.programs?.[GUEST_SCOPE_PROGRAM] !== undefined) a.push('--scope', GUEST_SCOPE_PROGRAM);
   if (layout.programs?.[GUEST_SPAWNER_PROGRAM] !== undefined) a.push('--spawner', GUEST_SPAWNER_PROGRAM);
   return a;

@@ -9,21 +9,22 @@
  * directory, mounted only in the launch's private mount namespace (see workspace.ts and
  * launch-namespace.ts); no account but root and the sandbox's own uids can reach any of it.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
+import { collidesWithImageIds, imageIdMapText } from '../images/ids.js';
 import { GUEST_RESOLVER, GUEST_SCOPE_PROGRAM, GUEST_SPAWNER_PROGRAM } from '../link/guest-layout.js';
-import { type BwrapLayout, buildBwrapArgs, generatedEtc, sandboxName } from './bwrap-args.js';
+import { type BwrapLayout, buildBwrapArgs, generatedEtc, IMAGE_OWN_ETC, sandboxName } from './bwrap-args.js';
 import { BwrapInstance } from './bwrap-instance.js';
 import { FIRST_DATA_FD, HOST_PATH, spawnBwrap } from './bwrap-spawn.js';
 import { CgroupRoot } from './cgroups.js';
 import { DiskSpares, type DiskSupport, detachLoopDevices, diskImageSupport } from './disk-image.js';
 import { guestPackages } from './guest-packages.js';
 import { canExecute, etcEntries, rootEntries } from './host-facts.js';
-import { type IdMap, writeIdMaps } from './id-map.js';
+import { type IdMap, idMapText, writeIdMaps } from './id-map.js';
 import { launchNamespacePrefix } from './launch-namespace.js';
 import { RuntimeStage } from './runtime-files.js';
 import { createSandboxRoot, type SandboxRoot, sweepSandboxRoots } from './sandbox-root.js';
@@ -124,6 +125,27 @@ export class BwrapBackend implements ComputerBackend {
       });
   }
 
+  /**
+   * Why computers on images cannot run here, or null when they can: they need Paddock as root
+   * (the launch namespace mounts their overlay), a disk per computer (which holds their writable
+   * layer), the job launcher (which drops the capabilities jobs would otherwise inherit), overlayfs,
+   * and sandbox uids outside the image id range.
+   */
+  imageSupport(): string | null {
+    if (!this.runAs) return 'Paddock does not run as root';
+    if (!this.disk.ok) return this.disk.reason;
+    if (!this.programs.some(([target]) => target === GUEST_SCOPE_PROGRAM))
+      return 'the job launcher exists only for x86-64';
+    if (collidesWithImageIds(this.runAs)) return 'computer.sandboxUid lies inside the image id range';
+    try {
+      if (!/\toverlay$/m.test(readFileSync('/proc/filesystems', 'utf8')))
+        return 'the kernel has no overlayfs';
+    } catch {
+      return '/proc/filesystems cannot be read';
+    }
+    return null;
+  }
+
   /** What the kernel enforces for this server's computers. */
   get cgroupSupport(): { familyKill: boolean; limits: string[] } | null {
     return this.cgroups?.support ?? null;
@@ -146,6 +168,14 @@ export class BwrapBackend implements ComputerBackend {
         'INTERNAL',
         `The compiled guest agent is missing at ${this.guestDir}; run "npm run build" and launch again.`,
       );
+    }
+    if (spec.image) {
+      const why = this.imageSupport();
+      if (why)
+        throw new PaddockError(
+          'UNSUPPORTED_CAPABILITY',
+          `This server cannot run computers on images: ${why}.`,
+        );
     }
     const storage = await prepareStorage(spec, {
       runAs: this.runAs,
@@ -171,7 +201,10 @@ export class BwrapBackend implements ComputerBackend {
     // the network namespace keeps only lo either way; "proxy" adds the relay port (guest agent)
     // the agent answers DNS on lo where it has its own account (it may bind port 53 there)
     const resolver = this.runAs ? GUEST_RESOLVER : null;
-    const files = Object.entries({ ...generatedEtc(spec.generation, shell, name, resolver), ...spec.files });
+    const etc = generatedEtc(spec.generation, shell, name, resolver);
+    // on an image, accounts and name service come from the image (apt and adduser change them)
+    if (spec.image) for (const own of IMAGE_OWN_ETC) delete etc[own];
+    const files = Object.entries({ ...etc, ...spec.files });
     // Generated files reach bwrap through pipes (fd 4, 5, …): no host path to expose or traverse.
     const generated = Object.fromEntries(files.map(([target], i) => [target, FIRST_DATA_FD + i]));
     // the programs follow them
@@ -193,6 +226,7 @@ export class BwrapBackend implements ComputerBackend {
       programs: programFds,
       rootEntries: rootEntries(),
       etcEntries: etcEntries(),
+      image: spec.image && storage.root ? { root: storage.root, user: spec.image.user } : null,
     };
     const filter = seccompFilter();
     const seccompFd = FIRST_DATA_FD + files.length + this.programs.length;
@@ -241,7 +275,8 @@ export class BwrapBackend implements ComputerBackend {
       .then(() => {
         if (!runAs) return;
         const [info, block] = [child.stdio[infoFd], child.stdio[infoFd + 1]];
-        return writeIdMaps(info as NodeJS.ReadableStream as never, block as never, runAs);
+        const lines = spec.image ? imageIdMapText(runAs) : idMapText(runAs);
+        return writeIdMaps(info as NodeJS.ReadableStream as never, block as never, lines);
       })
       .catch(async (e: unknown) => {
         if (child.exitCode === null) child.kill('SIGKILL');

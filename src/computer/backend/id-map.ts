@@ -43,10 +43,11 @@ export function idMapText(map: IdMap): string {
 }
 
 /**
- * Waits for bwrap's info (the sandbox's pid), writes the maps, then lets bwrap go on. Rejects
+ * Waits for bwrap's info (the sandbox's pid), writes the maps (`lines`: idMapText, or the image
+ * map of images/ids.ts), then lets bwrap go on. Rejects
  * when bwrap exits first or the maps cannot be written; the caller kills the sandbox then.
  */
-export function writeIdMaps(info: Readable, block: Writable, map: IdMap): Promise<void> {
+export function writeIdMaps(info: Readable, block: Writable, lines: string): Promise<void> {
   return new Promise((resolve, reject) => {
     let text = '';
     const done = (e?: Error) => {
@@ -72,7 +73,6 @@ export function writeIdMaps(info: Readable, block: Writable, map: IdMap): Promis
         return;
       }
       try {
-        const lines = idMapText(map);
         writeFileSync(`/proc/${pid}/uid_map`, lines);
         writeFileSync(`/proc/${pid}/gid_map`, lines);
       } catch (e) {

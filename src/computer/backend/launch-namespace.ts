@@ -15,22 +15,33 @@ const UNSHARE = '/usr/bin/unshare';
 export type AnchorMount =
   | { kind: 'bind'; source: string; target: string }
   /** `freshTmp`: empty the disk's `tmp/` first (a kept disk keeps /workspace, never /tmp). */
-  | { kind: 'disk'; image: string; target: string; freshTmp: boolean };
+  | { kind: 'disk'; image: string; target: string; freshTmp: boolean }
+  /**
+   * The computer's root: an overlay of `lowerDirs` (top first, read-only) under `root/upper` of
+   * the disk mounted before it (`root/work` beside it), made on first use and owned by `rootId`
+   * (the image's root on the host).
+   */
+  | { kind: 'overlay'; lowerDirs: string[]; target: string; rootId: number };
 
 /** Exit codes of the launch shell when a step fails (the reason is on its stderr, the diagnostics). */
-export const LAUNCH_EXIT = { bind: 122, disk: 123 } as const;
+export const LAUNCH_EXIT = { bind: 122, disk: 123, overlay: 124 } as const;
 
 const fail = (code: number, why: string) => `{ echo "paddock: ${why}" >&2; exit ${code}; }`;
 
 // $1 the sandbox uid, then triples (kind, source, target) up to "--", then the command.
 // mount -n: the namespace is private, so nothing goes to the host's /run/mount/utab.
+// An overlay's upper and work directories are on the disk mounted last before it ($disk), where
+// nothing binds them into the computer except through the overlay.
 const SCRIPT = [
-  'id=$1; shift',
+  'id=$1; shift; disk=',
   'while [ "$1" != "--" ]; do',
   '  case $1 in',
   `    bind) mount -n --bind "$2" "$3" || ${fail(LAUNCH_EXIT.bind, "could not bind the computer's staged files")} ;;`,
   `    disk|disk-fresh-tmp) mount -n -t ext4 -o loop,nosuid,nodev,noatime,noinit_itable "$2" "$3" || ${fail(LAUNCH_EXIT.disk, "could not mount the computer's disk (no free loop device, or a damaged kept disk: check it with e2fsck -f)")}`,
-  `      if [ "$1" = disk-fresh-tmp ]; then rm -rf "$3/tmp" && mkdir -m 1777 "$3/tmp" && chown "$id:$id" "$3/tmp" || ${fail(LAUNCH_EXIT.disk, "could not empty the computer's /tmp")}; fi ;;`,
+  `      if [ "$1" = disk-fresh-tmp ]; then rm -rf "$3/tmp" && mkdir -m 1777 "$3/tmp" && chown "$id:$id" "$3/tmp" || ${fail(LAUNCH_EXIT.disk, "could not empty the computer's /tmp")}; fi; disk=$3 ;;`,
+  `    overlay:*) rid=\${1#overlay:}; [ -n "$disk" ] || ${fail(LAUNCH_EXIT.overlay, 'an image needs the computer disk')}`,
+  `      if [ ! -d "$disk/root" ]; then rm -rf "$disk/root.new"; mkdir -m 0700 "$disk/root.new" && mkdir -m 0755 "$disk/root.new/upper" && mkdir -m 0700 "$disk/root.new/work" && chown "$rid:$rid" "$disk/root.new/upper" && mv "$disk/root.new" "$disk/root" || ${fail(LAUNCH_EXIT.overlay, "could not make the computer's root layer on its disk")}; fi`,
+  `      mount -n -t overlay -o "lowerdir=$2,upperdir=$disk/root/upper,workdir=$disk/root/work,nosuid,nodev" overlay "$3" || ${fail(LAUNCH_EXIT.overlay, "could not mount the computer's root (overlayfs over its image)")} ;;`,
   `    *) exit ${LAUNCH_EXIT.bind} ;;`,
   '  esac',
   '  shift 3',
@@ -38,6 +49,17 @@ const SCRIPT = [
   'shift',
   'exec "$@"',
 ].join('\n');
+
+/** overlayfs's lowerdir option: absolute paths without the separators of its option string. */
+function overlayLower(dirs: string[]): string {
+  for (const d of dirs)
+    if (!d.startsWith('/') || /[,:\\\n]/.test(d))
+      throw new Error(`image layer ${d} cannot be an overlay layer (its path holds "," ":" or "\\")`);
+  const value = dirs.join(':');
+  if (dirs.length === 0 || value.length > 3500)
+    throw new Error(`an image of ${dirs.length} layers does not fit one overlay mount`);
+  return value;
+}
 
 /**
  * The launch prefix that mounts `mounts` in a new mount namespace and then runs the rest of the
@@ -64,7 +86,9 @@ export function launchNamespacePrefix(launchDir: string, ownerId: number, mounts
     ...mounts.flatMap((m) =>
       m.kind === 'bind'
         ? ['bind', m.source, m.target]
-        : [m.freshTmp ? 'disk-fresh-tmp' : 'disk', m.image, m.target],
+        : m.kind === 'disk'
+          ? [m.freshTmp ? 'disk-fresh-tmp' : 'disk', m.image, m.target]
+          : [`overlay:${m.rootId}`, overlayLower(m.lowerDirs), m.target],
     ),
     '--',
   ];

@@ -29,7 +29,14 @@ import { emitConfine, emitConfineDispatch } from './confine-program.js';
 import { Assembler, elf } from './elf-assembler.js';
 
 // Linux x86-64 system call numbers and flags
-const SYS = { write: 1, open: 2, close: 3, execve: 59, exitGroup: 231, prctl: 157 };
+const SYS = { write: 1, open: 2, close: 3, execve: 59, exitGroup: 231, prctl: 157, getuid: 102, capget: 125, capset: 126 };
+const LINUX_CAPABILITY_VERSION_3 = 0x20080522;
+/**
+ * Capabilities root keeps inside a computer on an image whose profile says `user: root`
+ * (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER): enough for dpkg and apt to own and replace the
+ * image's files; never one to change uid, signal or trace another account, mount or make devices.
+ */
+export const ROOT_JOB_CAPABILITIES = (1 << 0) | (1 << 1) | (1 << 3);
 const SYS_LANDLOCK = { createRuleset: 444, addRule: 445, restrictSelf: 446 };
 const PR_SET_NO_NEW_PRIVS = 38;
 const O_PATH_CLOEXEC = 0x200000 | 0x80000;
@@ -40,10 +47,47 @@ const HANDLED_FS = (1 << 11) | (1 << 13);
 const REFUSED =
   'paddock-scope: the kernel refused a Landlock domain for this job (Linux 5.19 or newer with Landlock enabled is needed)\n';
 const NOT_STARTED = 'paddock-scope: the program could not be started\n';
+const CAPS_KEPT = 'paddock-scope: the capabilities of the job could not be dropped\n';
+
+/**
+ * Every job starts without capabilities, save root's few (ROOT_JOB_CAPABILITIES) when it runs as
+ * uid 0: whatever the agent held (on an image the agent's capabilities are ambient, since it is not
+ * uid 0) is dropped from the effective, permitted and inheritable sets — which empties the ambient
+ * set — before anything of the job runs. With no_new_privs (bwrap sets it for the whole sandbox),
+ * an exec cannot give them back. Exit 126 when the kernel refuses.
+ */
+function emitCapabilityDrop(a: Assembler): void {
+  a.emit(0x48, 0x83, 0xec, 0x20); // sub rsp, 32: [rsp] header, [rsp+8] two data structs
+  a.emit(0xc7, 0x04, 0x24).imm32(LINUX_CAPABILITY_VERSION_3); // mov dword [rsp], version
+  a.emit(0xc7, 0x44, 0x24, 0x04).imm32(0); // mov dword [rsp+4], 0 (this process)
+  a.emit(0x48, 0x89, 0xe7); // mov rdi, rsp
+  a.emit(0x48, 0x8d, 0x74, 0x24, 0x08); // lea rsi, [rsp+8]
+  a.movEax(SYS.capget).syscall().testRax().jnz('capsKept');
+  a.movEax(SYS.getuid).syscall();
+  a.emit(0xb9).imm32(ROOT_JOB_CAPABILITIES); // mov ecx, ROOT_JOB_CAPABILITIES
+  a.emit(0x85, 0xc0); // test eax, eax
+  a.jz('capsMask');
+  a.emit(0x31, 0xc9); // xor ecx, ecx
+  a.label('capsMask');
+  a.emit(0x21, 0x4c, 0x24, 0x08); // and [rsp+8], ecx   (effective, 0–31)
+  a.emit(0x21, 0x4c, 0x24, 0x0c); // and [rsp+12], ecx  (permitted, 0–31)
+  for (const at of [0x10, 0x14, 0x18, 0x1c]) a.emit(0xc7, 0x44, 0x24, at).imm32(0); // inheritable, 32–63
+  a.emit(0xc7, 0x04, 0x24).imm32(LINUX_CAPABILITY_VERSION_3);
+  a.emit(0x48, 0x89, 0xe7); // mov rdi, rsp
+  a.emit(0x48, 0x8d, 0x74, 0x24, 0x08); // lea rsi, [rsp+8]
+  a.movEax(SYS.capset).syscall().testRax().jnz('capsKept');
+  a.emit(0x48, 0x83, 0xc4, 0x20); // add rsp, 32
+  a.jmp('capsDropped');
+  a.label('capsKept');
+  a.movEdi(2).leaRsi('capsText').movEdx(CAPS_KEPT.length).movEax(SYS.write).syscall();
+  a.movEdi(126).movEax(SYS.exitGroup).syscall();
+  a.label('capsDropped');
+}
 
 function code(): Buffer {
   const a = new Assembler();
   a.emit(0x48, 0x89, 0xe3); // mov rbx, rsp (argc, argv…, NULL, envp…)
+  emitCapabilityDrop(a);
   emitConfineDispatch(a);
   a.label('scope');
   // prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0): Landlock needs it from an unprivileged process
@@ -94,6 +138,7 @@ function code(): Buffer {
   a.emit(...attr);
   a.label('slash').emit(0x2f, 0);
   a.label('refusedText').emit(...Buffer.from(REFUSED));
+  a.label('capsText').emit(...Buffer.from(CAPS_KEPT));
   a.label('notStarted').emit(...Buffer.from(NOT_STARTED));
   emitConfine(a);
   return a.finish();

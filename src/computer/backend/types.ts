@@ -56,6 +56,22 @@ export interface SandboxSpec {
   backend?: string;
   /** Extra read-only files by guest path (e.g. the trust bundle of the egress proxy). */
   files?: Record<string, string | Uint8Array>;
+  /**
+   * The image the computer's root file system comes from (absent: the host's own directories,
+   * read-only): its layers as overlayfs lower directories, top first, under a writable layer of
+   * the computer's own on its disk. `user`: the account jobs and terminals run as.
+   */
+  image?: SandboxImage;
+}
+
+/** A computer's image as the backend mounts it. */
+export interface SandboxImage {
+  /** The image's store name (logs and status). */
+  name: string;
+  /** Host directories of its layers, top first. */
+  lowerDirs: string[];
+  /** `guest`: jobs run as the guest account (uid 1000); `root`: as root of the computer. */
+  user: 'guest' | 'root';
 }
 
 /** How the root of a job and all its descendants are tracked. */

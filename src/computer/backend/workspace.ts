@@ -18,6 +18,7 @@ import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { sandboxName } from './bwrap-args.js';
 import { type DiskSpares, type DiskSupport, prepareKeptImage } from './disk-image.js';
+import { hostIdOf } from '../images/ids.js';
 import type { IdMap } from './id-map.js';
 import type { AnchorMount } from './launch-namespace.js';
 import { copyOwned, reachableByAnyone } from './runtime-files.js';
@@ -37,6 +38,8 @@ export interface PreparedStorage {
   workspace: string;
   /** The path bwrap binds as /tmp; null: a tmpfs of `diskMb`. */
   tmp: string | null;
+  /** The path bwrap binds as / when the computer runs on an image (its overlay), else null. */
+  root: string | null;
   /** The launch's own directory and what the launch namespace mounts on it (null: no namespace). */
   launch: { dir: string; mounts: AnchorMount[] } | null;
   /** The profile's mounts, read-only ones the sandbox uid cannot reach replaced by staged copies. */
@@ -64,6 +67,11 @@ export interface StorageContext {
 export async function prepareStorage(spec: SandboxSpec, ctx: StorageContext): Promise<PreparedStorage> {
   const { runAs } = ctx;
   const kept = spec.keptDir ?? null;
+  if (spec.image && (!runAs || !ctx.disk.ok))
+    throw new PaddockError(
+      'UNSUPPORTED_CAPABILITY',
+      `A computer on an image needs Paddock to run as root with a disk per computer (${runAs ? (ctx.disk.ok ? '' : ctx.disk.reason) : 'Paddock does not run as root'}); use a profile without an image here.`,
+    );
   if (kept) mkdirSync(kept, { recursive: true, mode: 0o700 });
   if (!runAs) {
     const dir = join(kept ?? spec.hostDir, 'workspace');
@@ -71,6 +79,7 @@ export async function prepareStorage(spec: SandboxSpec, ctx: StorageContext): Pr
     return {
       workspace: dir,
       tmp: null,
+      root: null,
       launch: null,
       mounts: spec.mounts,
       hostWorkspace: { path: dir, inLaunchNamespace: false },
@@ -100,6 +109,7 @@ export async function prepareStorage(spec: SandboxSpec, ctx: StorageContext): Pr
       return {
         workspace: target,
         tmp: null,
+        root: null,
         launch: { dir: launchDir, mounts },
         mounts: staged.mounts,
         hostWorkspace: { path: dir, inLaunchNamespace: false },
@@ -116,14 +126,22 @@ export async function prepareStorage(spec: SandboxSpec, ctx: StorageContext): Pr
     }
     const disk = on('disk');
     mounts.push({ kind: 'disk', image, target: disk, freshTmp: kept !== null });
+    // on an image, the computer's writable root layer lives on the same disk (see images/)
+    const root = spec.image ? on('root') : null;
+    if (spec.image && root)
+      mounts.push({ kind: 'overlay', lowerDirs: spec.image.lowerDirs, target: root, rootId: hostIdOf(0, runAs) });
     return {
       workspace: join(disk, 'workspace'),
       tmp: join(disk, 'tmp'),
+      root,
       launch: { dir: launchDir, mounts },
       mounts: staged.mounts,
       hostWorkspace: { path: join(disk, 'workspace'), inLaunchNamespace: true },
       removeOnDestroy,
-      quota: { enforced: true, detail: `a ${diskMb} MiB disk of its own holds /workspace and /tmp` },
+      quota: {
+        enforced: true,
+        detail: `a ${diskMb} MiB disk of its own holds /workspace and /tmp${spec.image ? ' and every change to its root file system' : ''}`,
+      },
     };
   } catch (e) {
     for (const dir of removeOnDestroy) rmSync(dir, { recursive: true, force: true });

@@ -6,6 +6,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ImageStore, imageIdsOf } from '../../../src/computer/images/index.js';
+import { ProfileImages } from '../../../src/computer/images/profile-image.js';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
 import { childrenOf } from '../../../src/computer/backend/proc.js';
 import type { Computer } from '../../../src/computer/computer.js';
@@ -41,6 +43,8 @@ export interface FixtureOptions {
   database?: boolean;
   /** Backend options (e.g. `useCgroups: false` for the rlimit fallback, `useDiskImages: false`). */
   backend?: { useCgroups?: boolean; useDiskImages?: boolean };
+  /** An image store (its directory) that profiles with an image boot from. */
+  imagesDir?: string;
 }
 
 /** Runs `fn` with a fresh manager; cleans up pass or fail, printing status and logs on failure. */
@@ -51,9 +55,20 @@ export async function withComputer(
   const dataDir = mkdtempSync(join(tmpdir(), 'paddock-computer-'));
   const db = options.database ? openDatabase(join(dataDir, 'paddock.db')) : null;
   const logger = silentLogger();
+  const backend = new BwrapBackend({ logger, ...options.backend });
+  const config = computerSchema.parse(options.computer ?? {});
   const manager = new ComputerManager({
-    backend: new BwrapBackend({ logger, ...options.backend }),
-    config: computerSchema.parse(options.computer ?? {}),
+    backend,
+    config,
+    ...(options.imagesDir
+      ? {
+          images: new ProfileImages(
+            new ImageStore(options.imagesDir, imageIdsOf(config)).open(),
+            dataDir,
+            () => backend.imageSupport(),
+          ),
+        }
+      : {}),
     dataDir,
     dockUrl: 'http://127.0.0.1:7331',
     logger,

@@ -133,6 +133,7 @@ describe('profile catalogue', () => {
           limits: {} as never,
           networkMode: 'none',
           network: { mode: 'none' },
+          user: 'guest',
           requires: ['cargo'],
           workspace: 'fresh',
           warm: 0,
