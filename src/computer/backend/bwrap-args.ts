@@ -15,6 +15,7 @@ import {
   GUEST_WORKSPACE,
 } from '../link/guest-layout.js';
 import { SHELL_INIT, shellInitText } from '../shell-startup.js';
+import { basename } from 'node:path';
 import { IMAGE_AGENT_ID } from '../images/ids.js';
 import { AGENT_CAPABILITIES } from './id-map.js';
 import type { SandboxSpec } from './types.js';
@@ -87,7 +88,16 @@ export interface BwrapLayout {
    * and jobs run as `user` (needs `accounts`).
    */
   image?: { root: string; user: 'guest' | 'root' } | null;
+  /**
+   * On an image, the host's dynamic loader and the libraries of `nodePath`: bound under
+   * /opt/paddock/lib, and the agent is started through the loader with them as its only library
+   * path, so it runs whatever C library the image has (or none). Null: the image's own.
+   */
+  agentLoader?: { loader: string; libraries: string[] } | null;
 }
+
+/** Where the agent's own loader and libraries appear on an image. */
+export const GUEST_AGENT_LIB = `${GUEST_OPT}/lib`;
 
 /** Generated /etc files a computer on an image takes from its image instead. */
 export const IMAGE_OWN_ETC = ['/etc/passwd', '/etc/group', '/etc/nsswitch.conf', '/etc/shells'];
@@ -161,8 +171,14 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
     a.push('--ro-bind', `${layout.clientsDir}/node`, '/node_modules/paddock-tool');
   }
   for (const m of spec.mounts) a.push(m.readOnly ? '--ro-bind' : '--bind', m.source, m.target);
+  const loader = image ? (layout.agentLoader ?? null) : null;
+  if (loader)
+    for (const lib of [loader.loader, ...loader.libraries])
+      a.push('--ro-bind', lib, `${GUEST_AGENT_LIB}/${basename(lib)}`);
   a.push('--chdir', GUEST_WORKSPACE);
-  a.push('--', GUEST_NODE, ...(layout.nodeFlags ?? []), `${GUEST_AGENT_DIR}/agent.js`);
+  a.push('--');
+  if (loader) a.push(`${GUEST_AGENT_LIB}/${basename(loader.loader)}`, '--library-path', GUEST_AGENT_LIB);
+  a.push(GUEST_NODE, ...(layout.nodeFlags ?? []), `${GUEST_AGENT_DIR}/agent.js`);
   a.push('--probe', spec.probe.join(','));
   if (accounts) a.push('--jobs-uid', String(image?.user === 'root' ? 0 : GUEST_UID));
   if (image) a.push('--require-scope');

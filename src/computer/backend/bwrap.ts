@@ -23,7 +23,7 @@ import { FIRST_DATA_FD, HOST_PATH, spawnBwrap } from './bwrap-spawn.js';
 import { CgroupRoot } from './cgroups.js';
 import { DiskSpares, type DiskSupport, detachLoopDevices, diskImageSupport } from './disk-image.js';
 import { guestPackages } from './guest-packages.js';
-import { canExecute, etcEntries, rootEntries } from './host-facts.js';
+import { canExecute, etcEntries, loaderOf, rootEntries } from './host-facts.js';
 import { type IdMap, idMapText, writeIdMaps } from './id-map.js';
 import { launchNamespacePrefix } from './launch-namespace.js';
 import { RuntimeStage } from './runtime-files.js';
@@ -83,6 +83,8 @@ export class BwrapBackend implements ComputerBackend {
   readonly disk: DiskSupport;
   private sandboxRoot: SandboxRoot | null = null;
   private readonly guestPackages = guestPackages();
+  /** The host loader and libraries of node, for computers on images (see bwrap-args.ts). */
+  private readonly agentLoader = loaderOf(process.execPath);
   /** Bound into every sandbox where they exist: the jobs' Landlock launcher, the spares' spawner. */
   private readonly programs = Object.entries({
     [GUEST_SCOPE_PROGRAM]: scopeProgram(),
@@ -227,6 +229,7 @@ export class BwrapBackend implements ComputerBackend {
       rootEntries: rootEntries(),
       etcEntries: etcEntries(),
       image: spec.image && storage.root ? { root: storage.root, user: spec.image.user } : null,
+      agentLoader: spec.image ? this.agentLoader : null,
     };
     const filter = seccompFilter();
     const seccompFd = FIRST_DATA_FD + files.length + this.programs.length;

@@ -2,6 +2,7 @@
  * Facts of the host the bwrap command line is built from: the merged-/usr layout, the /etc
  * entries on the allow-list, whether a program can run.
  */
+import { execFileSync } from 'node:child_process';
 import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { ETC_ALLOWLIST, type RootEntry } from './bwrap-args.js';
 
@@ -37,6 +38,42 @@ export function etcEntries(): string[] {
 export function canExecute(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The dynamic loader and shared libraries a program needs on this host (from `ldd`), so the
+ * guest agent can run on an image that lacks them (an Alpine image has no glibc): the loader is
+ * started directly with these libraries as its only search path. Null when the program is
+ * static, or `ldd` cannot tell.
+ */
+export function loaderOf(program: string): { loader: string; libraries: string[] } | null {
+  let text: string;
+  try {
+    text = execFileSync('ldd', [program], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return null;
+  }
+  const libraries: string[] = [];
+  let loader: string | null = null;
+  for (const line of text.split('\n')) {
+    const linked = /=>\s+(\/\S+)\s+\(/.exec(line);
+    if (linked?.[1]) libraries.push(linked[1]);
+    else {
+      const direct = /^\s*(\/\S+)\s+\(/.exec(line);
+      if (direct?.[1]) loader = direct[1];
+    }
+  }
+  if (!loader || !libraries.every((l) => canExecute(l) || readable(l))) return null;
+  return { loader, libraries };
+}
+
+function readable(path: string): boolean {
+  try {
+    accessSync(path, constants.R_OK);
     return true;
   } catch {
     return false;
