@@ -40,6 +40,10 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     load: async () => (await import('./computers.js')).computersCommand,
     summary: 'computers of the server: list (with disk use), stop, rm',
   },
+  images: {
+    load: async () => (await import('./images.js')).imagesCommand,
+    summary: 'images profiles boot from: list, build PROFILE, import FILE, pull REF, rm, prune',
+  },
   approvals: {
     load: async () => (await import('./approvals.js')).approvalsCommand,
     summary: 'calls of ask tools waiting for a person: list, show, approve, deny, rules',
