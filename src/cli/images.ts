@@ -4,13 +4,14 @@
  * directly (a running server sees new images at its next launch); building, importing and
  * pulling print their progress on stderr.
  */
-import { loadConfig } from '../config/load.js';
+
 import { archiveImageName, importArchive } from '../computer/images/archive.js';
 import { ImageStore, imageIdsOf, imagesDirOf } from '../computer/images/index.js';
 import { buildProfileImage, profileImageName } from '../computer/images/profile-image.js';
-import { mib } from '../computer/images/store.js';
 import { pullImage, refImageName } from '../computer/images/registry.js';
+import { mib } from '../computer/images/store.js';
 import { builtInProfiles } from '../computer/profiles.js';
+import { loadConfig } from '../config/load.js';
 import { PaddockError } from '../shared/errors.js';
 import { out, parseCommandArgs, UsageError } from './args.js';
 
@@ -58,24 +59,33 @@ export async function imagesCommand(args: string[]): Promise<number> {
   switch (sub) {
     case 'list': {
       const usedBy = (image: string) =>
-        profiles.filter((p) => p.image && profileImageName(p.image, loaded.projectDir) === image).map((p) => p.id);
+        profiles
+          .filter((p) => p.image && profileImageName(p.image, loaded.projectDir) === image)
+          .map((p) => p.id);
       const rows = store.list().map((r) => ({ ...r, profiles: usedBy(r.name), inUse: store.inUse(r.name) }));
       const missing = profiles
         .filter((p) => p.image && !store.get(profileImageName(p.image, loaded.projectDir)))
-        .map((p) => ({ profile: p.id, image: profileImageName(p.image!, loaded.projectDir), build: `paddock images build ${p.id}` }));
+        .map((p) => ({
+          profile: p.id,
+          image: profileImageName(p.image!, loaded.projectDir),
+          build: `paddock images build ${p.id}`,
+        }));
       if (values.json) {
         out(JSON.stringify({ dir: store.dir, diskBytes: store.diskBytes(), images: rows, unbuilt: missing }));
         return 0;
       }
       if (rows.length === 0) out('No images.');
       else {
-        out(`${'NAME'.padEnd(32)} ${'SOURCE'.padEnd(9)} ${'SIZE'.padEnd(10)} ${'SYSTEM'.padEnd(32)} PROFILES`);
+        out(
+          `${'NAME'.padEnd(32)} ${'SOURCE'.padEnd(9)} ${'SIZE'.padEnd(10)} ${'SYSTEM'.padEnd(32)} PROFILES`,
+        );
         for (const r of rows)
           out(
             `${r.name.padEnd(32)} ${r.origin.kind.padEnd(9)} ${mib(r.sizeBytes).padEnd(10)} ${(r.os ?? '-').slice(0, 32).padEnd(32)} ${r.profiles.join(',') || '-'}${r.inUse ? ' (in use)' : ''}`,
           );
       }
-      for (const m of missing) out(`Profile ${m.profile}: its image ${m.image} is not built; run "${m.build}".`);
+      for (const m of missing)
+        out(`Profile ${m.profile}: its image ${m.image} is not built; run "${m.build}".`);
       out(`Store: ${store.dir} (${mib(store.diskBytes())} on disk)`);
       return 0;
     }
@@ -83,10 +93,15 @@ export async function imagesCommand(args: string[]): Promise<number> {
       if (!arg) throw new UsageError('Name the profile: paddock images build PROFILE.');
       const profile = profiles.find((p) => p.id === arg);
       if (!profile)
-        throw new PaddockError('NOT_FOUND', `No profile "${arg}"; the profiles are ${profiles.map((p) => p.id).join(', ')}.`);
+        throw new PaddockError(
+          'NOT_FOUND',
+          `No profile "${arg}"; the profiles are ${profiles.map((p) => p.id).join(', ')}.`,
+        );
       const started = Date.now();
       const record = await buildProfileImage(store, profile, loaded.projectDir, progress);
-      out(`Built ${record.name} for ${profile.id} in ${Math.round((Date.now() - started) / 1000)} s (${mib(record.sizeBytes)}).`);
+      out(
+        `Built ${record.name} for ${profile.id} in ${Math.round((Date.now() - started) / 1000)} s (${mib(record.sizeBytes)}).`,
+      );
       return 0;
     }
     case 'import': {
@@ -96,7 +111,8 @@ export async function imagesCommand(args: string[]): Promise<number> {
       return 0;
     }
     case 'pull': {
-      if (!arg) throw new UsageError('Give the reference: paddock images pull REGISTRY/NAME:TAG [--name NAME].');
+      if (!arg)
+        throw new UsageError('Give the reference: paddock images pull REGISTRY/NAME:TAG [--name NAME].');
       const record = await pullImage(store, arg, name ?? refImageName(arg), progress);
       out(`Pulled ${record.name} (${record.layers.length} layers, ${mib(record.sizeBytes)}).`);
       return 0;

@@ -105,7 +105,7 @@ export function startGeneration(
     computer = new Computer({
       name: req.name,
       generation,
-      profile: ctx.withSharedMounts(profile),
+      profile: ctx.withImageEnv(ctx.withSharedMounts(profile)),
       backend: ctx.backend,
       log,
       hostDir: warm?.hostDir ?? ctx.generationDir(generation),

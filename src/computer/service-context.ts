@@ -26,8 +26,8 @@ import { DISK_SPARE_PATTERN } from './backend/disk-image.js';
 import type { ComputerBackend, SandboxImage } from './backend/types.js';
 import type { EgressService } from './egress.js';
 import { type ComputerEvents, computerEvents } from './events.js';
-import type { ToolChannelFactory } from './jobs/tool-channel.js';
 import type { ProfileImages } from './images/profile-image.js';
+import type { ToolChannelFactory } from './jobs/tool-channel.js';
 import { namedWorkspaceDir } from './kept-workspaces.js';
 import type { ComputerQuotas, JobTicket } from './principals.js';
 import { ProfileCatalog } from './profiles.js';
@@ -133,8 +133,22 @@ export class ComputerContext {
   imageOf(profile: ProfileConfig): SandboxImage | undefined {
     if (!profile.image) return undefined;
     if (!this.options.images)
-      throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server has no image store; use a profile without an image.');
+      throw new PaddockError(
+        'UNSUPPORTED_CAPABILITY',
+        'This server has no image store; use a profile without an image.',
+      );
     return this.options.images.mountable(profile);
+  }
+
+  /**
+   * The profile with its image's environment under its own `env` (the image config's variables,
+   * PATH excepted, and USER / LOGNAME of root when jobs run as root).
+   */
+  withImageEnv(profile: ProfileConfig): ProfileConfig {
+    if (!profile.image) return profile;
+    const fromImage = this.options.images?.env(profile) ?? {};
+    const root: Record<string, string> = profile.user === 'root' ? { USER: 'root', LOGNAME: 'root' } : {};
+    return { ...profile, env: { ...fromImage, ...root, ...profile.env } };
   }
 
   get backend(): ComputerBackend {

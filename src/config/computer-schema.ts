@@ -100,7 +100,7 @@ export const imageSchema = z.union([
             .array(debianPackage)
             .max(1000)
             .default([])
-            .describe('Packages installed into the image besides the variant\'s own.'),
+            .describe("Packages installed into the image besides the variant's own."),
           mirror: z
             .url({ protocol: /^https?$/ })
             .optional()
@@ -133,7 +133,9 @@ export const imageSchema = z.union([
               .string()
               .min(1)
               .max(512)
-              .describe('An image in an OCI registry, REGISTRY/NAME:TAG (credentials from the Docker config file).'),
+              .describe(
+                'An image in an OCI registry, REGISTRY/NAME:TAG (credentials from the Docker config file).',
+              ),
           })
           .strict(),
       ]),
@@ -260,10 +262,15 @@ export const profileSchema = profileInputSchema
       ctx.addIssue({
         code: 'custom',
         path: ['user'],
-        message: 'root inside a computer needs an image (the host\'s directories are shared read-only); add image or use user "guest"',
+        message:
+          'root inside a computer needs an image (the host\'s directories are shared read-only); add image or use user "guest"',
       });
     if (p.image && p.backend === 'browser')
-      ctx.addIssue({ code: 'custom', path: ['image'], message: 'a browser computer boots its own image; remove image' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['image'],
+        message: 'a browser computer boots its own image; remove image',
+      });
     if (p.networkMode && p.network && p.network.mode !== p.networkMode) {
       ctx.addIssue({
         code: 'custom',

@@ -16,14 +16,23 @@ import { sleep } from '../../src/shared/abort.js';
 import { silentLogger } from '../../src/shared/logger.js';
 
 /** Where test images are kept between runs. */
-export const TEST_IMAGE_CACHE = process.env.PADDOCK_TEST_IMAGES ?? join(homedir(), '.cache', 'paddock-test-images');
+export const TEST_IMAGE_CACHE =
+  process.env.PADDOCK_TEST_IMAGES ?? join(homedir(), '.cache', 'paddock-test-images');
 
 /** The image of the Debian test profile: bookworm's essential packages, apt and the CA bundle. */
 export const DEBIAN_TEST_IMAGE = { debian: { suite: 'bookworm', packages: ['ca-certificates'] } };
 
 /** A profile on the Debian test image (`user`: guest or root). */
 export function debianProfile(id: string, user: 'guest' | 'root', extra: Record<string, unknown> = {}) {
-  return { id, name: id, image: DEBIAN_TEST_IMAGE, user, requires: ['bash'], limits: { diskMb: 512 }, ...extra };
+  return {
+    id,
+    name: id,
+    image: DEBIAN_TEST_IMAGE,
+    user,
+    requires: ['bash'],
+    limits: { diskMb: 512 },
+    ...extra,
+  };
 }
 
 /** Why image tests cannot run here (false when they can). */
@@ -32,7 +41,8 @@ export function imageSkipReason(): string | false {
   const why = new BwrapBackend({ logger: silentLogger() }).imageSupport();
   if (why) return `no computers on images here: ${why}`;
   for (const tool of ['mmdebstrap', 'setfattr', 'tar'])
-    if (!['/usr/bin', '/bin', '/usr/sbin'].some((d) => existsSync(join(d, tool)))) return `${tool} is not installed`;
+    if (!['/usr/bin', '/bin', '/usr/sbin'].some((d) => existsSync(join(d, tool))))
+      return `${tool} is not installed`;
   return false;
 }
 

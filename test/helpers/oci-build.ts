@@ -10,7 +10,23 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 /** Programs the busybox image links to busybox. */
-const APPLETS = ['sh', 'ls', 'cat', 'echo', 'id', 'touch', 'mkdir', 'rm', 'test', 'stat', 'head', 'sleep', 'env', 'grep', 'uname'];
+const APPLETS = [
+  'sh',
+  'ls',
+  'cat',
+  'echo',
+  'id',
+  'touch',
+  'mkdir',
+  'rm',
+  'test',
+  'stat',
+  'head',
+  'sleep',
+  'env',
+  'grep',
+  'uname',
+];
 
 /** A layer as a directory tree the caller fills; whiteouts are files named `.wh.NAME`. */
 export function layerDir(root: string, name: string): string {
@@ -35,7 +51,11 @@ function sha(b: Buffer): string {
  * Writes an OCI image layout at `out` from layer directories (bottom first) and returns the
  * digests of its layers' blobs.
  */
-export function writeOciLayout(out: string, layers: string[], env: string[] = []): { layerDigests: string[] } {
+export function writeOciLayout(
+  out: string,
+  layers: string[],
+  env: string[] = [],
+): { layerDigests: string[] } {
   const blobs = join(out, 'blobs', 'sha256');
   mkdirSync(blobs, { recursive: true });
   const put = (b: Buffer) => {
@@ -46,12 +66,20 @@ export function writeOciLayout(out: string, layers: string[], env: string[] = []
   const diffIds: string[] = [];
   const descriptors: { mediaType: string; digest: string; size: number }[] = [];
   for (const dir of layers) {
-    const tar = execFileSync('tar', ['-c', '--numeric-owner', '--owner=0', '--group=0', '--sort=name', '-C', dir, '.'], {
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const tar = execFileSync(
+      'tar',
+      ['-c', '--numeric-owner', '--owner=0', '--group=0', '--sort=name', '-C', dir, '.'],
+      {
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     diffIds.push(sha(tar));
     const gz = gzipSync(tar);
-    descriptors.push({ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: put(gz), size: gz.length });
+    descriptors.push({
+      mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip',
+      digest: put(gz),
+      size: gz.length,
+    });
   }
   const config = Buffer.from(
     JSON.stringify({
@@ -65,7 +93,11 @@ export function writeOciLayout(out: string, layers: string[], env: string[] = []
     JSON.stringify({
       schemaVersion: 2,
       mediaType: 'application/vnd.oci.image.manifest.v1+json',
-      config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: put(config), size: config.length },
+      config: {
+        mediaType: 'application/vnd.oci.image.config.v1+json',
+        digest: put(config),
+        size: config.length,
+      },
       layers: descriptors,
     }),
   );

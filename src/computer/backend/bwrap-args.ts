@@ -2,6 +2,9 @@
  * The bwrap command line of a computer: deny-by-default mounts, every namespace unshared, no
  * capabilities. Pure (host facts are passed in) so the layout can be read and tested as data.
  */
+
+import { basename } from 'node:path';
+import { IMAGE_AGENT_ID } from '../images/ids.js';
 import {
   GUEST_AGENT_DIR,
   GUEST_CLIENT_DIRS,
@@ -15,8 +18,6 @@ import {
   GUEST_WORKSPACE,
 } from '../link/guest-layout.js';
 import { SHELL_INIT, shellInitText } from '../shell-startup.js';
-import { basename } from 'node:path';
-import { IMAGE_AGENT_ID } from '../images/ids.js';
 import { AGENT_CAPABILITIES } from './id-map.js';
 import type { SandboxSpec } from './types.js';
 

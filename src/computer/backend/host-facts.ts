@@ -53,7 +53,11 @@ export function canExecute(path: string): boolean {
 export function loaderOf(program: string): { loader: string; libraries: string[] } | null {
   let text: string;
   try {
-    text = execFileSync('ldd', [program], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    text = execFileSync('ldd', [program], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
   } catch {
     return null;
   }

@@ -29,7 +29,17 @@ import { emitConfine, emitConfineDispatch } from './confine-program.js';
 import { Assembler, elf } from './elf-assembler.js';
 
 // Linux x86-64 system call numbers and flags
-const SYS = { write: 1, open: 2, close: 3, execve: 59, exitGroup: 231, prctl: 157, getuid: 102, capget: 125, capset: 126 };
+const SYS = {
+  write: 1,
+  open: 2,
+  close: 3,
+  execve: 59,
+  exitGroup: 231,
+  prctl: 157,
+  getuid: 102,
+  capget: 125,
+  capset: 126,
+};
 const LINUX_CAPABILITY_VERSION_3 = 0x20080522;
 /**
  * Capabilities root keeps inside a computer on an image whose profile says `user: root`

@@ -16,9 +16,9 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
+import { hostIdOf } from '../images/ids.js';
 import { sandboxName } from './bwrap-args.js';
 import { type DiskSpares, type DiskSupport, prepareKeptImage } from './disk-image.js';
-import { hostIdOf } from '../images/ids.js';
 import type { IdMap } from './id-map.js';
 import type { AnchorMount } from './launch-namespace.js';
 import { copyOwned, reachableByAnyone } from './runtime-files.js';
@@ -129,7 +129,12 @@ export async function prepareStorage(spec: SandboxSpec, ctx: StorageContext): Pr
     // on an image, the computer's writable root layer lives on the same disk (see images/)
     const root = spec.image ? on('root') : null;
     if (spec.image && root)
-      mounts.push({ kind: 'overlay', lowerDirs: spec.image.lowerDirs, target: root, rootId: hostIdOf(0, runAs) });
+      mounts.push({
+        kind: 'overlay',
+        lowerDirs: spec.image.lowerDirs,
+        target: root,
+        rootId: hostIdOf(0, runAs),
+      });
     return {
       workspace: join(disk, 'workspace'),
       tmp: join(disk, 'tmp'),

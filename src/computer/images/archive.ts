@@ -48,7 +48,9 @@ export async function importArchive(
       );
     }
     const source = await readImageDir(work);
-    progress(`verified ${source.layers.length} layer${source.layers.length === 1 ? '' : 's'} of ${source.id.slice(0, 19)}`);
+    progress(
+      `verified ${source.layers.length} layer${source.layers.length === 1 ? '' : 's'} of ${source.id.slice(0, 19)}`,
+    );
     return await store.install(name, source, { kind: 'archive', file: path }, progress);
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -58,8 +58,17 @@ export async function buildDebianImage(
     const { diffId } = await digestsOf(tar, 'none');
     return await store.install(
       name,
-      { id: diffId, layers: [{ file: tar, compression: 'none', diffId, digest: diffId, sizeBytes: statSync(tar).size }] },
-      { kind: 'debian', suite: spec.suite, packages: spec.packages, ...(spec.mirror ? { mirror: spec.mirror } : {}), variant: spec.variant },
+      {
+        id: diffId,
+        layers: [{ file: tar, compression: 'none', diffId, digest: diffId, sizeBytes: statSync(tar).size }],
+      },
+      {
+        kind: 'debian',
+        suite: spec.suite,
+        packages: spec.packages,
+        ...(spec.mirror ? { mirror: spec.mirror } : {}),
+        variant: spec.variant,
+      },
       progress,
     );
   } finally {

@@ -42,7 +42,19 @@ export async function unpackLayer(
   const flag = compression === 'gzip' ? ['-z'] : compression === 'zstd' ? ['--zstd'] : [];
   await run(
     'tar',
-    ['-x', ...flag, '--numeric-owner', '--same-owner', '-p', '--no-xattrs', '--no-acls', '-C', dir, '-f', tarFile],
+    [
+      '-x',
+      ...flag,
+      '--numeric-owner',
+      '--same-owner',
+      '-p',
+      '--no-xattrs',
+      '--no-acls',
+      '-C',
+      dir,
+      '-f',
+      tarFile,
+    ],
     { maxBuffer: 4 * 1024 * 1024 },
   );
   const found: UnpackedLayer = { files: 0, bytes: 0, whiteouts: 0 };

@@ -7,10 +7,18 @@
  * archive are confined to it and must be plain files.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, lstatSync, openSync, readSync, closeSync, readFileSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { PaddockError } from '../../shared/errors.js';
 import type { LayerCompression } from './layer.js';
@@ -68,7 +76,8 @@ function inside(dir: string, rel: string, what: string): string {
 
 function blobPath(dir: string, digest: string, what: string): string {
   const m = DIGEST.exec(digest);
-  if (!m) throw damaged(`The archive names ${what} by an unsupported digest "${String(digest).slice(0, 100)}"`);
+  if (!m)
+    throw damaged(`The archive names ${what} by an unsupported digest "${String(digest).slice(0, 100)}"`);
   return inside(dir, `blobs/sha256/${m[1]}`, what);
 }
 
@@ -99,7 +108,10 @@ export function sniffCompression(path: string): LayerCompression {
 }
 
 /** sha256 of a blob as stored and of its uncompressed content, in one pass. */
-export async function digestsOf(path: string, compression: LayerCompression): Promise<{ digest: string; diffId: string }> {
+export async function digestsOf(
+  path: string,
+  compression: LayerCompression,
+): Promise<{ digest: string; diffId: string }> {
   const outer = createHash('sha256');
   const inner = createHash('sha256');
   if (compression === 'zstd')
@@ -153,7 +165,11 @@ function pickManifest(dir: string, descriptors: Descriptor[], tags: string[]): D
   if (chosen.mediaType?.includes('index') || chosen.mediaType?.includes('manifest.list')) {
     const path = blobPath(dir, chosen.digest, 'an image index');
     if (sha256File(path) !== chosen.digest) throw damaged('The image index does not match its digest');
-    return pickManifest(dir, readJson<{ manifests?: Descriptor[] }>(path, 'image index').manifests ?? [], tags);
+    return pickManifest(
+      dir,
+      readJson<{ manifests?: Descriptor[] }>(path, 'image index').manifests ?? [],
+      tags,
+    );
   }
   return chosen;
 }
@@ -165,6 +181,24 @@ async function verifyLayer(
   expected: { digest?: string; diffId?: string },
 ): Promise<SourceLayer> {
   const compression = sniffCompression(file);
+  // the blob's own digest first: a damaged blob is named as such before it is decompressed
+  if (expected.digest) {
+    const stored = createHash('sha256');
+    await pipeline(
+      createReadStream(file, { highWaterMark: 1024 * 1024 }),
+      new Writable({
+        write(chunk: Buffer, _enc, done) {
+          stored.update(chunk);
+          done();
+        },
+      }),
+    );
+    const got = `sha256:${stored.digest('hex')}`;
+    if (got !== expected.digest)
+      throw damaged(
+        `Layer ${index + 1} of the image does not match its digest: the archive says ${expected.digest}, its content is ${got}. The archive is damaged or was altered`,
+      );
+  }
   const found = await digestsOf(file, compression);
   for (const [kind, want, got] of [
     ['digest', expected.digest, found.digest],
@@ -185,12 +219,17 @@ export async function readImageDir(dir: string): Promise<ImageSource> {
   let configDigest: string;
   let layerRefs: { file: string; digest?: string }[];
   if (existsSync(join(dir, 'index.json'))) {
-    const index = readJson<{ manifests?: Descriptor[] }>(inside(dir, 'index.json', 'its index'), 'index.json');
+    const index = readJson<{ manifests?: Descriptor[] }>(
+      inside(dir, 'index.json', 'its index'),
+      'index.json',
+    );
     const chosen = pickManifest(dir, index.manifests ?? [], tags);
     const manifestPath = blobPath(dir, chosen.digest, 'the image manifest');
-    if (sha256File(manifestPath) !== chosen.digest) throw damaged('The image manifest does not match its digest');
+    if (sha256File(manifestPath) !== chosen.digest)
+      throw damaged('The image manifest does not match its digest');
     const manifest = readJson<{ config?: Descriptor; layers?: Descriptor[] }>(manifestPath, 'image manifest');
-    if (!manifest.config || !Array.isArray(manifest.layers)) throw damaged('The image manifest names no config or layers');
+    if (!manifest.config || !Array.isArray(manifest.layers))
+      throw damaged('The image manifest names no config or layers');
     configDigest = manifest.config.digest;
     configPath = blobPath(dir, configDigest, 'the image config');
     layerRefs = manifest.layers.map((l) => ({ file: blobPath(dir, l.digest, 'a layer'), digest: l.digest }));
@@ -200,12 +239,14 @@ export async function readImageDir(dir: string): Promise<ImageSource> {
       'manifest.json',
     );
     const entry = list[0];
-    if (!entry?.Config || !Array.isArray(entry.Layers)) throw damaged('The archive\'s manifest.json names no image');
+    if (!entry?.Config || !Array.isArray(entry.Layers))
+      throw damaged("The archive's manifest.json names no image");
     tags.push(...(entry.RepoTags ?? []));
     configPath = inside(dir, entry.Config, 'the image config');
     const named = /([a-f0-9]{64})(?:\.json)?$/.exec(entry.Config);
     configDigest = sha256File(configPath);
-    if (named && `sha256:${named[1]}` !== configDigest) throw damaged('The image config does not match its digest');
+    if (named && `sha256:${named[1]}` !== configDigest)
+      throw damaged('The image config does not match its digest');
     layerRefs = entry.Layers.map((l) => {
       const file = inside(dir, l, 'a layer');
       const m = /^blobs\/sha256\/([a-f0-9]{64})$/.exec(l);
@@ -224,6 +265,8 @@ export async function readImageDir(dir: string): Promise<ImageSource> {
     throw damaged(`The image config lists ${diffIds.length} layers but the manifest ${layerRefs.length}`);
   const layers: SourceLayer[] = [];
   for (const [i, ref] of layerRefs.entries())
-    layers.push(await verifyLayer(ref.file, i, { ...(ref.digest ? { digest: ref.digest } : {}), diffId: diffIds[i] }));
+    layers.push(
+      await verifyLayer(ref.file, i, { ...(ref.digest ? { digest: ref.digest } : {}), diffId: diffIds[i] }),
+    );
   return { id: configDigest, config, layers, tags };
 }

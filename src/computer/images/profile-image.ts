@@ -76,7 +76,8 @@ export async function buildProfileImage(
       'INVALID_ARGUMENT',
       `The profile "${profile.id}" names the stored image "${image.name}", which paddock images import or pull make.`,
     );
-  if ('archive' in image.oci) return importArchive(store, resolveFrom(baseDir, image.oci.archive), name, progress);
+  if ('archive' in image.oci)
+    return importArchive(store, resolveFrom(baseDir, image.oci.archive), name, progress);
   return pullImage(store, image.oci.ref, name, progress);
 }
 
@@ -119,7 +120,8 @@ export class ProfileImages {
     if (why) return `its image cannot run on this server: ${why}.`;
     if (!this.store) return 'this server has no image store.';
     const name = profileImageName(profile.image, this.baseDir);
-    if (!this.store.get(name)) return `its image "${name}" is not built yet; run "${this.buildCommand(profile)}".`;
+    if (!this.store.get(name))
+      return `its image "${name}" is not built yet; run "${this.buildCommand(profile)}".`;
     return null;
   }
 
@@ -138,15 +140,34 @@ export class ProfileImages {
     );
   }
 
+  /** The environment the image's config sets (PATH excepted: the computer's is fixed). */
+  env(profile: ProfileConfig): Record<string, string> {
+    if (!profile.image || !this.store) return {};
+    const record = this.store.get(profileImageName(profile.image, this.baseDir));
+    const out: Record<string, string> = {};
+    for (const entry of record?.env ?? []) {
+      const eq = entry.indexOf('=');
+      const key = entry.slice(0, eq);
+      if (eq > 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) && key !== 'PATH') out[key] = entry.slice(eq + 1);
+    }
+    return out;
+  }
+
   /** What a launch of the profile mounts; undefined for a profile on the host's directories. */
   mountable(profile: ProfileConfig): SandboxImage | undefined {
     if (!profile.image) return undefined;
     if (!this.store)
-      throw new PaddockError('UNSUPPORTED_CAPABILITY', 'This server has no image store; use a profile without an image.');
+      throw new PaddockError(
+        'UNSUPPORTED_CAPABILITY',
+        'This server has no image store; use a profile without an image.',
+      );
     const name = profileImageName(profile.image, this.baseDir);
     const { lowerDirs } = this.store.mountable(name, `run "${this.buildCommand(profile)}"`);
     if (!lowerDirs.every((d) => existsSync(d)))
-      throw new PaddockError('NOT_FOUND', `The image "${name}" is incomplete; run "${this.buildCommand(profile)}".`);
+      throw new PaddockError(
+        'NOT_FOUND',
+        `The image "${name}" is incomplete; run "${this.buildCommand(profile)}".`,
+      );
     return { name, lowerDirs, user: profile.user };
   }
 }

@@ -90,11 +90,15 @@ export function dockerCredentials(registry: string, env: NodeJS.ProcessEnv = pro
   } catch {
     return null;
   }
-  const keys = registry === 'registry-1.docker.io' ? ['https://index.docker.io/v1/', 'docker.io', registry] : [registry, `https://${registry}`, `http://${registry}`];
+  const keys =
+    registry === 'registry-1.docker.io'
+      ? ['https://index.docker.io/v1/', 'docker.io', registry]
+      : [registry, `https://${registry}`, `http://${registry}`];
   for (const k of keys) {
     const entry = config.auths?.[k];
     if (entry?.auth) return entry.auth;
-    if (entry?.username && entry.password) return Buffer.from(`${entry.username}:${entry.password}`).toString('base64');
+    if (entry?.username && entry.password)
+      return Buffer.from(`${entry.username}:${entry.password}`).toString('base64');
   }
   return null;
 }
@@ -121,7 +125,10 @@ class RegistryClient {
         signal: AbortSignal.timeout(10 * 60_000),
       });
     let res = await send().catch((e: Error) => {
-      throw new PaddockError('UPSTREAM_ERROR', `Could not reach the registry ${this.ref.registry} (${e.cause ?? e.message}); check the reference and the network.`);
+      throw new PaddockError(
+        'UPSTREAM_ERROR',
+        `Could not reach the registry ${this.ref.registry} (${e.cause ?? e.message}); check the reference and the network.`,
+      );
     });
     if (res.status === 401 && !this.authorization) {
       await res.body?.cancel();
@@ -136,24 +143,38 @@ class RegistryClient {
           : res.status === 404
             ? 'the registry has no such image or tag'
             : `the registry answered ${res.status}`;
-      throw new PaddockError(res.status === 404 ? 'NOT_FOUND' : 'UPSTREAM_ERROR', `Could not pull ${path} of ${this.ref.registry}/${this.ref.repository}: ${why}.`);
+      throw new PaddockError(
+        res.status === 404 ? 'NOT_FOUND' : 'UPSTREAM_ERROR',
+        `Could not pull ${path} of ${this.ref.registry}/${this.ref.repository}: ${why}.`,
+      );
     }
     return res;
   }
 
   private async authorize(challenge: string): Promise<string> {
     if (/^basic/i.test(challenge)) {
-      if (!this.basic) throw new PaddockError('UPSTREAM_ERROR', `The registry ${this.ref.registry} needs credentials; log in (docker login ${this.ref.registry}) and pull again.`);
+      if (!this.basic)
+        throw new PaddockError(
+          'UPSTREAM_ERROR',
+          `The registry ${this.ref.registry} needs credentials; log in (docker login ${this.ref.registry}) and pull again.`,
+        );
       return `Basic ${this.basic}`;
     }
     const params = Object.fromEntries([...challenge.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
     if (!/^bearer/i.test(challenge) || !params.realm)
-      throw new PaddockError('UPSTREAM_ERROR', `The registry ${this.ref.registry} asks for an authentication Paddock does not speak ("${challenge.slice(0, 80)}").`);
+      throw new PaddockError(
+        'UPSTREAM_ERROR',
+        `The registry ${this.ref.registry} asks for an authentication Paddock does not speak ("${challenge.slice(0, 80)}").`,
+      );
     const url = new URL(params.realm);
     if (params.service) url.searchParams.set('service', params.service);
     url.searchParams.set('scope', params.scope ?? `repository:${this.ref.repository}:pull`);
     const res = await fetch(url, { headers: this.basic ? { authorization: `Basic ${this.basic}` } : {} });
-    if (!res.ok) throw new PaddockError('UPSTREAM_ERROR', `The registry's token service refused (${res.status}); log in with docker login and pull again.`);
+    if (!res.ok)
+      throw new PaddockError(
+        'UPSTREAM_ERROR',
+        `The registry's token service refused (${res.status}); log in with docker login and pull again.`,
+      );
     const body = (await res.json()) as { token?: string; access_token?: string };
     const token = body.token ?? body.access_token;
     if (!token) throw new PaddockError('UPSTREAM_ERROR', "The registry's token service gave no token.");
@@ -188,29 +209,48 @@ export async function pullImage(
     };
     if (manifest.manifests) {
       const arch = hostArchitecture();
-      const chosen = manifest.manifests.find((m) => m.platform?.architecture === arch && (m.platform.os ?? 'linux') === 'linux');
+      const chosen = manifest.manifests.find(
+        (m) => m.platform?.architecture === arch && (m.platform.os ?? 'linux') === 'linux',
+      );
       if (!chosen) throw new PaddockError('NOT_FOUND', `${refText} has no image for linux/${arch}.`);
       res = await client.get(`/manifests/${chosen.digest}`, ACCEPT);
       body = Buffer.from(await res.arrayBuffer());
       type = res.headers.get('content-type') ?? chosen.mediaType ?? '';
       manifest = JSON.parse(body.toString('utf8'));
     }
-    if (!manifest.config || !manifest.layers) throw new PaddockError('UPSTREAM_ERROR', `${refText}: the registry sent a manifest without config or layers.`);
+    if (!manifest.config || !manifest.layers)
+      throw new PaddockError(
+        'UPSTREAM_ERROR',
+        `${refText}: the registry sent a manifest without config or layers.`,
+      );
     const manifestDigest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
     await saveBlob(manifestDigest, body);
     const blobs = [manifest.config, ...manifest.layers];
     for (const [i, blob] of blobs.entries()) {
-      if (!/^sha256:[a-f0-9]{64}$/.test(blob.digest)) throw new PaddockError('UPSTREAM_ERROR', `${refText}: a blob has an unsupported digest.`);
-      progress(i === 0 ? 'config' : `layer ${i}/${blobs.length - 1} ${blob.digest.slice(7, 19)}: downloading`);
+      if (!/^sha256:[a-f0-9]{64}$/.test(blob.digest))
+        throw new PaddockError('UPSTREAM_ERROR', `${refText}: a blob has an unsupported digest.`);
+      progress(
+        i === 0 ? 'config' : `layer ${i}/${blobs.length - 1} ${blob.digest.slice(7, 19)}: downloading`,
+      );
       const r = await client.get(`/blobs/${blob.digest}`);
       if (!r.body) throw new PaddockError('UPSTREAM_ERROR', `${refText}: the registry sent an empty blob.`);
-      await pipeline(Readable.fromWeb(r.body as never), createWriteStream(join(work, 'blobs', 'sha256', blob.digest.slice(7))));
+      await pipeline(
+        Readable.fromWeb(r.body as never),
+        createWriteStream(join(work, 'blobs', 'sha256', blob.digest.slice(7))),
+      );
     }
     writeFileSync(
       join(work, 'index.json'),
       JSON.stringify({
         schemaVersion: 2,
-        manifests: [{ mediaType: type.split(';')[0] || manifest.mediaType, digest: manifestDigest, size: body.length, annotations: { 'org.opencontainers.image.ref.name': refText } }],
+        manifests: [
+          {
+            mediaType: type.split(';')[0] || manifest.mediaType,
+            digest: manifestDigest,
+            size: body.length,
+            annotations: { 'org.opencontainers.image.ref.name': refText },
+          },
+        ],
       }),
     );
     writeFileSync(join(work, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}');

@@ -144,7 +144,10 @@ export class ImageStore {
     const layers = record.layers.map((d) => join(this.layersDir, shortId(d)));
     const missing = layers.find((l) => !existsSync(l));
     if (missing)
-      throw new PaddockError('NOT_FOUND', `A layer of the image "${name}" is missing (${missing}); ${buildHint} again.`);
+      throw new PaddockError(
+        'NOT_FOUND',
+        `A layer of the image "${name}" is missing (${missing}); ${buildHint} again.`,
+      );
     return { record, lowerDirs: [join(this.imagesDir, name, 'top'), ...layers.reverse()] };
   }
 
@@ -173,10 +176,15 @@ export class ImageStore {
           sizeBytes += stat.bytes;
           continue;
         }
-        progress(`layer ${i + 1}/${source.layers.length} ${layer.diffId.slice(7, 19)}: unpacking ${mib(layer.sizeBytes)}`);
+        progress(
+          `layer ${i + 1}/${source.layers.length} ${layer.diffId.slice(7, 19)}: unpacking ${mib(layer.sizeBytes)}`,
+        );
         const staged = join(work, `layer-${i}`);
         const found = await unpackLayer(layer.file, layer.compression, staged, this.ids);
-        writeFileSync(join(work, `layer-${i}.json`), JSON.stringify({ files: found.files, bytes: found.bytes }));
+        writeFileSync(
+          join(work, `layer-${i}.json`),
+          JSON.stringify({ files: found.files, bytes: found.bytes }),
+        );
         files += found.files;
         sizeBytes += found.bytes;
         try {
@@ -350,4 +358,3 @@ function escapeMountPath(p: string): string {
 export function mib(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }
-

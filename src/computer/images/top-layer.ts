@@ -71,10 +71,18 @@ export function writeTopLayer(top: string, layers: string[], ids: ImageIdBase): 
   if (dirIn(layers, 'etc') === null && layers.some((l) => exists(join(l, 'etc')))) return; // /etc is no directory
   dir('etc');
   const passwd = merged(layers, 'etc/passwd')?.text ?? 'root:x:0:0:root:/root:/bin/sh\n';
-  const shell = ['bin/bash', 'usr/bin/bash'].some((p) => layers.some((l) => exists(join(l, p)))) ? '/bin/bash' : '/bin/sh';
-  file('etc/passwd', withGuest(passwd, (n) => `${n}:x:${GUEST_UID}:${GUEST_UID}:Paddock agent:${GUEST_WORKSPACE}:${shell}`));
+  const shell = ['bin/bash', 'usr/bin/bash'].some((p) => layers.some((l) => exists(join(l, p))))
+    ? '/bin/bash'
+    : '/bin/sh';
+  file(
+    'etc/passwd',
+    withGuest(passwd, (n) => `${n}:x:${GUEST_UID}:${GUEST_UID}:Paddock agent:${GUEST_WORKSPACE}:${shell}`),
+  );
   const group = merged(layers, 'etc/group')?.text ?? 'root:x:0:\n';
-  file('etc/group', withGuest(group, (n) => `${n}:x:${GUEST_UID}:`));
+  file(
+    'etc/group',
+    withGuest(group, (n) => `${n}:x:${GUEST_UID}:`),
+  );
   if (dirIn(layers, 'etc/apt')) {
     dir('etc/apt');
     dir('etc/apt/apt.conf.d');

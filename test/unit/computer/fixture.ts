@@ -6,11 +6,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ImageStore, imageIdsOf } from '../../../src/computer/images/index.js';
-import { ProfileImages } from '../../../src/computer/images/profile-image.js';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
 import { childrenOf } from '../../../src/computer/backend/proc.js';
 import type { Computer } from '../../../src/computer/computer.js';
+import { ImageStore, imageIdsOf } from '../../../src/computer/images/index.js';
+import { ProfileImages } from '../../../src/computer/images/profile-image.js';
 import { ComputerManager } from '../../../src/computer/manager.js';
 import { createComputerBuiltins } from '../../../src/computer/tools/computer-builtins.js';
 import { createComputerTools } from '../../../src/computer/tools/index.js';
