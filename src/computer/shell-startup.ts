@@ -11,13 +11,13 @@ import { GUEST_PATH } from './link/guest-layout.js';
 /** The read-only startup file of every job and terminal. */
 export const SHELL_INIT = '/etc/paddock.sh';
 
-/** The text of SHELL_INIT. */
-export function shellInitText(): string {
+/** The text of SHELL_INIT (`path`: the fixed PATH, GUEST_PATH unless jobs run as root). */
+export function shellInitText(path = GUEST_PATH): string {
   return [
     '# Written by Paddock: the startup of every job and terminal (read-only).',
     'unset BASH_ENV ENV',
     '. /etc/profile',
-    `PATH=${GUEST_PATH}`,
+    `PATH=${path}`,
     'export PATH',
     '',
   ].join('\n');

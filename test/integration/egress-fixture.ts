@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import type { StoredInvocation } from '../../src/audit/types.js';
 import { BwrapBackend } from '../../src/computer/backend/bwrap.js';
 import { EgressService } from '../../src/computer/egress.js';
+import { ImageStore, imageIdsOf } from '../../src/computer/images/index.js';
+import { ProfileImages } from '../../src/computer/images/profile-image.js';
 import type { JobResult } from '../../src/computer/jobs/job.js';
 import { ComputerManager } from '../../src/computer/manager.js';
 import { computerSchema } from '../../src/config/computer-schema.js';
@@ -47,6 +49,8 @@ export interface EgressFixtureOptions {
   /** Roots the proxy trusts upstream (a test's own CA). */
   upstreamCa?: string[];
   profile?: Record<string, unknown>;
+  /** An image store that the profile's `image` comes from. */
+  imagesDir?: string;
 }
 
 export async function withEgressComputer(
@@ -73,8 +77,18 @@ export async function withEgressComputer(
     ...(inject.size > 0 ? { inject, ca: loadTerminatingCa(join(dataDir, 'egress-ca')) } : {}),
     ...(options.upstreamCa ? { upstreamCa: options.upstreamCa } : {}),
   });
+  const backend = new BwrapBackend({ logger });
   const manager = new ComputerManager({
-    backend: new BwrapBackend({ logger }),
+    backend,
+    ...(options.imagesDir
+      ? {
+          images: new ProfileImages(
+            new ImageStore(options.imagesDir, imageIdsOf(computerSchema.parse({}))).open(),
+            dataDir,
+            () => backend.imageSupport(),
+          ),
+        }
+      : {}),
     config: computerSchema.parse({
       defaultProfile: 'net',
       profiles: [

@@ -203,6 +203,7 @@ export function generatedEtc(
   shell: string,
   name = `g${generation}`,
   resolver: string | null = null,
+  path = GUEST_PATH,
 ): Record<string, string> {
   const hostname = `paddock-${name}`;
   const dns: Record<string, string> = resolver
@@ -231,11 +232,11 @@ export function generatedEtc(
       'fi',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
       'if [ -n "${BASH_VERSION-}" ] && [ -n "${PS1-}" ] && [ -r /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi',
-      `PATH=${GUEST_PATH}`,
+      `PATH=${path}`,
       'export PATH',
       '',
     ].join('\n'),
-    [SHELL_INIT]: shellInitText(),
+    [SHELL_INIT]: shellInitText(path),
     [`${GUEST_OPT}/package.json`]: '{"type":"module","private":true}\n',
   };
 }

@@ -16,7 +16,13 @@ import { fileURLToPath } from 'node:url';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { collidesWithImageIds, imageIdMapText } from '../images/ids.js';
-import { GUEST_RESOLVER, GUEST_SCOPE_PROGRAM, GUEST_SPAWNER_PROGRAM } from '../link/guest-layout.js';
+import {
+  GUEST_PATH,
+  GUEST_RESOLVER,
+  GUEST_SCOPE_PROGRAM,
+  GUEST_SPAWNER_PROGRAM,
+  ROOT_PATH,
+} from '../link/guest-layout.js';
 import { type BwrapLayout, buildBwrapArgs, generatedEtc, IMAGE_OWN_ETC, sandboxName } from './bwrap-args.js';
 import { BwrapInstance } from './bwrap-instance.js';
 import { FIRST_DATA_FD, HOST_PATH, spawnBwrap } from './bwrap-spawn.js';
@@ -203,7 +209,13 @@ export class BwrapBackend implements ComputerBackend {
     // the network namespace keeps only lo either way; "proxy" adds the relay port (guest agent)
     // the agent answers DNS on lo where it has its own account (it may bind port 53 there)
     const resolver = this.runAs ? GUEST_RESOLVER : null;
-    const etc = generatedEtc(spec.generation, shell, name, resolver);
+    const etc = generatedEtc(
+      spec.generation,
+      shell,
+      name,
+      resolver,
+      spec.image?.user === 'root' ? ROOT_PATH : GUEST_PATH,
+    );
     // on an image, accounts and name service come from the image (apt and adduser change them)
     if (spec.image) for (const own of IMAGE_OWN_ETC) delete etc[own];
     const files = Object.entries({ ...etc, ...spec.files });

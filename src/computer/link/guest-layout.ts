@@ -21,6 +21,8 @@ export const GUEST_CLIENT_DIRS = {
 } as const;
 /** The fixed PATH of the guest account (never a writable directory). */
 export const GUEST_PATH = `/usr/local/bin:/usr/bin:/bin:${GUEST_OPT}/bin:${GUEST_CLIENT_DIRS.cli}`;
+/** The fixed PATH of root on an image (`user: root`): the system's sbin directories too. */
+export const ROOT_PATH = `/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:${GUEST_OPT}/bin:${GUEST_CLIENT_DIRS.cli}`;
 /** The workspace, the guest account's home. */
 export const GUEST_WORKSPACE = '/workspace';
 /** The guest account. */
