@@ -41,6 +41,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['egress', './egress.js', 'benchEgress'],
     ['egress-names', './egress-names.js', 'benchEgressNames'],
     ['warm', './warm-pool.js', 'benchWarmPool'],
+    ['images', './images.js', 'benchImages'],
     ['stores', './stores.js', 'benchStores'],
     ['browser', './browser.js', 'benchBrowser'],
   ];

@@ -176,6 +176,7 @@ describe('computers on a Debian image (mmdebstrap)', { concurrency: false, skip 
         const attack = [
           'try() { name=$1; shift; if "$@" >/dev/null 2>&1; then echo "$name=ALLOWED"; else echo "$name=denied"; fi; }',
           'agent=$(grep -l "^Uid:[[:space:]]*65536" /proc/[0-9]*/status | head -1 | cut -d/ -f3)',
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
           'echo "agent=${agent:-none}"',
           'try unshare-user unshare -U true',
           'try unshare-mount unshare -m true',
