@@ -61,6 +61,9 @@ export function parseImageRef(ref: string): ImageRef {
     parts.shift();
   } else if (parts.length === 1) parts.unshift('library');
   const repository = parts.join('/');
+  const host =
+    /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+  if (!host.test(registry)) throw bad();
   if (!repository || !/^[a-z0-9]+(?:[._/-][a-z0-9]+)*$/.test(repository)) throw bad();
   return { registry, repository, reference };
 }

@@ -14,7 +14,7 @@ export function lifecycleTools(computers: ComputerSource): Tool[] {
       kind: 'answer',
       description:
         'Lists the environments a computer can be started from: each profile has a stable id, a name, a description, and whether it is available on this server (with the reason when not). ' +
-        "A profile with an image of its own says what it holds (its system, its size, and whether commands run as root, who can install packages with apt-get, pip or npm); an image not built yet makes the profile unavailable, and the reason names the command a person runs to build it. " +
+        'A profile with an image of its own says what it holds (its system, its size, and whether commands run as root, who can install packages with apt-get, pip or npm); an image not built yet makes the profile unavailable, and the reason names the command a person runs to build it. ' +
         'The computer is an isolated Linux machine for running code, editing files and serving web apps without touching the host; a person watching the dock shares it with you. ' +
         'Pass a profile id to launch_computer or create_launch_link. To see what is running now, call get_computer_status instead.',
       input: inputObject(
