@@ -19,6 +19,7 @@ import { ImageStore, imageIdsOf } from '../../src/computer/images/index.js';
 import { profileImageName } from '../../src/computer/images/profile-image.js';
 import { computerSchema, profileSchema } from '../../src/config/computer-schema.js';
 import { DEBIAN_TEST_IMAGE, debianProfile, debianTestStore, imageSkipReason } from '../helpers/images.js';
+import { pollUntil } from '../helpers/poll.js';
 import { launchRunning, runUntilExit, withComputer } from '../unit/computer/fixture.js';
 import { withEgressComputer } from './egress-fixture.js';
 
@@ -153,6 +154,22 @@ describe('computers on a Debian image (mmdebstrap)', { concurrency: false, skip 
     });
     assert.deepEqual(inImage('usr/local/bin/marker-a'), []);
     assert.ok(inImage('usr/bin/tac').length > 0, 'the image keeps the file a computer removed');
+  });
+
+  it('the warm pool serves a profile on an image: the launch takes a pooled sandbox that runs as the profile says, on a root layer of its own', async () => {
+    await withComputer(
+      { imagesDir, computer: { profiles: [debianProfile('warmdeb', 'root', { warm: 1 })] } },
+      async ({ manager }) => {
+        await pollUntil(() => manager.pool.ready('warmdeb') >= 1, 'a warm sandbox on the image', 60_000);
+        const c = await launchRunning(manager, 'warmdeb');
+        assert.equal(c.bootSource, 'warm');
+        const r = await runUntilExit(
+          manager,
+          'id -un; echo $USER; ls /usr/local/bin | wc -l; touch /usr/local/bin/w && echo ok',
+        );
+        assert.equal(r.stdout, 'root\nroot\n0\nok\n');
+      },
+    );
   });
 
   it('with workspace keep, the computer keeps its system changes across a relaunch', async () => {
