@@ -17,10 +17,17 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { ImageStore, imageIdsOf } from '../../src/computer/images/index.js';
 import { profileImageName } from '../../src/computer/images/profile-image.js';
+import { ROOT_PATH } from '../../src/computer/link/guest-layout.js';
 import { computerSchema, profileSchema } from '../../src/config/computer-schema.js';
 import { DEBIAN_TEST_IMAGE, debianProfile, debianTestStore, imageSkipReason } from '../helpers/images.js';
 import { pollUntil } from '../helpers/poll.js';
-import { launchRunning, runUntilExit, withComputer } from '../unit/computer/fixture.js';
+import {
+  launchRunning,
+  readTerminalUntil,
+  runUntilExit,
+  toolCaller,
+  withComputer,
+} from '../unit/computer/fixture.js';
 import { withEgressComputer } from './egress-fixture.js';
 
 const skip = imageSkipReason();
@@ -238,6 +245,27 @@ describe('computers on a Debian image (mmdebstrap)', { concurrency: false, skip 
       inImage('usr/bin/paddock-pwned'),
       [],
       'a write as root went to the computer, never to the image',
+    );
+  });
+
+  it("a terminal on a root profile runs as root with root's few capabilities only, and the fixed root PATH", async () => {
+    await withComputer(
+      { imagesDir, computer: { profiles: [debianProfile('deb', 'root')] } },
+      async ({ manager, ctx }) => {
+        await launchRunning(manager, 'deb');
+        const call = toolCaller(manager, ctx);
+        const terminalId = String((await call('create_terminal', {})).terminalId);
+        await call('send_terminal_input', {
+          terminalId,
+          text: 'echo "U=$(id -u) $(grep CapEff /proc/self/status | cut -f2) P=$PATH"; echo DONE\n',
+        });
+        const { text } = await readTerminalUntil(call, terminalId, /^DONE\r?$/m, 'the terminal to answer');
+        assert.match(
+          text,
+          new RegExp(`^U=0 000000000000000b P=${ROOT_PATH.replaceAll('/', '\\/')}\\r?$`, 'm'),
+          text,
+        );
+      },
     );
   });
 
