@@ -113,6 +113,50 @@ describe('container images (OCI archives and a registry)', { concurrency: false,
     );
   });
 
+  it('paddock images list names a profile whose image is not built with the command that builds it, and build imports its archive', async () => {
+    const archive = join(root, 'images', 'busy-profile.tar');
+    mkdirSync(join(root, 'images'), { recursive: true });
+    skopeo(`oci:${layout}:latest`, `oci-archive:${archive}`);
+    const project = tempProject(
+      [
+        'computer:',
+        `  imagesDir: ${join(root, 'store-build')}`,
+        '  profiles:',
+        '    - id: busyarch',
+        '      name: Busybox from an archive',
+        `      image: { oci: { archive: ${archive} } }`,
+        '      requires: [sh]',
+        '',
+      ].join('\n'),
+    );
+    try {
+      const before = await runCli(project, ['images', 'list']);
+      assert.equal(before.code, 0, before.stderr);
+      assert.match(
+        before.stdout,
+        /Profile busyarch: its image busy-profile is not built; run "paddock images build busyarch"/,
+      );
+      const built = await runCli(project, ['images', 'build', 'busyarch']);
+      assert.equal(built.code, 0, built.stderr);
+      assert.match(built.stdout, /^Built busy-profile for busyarch in \d+ s/);
+      const after = await runCli(project, ['images', 'list', '--json']);
+      const listed = JSON.parse(after.stdout) as {
+        images: { name: string; profiles: string[] }[];
+        unbuilt: unknown[];
+      };
+      assert.deepEqual(
+        listed.images.map((i) => [i.name, i.profiles]),
+        [['busy-profile', ['busyarch']]],
+      );
+      assert.deepEqual(listed.unbuilt, []);
+      const bad = await runCli(project, ['images', 'build', 'nope']);
+      assert.notEqual(bad.code, 0);
+      assert.match(bad.stderr, /No profile "nope"/);
+    } finally {
+      project.cleanup();
+    }
+  });
+
   it('a Docker archive of the same image imports too, and its layers are stored once', async () => {
     const dir = join(root, 'store-shared');
     const store = new ImageStore(dir, ids).open();
