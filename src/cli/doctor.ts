@@ -117,6 +117,8 @@ export async function doctorCommand(args: string[]): Promise<number> {
       accessSync(dataDir, constants.W_OK);
       checks.push({ name: 'data directory', ok: true, detail: dataDir });
       checks.push(await storeCheck(loaded));
+      const images = await imagesCheck(loaded);
+      if (images) checks.push(images);
     } catch (e) {
       checks.push({
         name: 'data directory',
@@ -152,6 +154,35 @@ function diskQuotaCheck(): Check {
     detail: `not enforced on /workspace: ${support.reason}. A job can fill the host's disk through /workspace; /tmp and single files stay bounded by diskMb.`,
     fix: 'Run Paddock as root on a host with loop devices (/dev/loop-control), ext4 and e2fsprogs (`apt-get install e2fsprogs`).',
   };
+}
+
+/** Whether the profiles that name an image can boot here, and which images are still to build (none: no profile has one). */
+async function imagesCheck(loaded: LoadedConfig): Promise<Check | null> {
+  const withImage = loaded.config.computer.profiles.filter((p) => p.image);
+  if (withImage.length === 0) return null;
+  const { BwrapBackend } = await import('../computer/backend/bwrap.js');
+  const { silentLogger } = await import('../shared/logger.js');
+  const why = new BwrapBackend({ logger: silentLogger(), useCgroups: false }).imageSupport();
+  if (why)
+    return {
+      name: 'images',
+      ok: false,
+      optional: true,
+      detail: `profiles with an image cannot boot here: ${why}`,
+      fix: 'Run Paddock as root on an x86-64 host with loop devices, ext4, overlayfs and Landlock (docs/images.md).',
+    };
+  const { openProfileImages } = await import('../computer/images/index.js');
+  const images = openProfileImages(loaded.config.computer, loaded.dataDir, loaded.projectDir, () => null);
+  const unbuilt = withImage.filter((p) => images.unavailable(p) !== null).map((p) => p.id);
+  return unbuilt.length === 0
+    ? { name: 'images', ok: true, detail: `${withImage.length} profile(s) on images, every image built` }
+    : {
+        name: 'images',
+        ok: false,
+        optional: true,
+        detail: `not built yet for: ${unbuilt.join(', ')}`,
+        fix: unbuilt.map((id) => `paddock images build ${id}`).join('; '),
+      };
 }
 
 /** The configured store opens: the embedded SQLite file (and its journal mode), or the database store.url names. */
