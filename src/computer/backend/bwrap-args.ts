@@ -108,8 +108,8 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
   const accounts = layout.accounts ?? null;
   const image = accounts ? (layout.image ?? null) : null;
   const agentId = String(image ? IMAGE_AGENT_ID : 0);
-  // Two accounts: the agent is uid 0 of the namespace with a few of its capabilities; jobs drop
-  // to the guest account. Nested user namespaces are then refused by the seccomp filter, since
+  // Two accounts: the agent is uid 0 of the namespace (on an image, uid IMAGE_AGENT_ID, outside
+  // the image's ids) with a few of its capabilities; jobs drop to the guest account or root. Nested user namespaces are then refused by the seccomp filter, since
   // bwrap's --disable-userns cannot be combined with a map the host writes.
   const identity = accounts
     ? [

@@ -93,3 +93,49 @@ describe('bwrap command line', () => {
     assert.match(etc['/etc/profile']!, /PATH=\/usr\/local\/bin:\/usr\/bin:\/bin:\/opt\/paddock\/bin/);
   });
 });
+
+describe('bwrap command line of a computer on an image', () => {
+  const onImage = (user: 'guest' | 'root') =>
+    buildBwrapArgs(spec, {
+      tmpDir: '/launch/disk/tmp',
+      nodePath: '/usr/bin/node',
+      clientsDir: null,
+      guestDir: '/app/dist/src/guest',
+      workspace: '/launch/disk/workspace',
+      generated: { '/etc/hosts': 4 },
+      rootEntries: { '/bin': { kind: 'symlink', target: 'usr/bin' } },
+      etcEntries: ['ssl'],
+      accounts: { infoFd: 9, blockFd: 10 },
+      image: { root: '/launch/root', user },
+      agentLoader: { loader: '/lib64/ld-linux-x86-64.so.2', libraries: ['/lib/x86_64-linux-gnu/libc.so.6'] },
+    });
+
+  it("binds the image's overlay as / and nothing of the host's system, with the agent outside the image's ids", () => {
+    const argv = onImage('guest');
+    const table = mounts(argv);
+    assert.equal(table[0], '--bind /launch/root /', 'the overlay comes first, everything else on top');
+    assert.ok(
+      !table.some((m) => m.includes(' /usr ') || m.includes('/etc/ssl') || m.startsWith('--symlink')),
+    );
+    assert.ok(!argv.includes('/var/tmp'), "/var/tmp is the image's own");
+    assert.equal(argv[argv.indexOf('--uid') + 1], '65536');
+    assert.equal(argv[argv.indexOf('--jobs-uid') + 1], '1000');
+    assert.ok(
+      argv.includes('--require-scope'),
+      'no job may start without the launcher that drops capabilities',
+    );
+  });
+
+  it("starts the agent through the host's loader and libraries, and jobs of a root profile as uid 0", () => {
+    const argv = onImage('root');
+    const command = argv.slice(argv.indexOf('--') + 1);
+    assert.deepEqual(command.slice(0, 4), [
+      '/opt/paddock/lib/ld-linux-x86-64.so.2',
+      '--library-path',
+      '/opt/paddock/lib',
+      '/opt/paddock/bin/node',
+    ]);
+    assert.ok(mounts(argv).includes('--ro-bind /lib/x86_64-linux-gnu/libc.so.6 /opt/paddock/lib/libc.so.6'));
+    assert.equal(argv[argv.indexOf('--jobs-uid') + 1], '0');
+  });
+});
