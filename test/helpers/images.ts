@@ -1,5 +1,5 @@
 /**
- * The Debian image the image tests boot: built once with mmdebstrap (a couple of minutes and
+ * The Debian image the image tests boot: built once with mmdebstrap (about a minute and
  * ~45 MB of downloads cold) into a store kept between runs — `$PADDOCK_TEST_IMAGES`, else
  * `~/.cache/paddock-test-images` — and shared by every test file (one build at a time, under a
  * lock). A warm run only opens the store.
