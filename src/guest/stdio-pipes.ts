@@ -13,7 +13,16 @@
  * Where `mkfifo` is missing or fails, `take` answers null and the caller falls back to sockets.
  */
 import { type ChildProcess, execFile } from 'node:child_process';
-import { chownSync, closeSync, constants, existsSync, mkdirSync, openSync, rmSync, unlinkSync } from 'node:fs';
+import {
+  chownSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  openSync,
+  rmSync,
+  unlinkSync,
+} from 'node:fs';
 import { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { type JobAccount, TOOL_CHANNEL_ROOT } from './account.js';
@@ -114,24 +123,22 @@ export class StdioPipes {
     this.refilling = new Promise<void>((resolve) => {
       const mkfifo = ['-m', '600', '--', ...names];
       const [program, args] = this.launcher
-        ? [this.launcher, [['/usr/bin/mkfifo', '/bin/mkfifo'].find((p) => existsSync(p)) ?? '/usr/bin/mkfifo', ...mkfifo]]
+        ? [
+            this.launcher,
+            [['/usr/bin/mkfifo', '/bin/mkfifo'].find((p) => existsSync(p)) ?? '/usr/bin/mkfifo', ...mkfifo],
+          ]
         : ['mkfifo', mkfifo];
-      execFile(
-        program,
-        args,
-        { timeout: MKFIFO_TIMEOUT_MS, env: { PATH: '/usr/bin:/bin' } },
-        (error) => {
-          try {
-            if (error) throw error;
-            if (this.account) for (const n of names) chownSync(n, this.account.uid, this.account.gid);
-            this.ready.push(...names);
-          } catch {
-            this.failed = true;
-          }
-          this.refilling = null;
-          resolve();
-        },
-      );
+      execFile(program, args, { timeout: MKFIFO_TIMEOUT_MS, env: { PATH: '/usr/bin:/bin' } }, (error) => {
+        try {
+          if (error) throw error;
+          if (this.account) for (const n of names) chownSync(n, this.account.uid, this.account.gid);
+          this.ready.push(...names);
+        } catch {
+          this.failed = true;
+        }
+        this.refilling = null;
+        resolve();
+      });
     });
     return this.refilling;
   }

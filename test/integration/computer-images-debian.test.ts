@@ -269,6 +269,32 @@ describe('computers on a Debian image (mmdebstrap)', { concurrency: false, skip 
     );
   });
 
+  it("root replacing a program of the image that the agent uses gains nothing: it runs without the agent's capabilities, outside its Landlock domain", async () => {
+    await withComputer(
+      { imagesDir, computer: { profiles: [debianProfile('deb', 'root')] } },
+      async ({ manager }) => {
+        await launchRunning(manager, 'deb');
+        const plant = await runUntilExit(
+          manager,
+          [
+            'set -e',
+            'agent=$(grep -l "^Uid:[[:space:]]*65536" /proc/[0-9]*/status | head -1 | cut -d/ -f3)',
+            'mv /usr/bin/mkfifo /usr/bin/mkfifo.real',
+            'printf "#!/bin/sh\\n{ id -u; grep CapEff /proc/self/status; head -c 1 /proc/%s/mem; } >> /tmp/trojan 2>&1\\nexec /usr/bin/mkfifo.real \\"\\$@\\"\\n" "$agent" > /usr/bin/mkfifo',
+            'chmod 755 /usr/bin/mkfifo',
+            'echo planted',
+          ].join('\n'),
+        );
+        assert.equal(plant.stdout, 'planted\n', plant.stderr);
+        // every job takes two of the agent's FIFOs; the pool refills (with mkfifo) after a few dozen
+        for (let i = 0; i < 40; i++) await runUntilExit(manager, 'true');
+        const r = await runUntilExit(manager, 'cat /tmp/trojan');
+        assert.match(r.stdout, /^65536\nCapEff:\t0{16}\n.*Permission denied/s, r.stdout);
+        assert.doesNotMatch(r.stdout, /CapEff:\t0*[1-9a-f]/);
+      },
+    );
+  });
+
   it('the guest account on an image has no capability and cannot change the system', async () => {
     await withComputer(
       { imagesDir, computer: { profiles: [debianProfile('deb', 'guest')] } },

@@ -29,7 +29,13 @@ import { imageSkipReason } from '../helpers/images.js';
 import { corrupt, fillBusybox, layerDir, skopeo, writeOciLayout } from '../helpers/oci-build.js';
 import { runCli, tempProject } from '../helpers/paddock-process.js';
 import { pollUntil } from '../helpers/poll.js';
-import { launchRunning, runUntilExit, withComputer } from '../unit/computer/fixture.js';
+import {
+  launchRunning,
+  readTerminalUntil,
+  runUntilExit,
+  toolCaller,
+  withComputer,
+} from '../unit/computer/fixture.js';
 
 const skip =
   imageSkipReason() ||
@@ -99,7 +105,7 @@ describe('container images (OCI archives and a registry)', { concurrency: false,
     }
     await withComputer(
       { imagesDir: join(root, 'store-cli'), computer: { profiles: [busyProfile('busy', 'busy')] } },
-      async ({ manager }) => {
+      async ({ manager, ctx }) => {
         await launchRunning(manager, 'busy');
         const r = await runUntilExit(manager, PROBE);
         assert.equal(r.exitCode, 0, r.stderr);
@@ -109,6 +115,12 @@ describe('container images (OCI archives and a registry)', { concurrency: false,
         assert.match(r.stdout, /\nnew\n/, 'the opaque directory hides the base layer');
         assert.doesNotMatch(r.stdout, /\na\n/);
         assert.match(r.stdout, /\nhello\n/, "the image config's environment reaches jobs");
+        // terminals need a native library the image lacks: the agent brings its own
+        const call = toolCaller(manager, ctx);
+        const terminalId = String((await call('create_terminal', {})).terminalId);
+        await call('send_terminal_input', { terminalId, text: 'echo "T=$(id -u)"; echo DONE\n' });
+        const { text } = await readTerminalUntil(call, terminalId, /^DONE\r?$/m, 'the terminal to answer');
+        assert.match(text, /^T=1000\r?$/m);
       },
     );
   });

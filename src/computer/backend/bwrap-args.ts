@@ -178,7 +178,14 @@ export function buildBwrapArgs(spec: SandboxSpec, layout: BwrapLayout): string[]
       a.push('--ro-bind', lib, `${GUEST_AGENT_LIB}/${basename(lib)}`);
   a.push('--chdir', GUEST_WORKSPACE);
   a.push('--');
-  if (loader) a.push(`${GUEST_AGENT_LIB}/${basename(loader.loader)}`, '--library-path', GUEST_AGENT_LIB);
+  // --inhibit-cache: the image's /etc/ld.so.cache is never read
+  if (loader)
+    a.push(
+      `${GUEST_AGENT_LIB}/${basename(loader.loader)}`,
+      '--inhibit-cache',
+      '--library-path',
+      GUEST_AGENT_LIB,
+    );
   a.push(GUEST_NODE, ...(layout.nodeFlags ?? []), `${GUEST_AGENT_DIR}/agent.js`);
   a.push('--probe', spec.probe.join(','));
   if (accounts) a.push('--jobs-uid', String(image?.user === 'root' ? 0 : GUEST_UID));

@@ -28,7 +28,7 @@ import { BwrapInstance } from './bwrap-instance.js';
 import { FIRST_DATA_FD, HOST_PATH, spawnBwrap } from './bwrap-spawn.js';
 import { CgroupRoot } from './cgroups.js';
 import { DiskSpares, type DiskSupport, detachLoopDevices, diskImageSupport } from './disk-image.js';
-import { guestPackages } from './guest-packages.js';
+import { guestPackages, nativeAddons } from './guest-packages.js';
 import { canExecute, etcEntries, loaderOf, rootEntries } from './host-facts.js';
 import { type IdMap, idMapText, writeIdMaps } from './id-map.js';
 import { launchNamespacePrefix } from './launch-namespace.js';
@@ -90,7 +90,7 @@ export class BwrapBackend implements ComputerBackend {
   private sandboxRoot: SandboxRoot | null = null;
   private readonly guestPackages = guestPackages();
   /** The host loader and libraries of node, for computers on images (see bwrap-args.ts). */
-  private readonly agentLoader = loaderOf(process.execPath);
+  private readonly agentLoader = loaderOf(process.execPath, nativeAddons(this.guestPackages));
   /** Bound into every sandbox where they exist: the jobs' Landlock launcher, the spares' spawner. */
   private readonly programs = Object.entries({
     [GUEST_SCOPE_PROGRAM]: scopeProgram(),

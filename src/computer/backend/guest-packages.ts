@@ -3,7 +3,7 @@
  * platform. They are bound read-only under /opt/paddock/node_modules, where Node's module
  * resolution finds them from the agent's directory; nothing else of node_modules is visible.
  */
-import { realpathSync } from 'node:fs';
+import { readdirSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -30,4 +30,18 @@ export function guestPackages(): GuestPackage[] {
     // Not installed for this platform: terminals answer UNSUPPORTED_CAPABILITY.
     return [];
   }
+}
+
+/** The native addons (`*.node`) of the packages, whose libraries the agent's loader needs too. */
+export function nativeAddons(packages: GuestPackage[]): string[] {
+  return packages.flatMap((p) => {
+    try {
+      return readdirSync(p.dir, { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith('.node'))
+        .map((f) => join(p.dir, f));
+    } catch {
+      return [];
+    }
+  });
 }

@@ -45,19 +45,24 @@ export function canExecute(path: string): boolean {
 }
 
 /**
- * The dynamic loader and shared libraries a program needs on this host (from `ldd`), so the
- * guest agent can run on an image that lacks them (an Alpine image has no glibc): the loader is
- * started directly with these libraries as its only search path. Null when the program is
+ * The dynamic loader and shared libraries a program and the native addons it loads need on this
+ * host (from `ldd`), so the guest agent can run on an image that lacks them (an Alpine image has
+ * no glibc) and never loads a library of the image, which root inside could have replaced: the
+ * loader is started directly with these libraries as its search path. Null when the program is
  * static, or `ldd` cannot tell.
  */
-export function loaderOf(program: string): { loader: string; libraries: string[] } | null {
-  let text: string;
+export function loaderOf(
+  program: string,
+  addons: string[] = [],
+): { loader: string; libraries: string[] } | null {
+  let text = '';
   try {
-    text = execFileSync('ldd', [program], {
-      encoding: 'utf8',
-      timeout: 10_000,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    for (const file of [program, ...addons])
+      text += execFileSync('ldd', [file], {
+        encoding: 'utf8',
+        timeout: 10_000,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
   } catch {
     return null;
   }
@@ -65,8 +70,9 @@ export function loaderOf(program: string): { loader: string; libraries: string[]
   let loader: string | null = null;
   for (const line of text.split('\n')) {
     const linked = /=>\s+(\/\S+)\s+\(/.exec(line);
-    if (linked?.[1]) libraries.push(linked[1]);
-    else {
+    if (linked?.[1]) {
+      if (!libraries.includes(linked[1])) libraries.push(linked[1]);
+    } else {
       const direct = /^\s*(\/\S+)\s+\(/.exec(line);
       if (direct?.[1]) loader = direct[1];
     }

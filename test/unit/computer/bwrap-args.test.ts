@@ -129,8 +129,9 @@ describe('bwrap command line of a computer on an image', () => {
   it("starts the agent through the host's loader and libraries, and jobs of a root profile as uid 0", () => {
     const argv = onImage('root');
     const command = argv.slice(argv.indexOf('--') + 1);
-    assert.deepEqual(command.slice(0, 4), [
+    assert.deepEqual(command.slice(0, 5), [
       '/opt/paddock/lib/ld-linux-x86-64.so.2',
+      '--inhibit-cache',
       '--library-path',
       '/opt/paddock/lib',
       '/opt/paddock/bin/node',
