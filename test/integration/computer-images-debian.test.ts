@@ -85,7 +85,7 @@ describe('computers on a Debian image (mmdebstrap)', { concurrency: false, skip 
   /** Paths under the image's layers on the host that `marker` names. */
   const inImage = (rel: string) => imageLayers.filter((l) => existsSync(join(l, rel)));
 
-  it('root inside installs a package with apt-get through the egress policy, the package works, and the image stays as it was', async () => {
+  it('root inside installs a package with apt-get through the egress policy (by proxy and by name), the package works, and the image stays as it was', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'paddock-mirror-'));
     let mirror: { server: Server; port: number } | null = null;
     try {
@@ -116,11 +116,16 @@ describe('computers on a Debian image (mmdebstrap)', { concurrency: false, skip 
               'apt-get update -q',
               `DEBIAN_FRONTEND=noninteractive apt-get install -y -q ${PACKAGE}`,
               'echo "--"; hello; id -u',
+              // by name, with no proxy: the image's own C library and nsswitch.conf ask the agent's resolver
+              'echo "--"; getent hosts deb.test',
+              'env -u http_proxy -u HTTP_PROXY -u all_proxy -u ALL_PROXY apt-get update -q >/dev/null && echo "by name ok"',
             ].join('\n'),
             240_000,
           );
           assert.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
           assert.match(r.stdout, /--\nHello, world!\n0\n/);
+          assert.match(r.stdout, /--\n127\.77\.\d+\.\d+\s+deb\.test\n/, 'the name has an address of its own');
+          assert.match(r.stdout, /\nby name ok\n/);
           const hosts = rows().map((row) => JSON.stringify(row.input));
           assert.ok(
             hosts.some((h) => h.includes('deb.test')),
