@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { BwrapBackend } from '../src/computer/backend/bwrap.js';
-import { EgressService } from '../src/computer/egress.js';
+import { EgressService } from '../src/computer/generation/egress.js';
 import type { JobResult } from '../src/computer/jobs/job.js';
 import { ComputerManager } from '../src/computer/manager.js';
 import { computerSchema } from '../src/config/computer-schema.js';

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BwrapBackend } from '../src/computer/backend/bwrap.js';
-import { EgressService } from '../src/computer/egress.js';
+import { EgressService } from '../src/computer/generation/egress.js';
 import { ComputerManager } from '../src/computer/manager.js';
 import { computerSchema } from '../src/config/computer-schema.js';
 import { policySchema } from '../src/config/schema.js';

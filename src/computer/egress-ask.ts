@@ -17,7 +17,7 @@ import { randomId } from '../shared/ids.js';
 import type { Logger } from '../shared/logger.js';
 import { OWNER } from '../shared/principal.js';
 import type { Tool } from '../tools/tool.js';
-import type { EgressAnswer, EgressAsker, EgressQuestion } from './egress-types.js';
+import type { EgressAnswer, EgressAsker, EgressQuestion } from './generation/egress-types.js';
 
 /** The `agent` of egress approvals and of their "always" rules (no agent can be named so). */
 export const EGRESS_APPROVAL_AGENT = '*computers';

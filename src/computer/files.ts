@@ -10,7 +10,7 @@ import type { CallResult } from '../guest/protocol.js';
 import { policyDeniedError } from '../policy/decision.js';
 import { isPaddockError, PaddockError } from '../shared/errors.js';
 import { utf8SafeLength } from '../shared/text.js';
-import type { Computer } from './computer.js';
+import type { Generation } from './generation/generation.js';
 import type { WithAttachment } from './link/guest-client.js';
 import { checkGuestPath } from './paths.js';
 
@@ -58,7 +58,7 @@ export async function scopedCall<T>(scope: FileScope, path: string, call: () => 
 
 /** A page of a directory listing (`path` reached within `scope`). */
 export async function listDirectory(
-  c: Computer,
+  c: Generation,
   scope: FileScope,
   path: string,
   offset: number,
@@ -93,7 +93,7 @@ export type RawRead = WithAttachment<CallResult<'fs.read'>>;
 
 /** Reads raw bytes of a file inside the guest (`path` reached within `scope`). */
 export function fetchGuestFile(
-  c: Computer,
+  c: Generation,
   scope: FileScope,
   path: string,
   offset: number,
@@ -157,7 +157,7 @@ export function decodeContent(content: string, encoding: FileEncoding): Buffer {
 
 /** Creates or replaces a file atomically inside the guest (where `path` leads within `scope`). */
 export async function writeGuestFile(
-  c: Computer,
+  c: Generation,
   scope: FileScope,
   path: string,
   bytes: Buffer,
@@ -171,7 +171,7 @@ export async function writeGuestFile(
 }
 
 /** The canonical path of a directory reached within `scope`. */
-export async function resolveGuestDir(c: Computer, scope: FileScope, path: string, signal?: AbortSignal) {
+export async function resolveGuestDir(c: Generation, scope: FileScope, path: string, signal?: AbortSignal) {
   checkGuestPath(path);
   return scopedCall(scope, path, () => c.call('fs.resolve', { path, scope }, { signal }));
 }

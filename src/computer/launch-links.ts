@@ -5,8 +5,8 @@
  */
 import { PaddockError } from '../shared/errors.js';
 import type { LaunchLink, LaunchLinkStore } from '../store/launch-links.js';
-import type { Computer } from './computer.js';
 import type { Lifecycle } from './events.js';
+import type { Generation } from './generation/generation.js';
 import type { JobResult } from './jobs/job.js';
 import type { ComputerLog } from './logs.js';
 import type { LaunchResult } from './status.js';
@@ -15,11 +15,11 @@ export { type LaunchLink, MAX_STARTUP_SCRIPT_BYTES } from '../store/launch-links
 
 /** What booting a link needs from the computer it boots. */
 export interface LaunchLinkHost {
-  readonly computer: Computer | null;
+  readonly computer: Generation | null;
   readonly log: ComputerLog;
   readonly dockUrl: string;
-  launch(profileId: string, afterBoot?: (c: Computer) => Promise<void>): LaunchResult;
-  startScript(c: Computer, script: string): Promise<JobResult>;
+  launch(profileId: string, afterBoot?: (c: Generation) => Promise<void>): LaunchResult;
+  startScript(c: Generation, script: string): Promise<JobResult>;
 }
 
 /** What booting a launch link reports. */

@@ -7,8 +7,10 @@ import type { ExecResolver } from '../policy/types.js';
 import { raceAbort } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import type { CallerContext } from '../tools/tool.js';
-import type { Computer } from './computer.js';
-import { afterBootScripts, startGeneration } from './generation.js';
+import type { Generation } from './generation/generation.js';
+import { jobEndedServing, listeningPortsOf, ServicePorts, servicesOf } from './generation/services.js';
+import { afterBootScripts, startGeneration } from './generation/start.js';
+import { restoreWorkspace } from './generation/workspace-carry.js';
 import { guestExecResolver } from './guest-resolvers.js';
 import { IdempotencyCache } from './idempotency.js';
 import type { Job, JobResult } from './jobs/job.js';
@@ -19,11 +21,9 @@ import { ComputerLog } from './logs.js';
 import { PreviewService } from './preview/preview-service.js';
 import type { ProfileInfo } from './profiles.js';
 import { ComputerContext, type ComputerServiceOptions } from './service-context.js';
-import { jobEndedServing, listeningPortsOf, ServicePorts, servicesOf } from './services.js';
 import { type ComputerStatus, describeStatus, type LaunchResult, replacedSentence } from './status.js';
 import { TerminalService } from './terminals/terminal-service.js';
 import type { WarmPool } from './warm-pool.js';
-import { restoreWorkspace } from './workspace-carry.js';
 
 export type { CancelResult, RunRequest } from './jobs/requests.js';
 export type { ComputerStatus, LaunchResult } from './status.js';
@@ -43,7 +43,7 @@ export class ComputerManager implements ComputerSource {
   readonly terminals: TerminalService;
   /** The web preview of this computer. */
   readonly preview: PreviewService;
-  private current: Computer | null = null;
+  private current: Generation | null = null;
   /** The computer's key: `named:<name>` or `private:<owner>` (`local` when it runs alone). */
   readonly name: string;
   private readonly context: ComputerContext;
@@ -119,7 +119,7 @@ export class ComputerManager implements ComputerSource {
   }
 
   /** The current generation, if any was launched. */
-  get computer(): Computer | null {
+  get computer(): Generation | null {
     return this.current;
   }
 
@@ -134,7 +134,7 @@ export class ComputerManager implements ComputerSource {
    */
   launch(
     profileId: string,
-    afterBoot?: (c: Computer) => Promise<void>,
+    afterBoot?: (c: Generation) => Promise<void>,
     options: { keepWorkspace?: boolean } = {},
   ): LaunchResult {
     const replaced = this.current?.generation ?? null;
@@ -165,7 +165,7 @@ export class ComputerManager implements ComputerSource {
   }
 
   /** Puts the replaced generation's /workspace (copied aside at launch) into `c`'s. */
-  private async carryIn(c: Computer, carried: string): Promise<void> {
+  private async carryIn(c: Generation, carried: string): Promise<void> {
     try {
       await restoreWorkspace(carried, c.hostWorkspace);
       this.log.add('info', 'computer.workspace_carried', 'The previous /workspace was copied in.', {
@@ -196,7 +196,7 @@ export class ComputerManager implements ComputerSource {
    * The running computer. With `autoLaunch`, a computer that never launched boots the default
    * profile first; a booting one is awaited. Anything else is NOT_RUNNING.
    */
-  async requireRunning(signal?: AbortSignal): Promise<Computer> {
+  async requireRunning(signal?: AbortSignal): Promise<Generation> {
     const { config } = this.context;
     if (!this.current && config.autoLaunch && !this.context.closed) {
       this.log.add(
@@ -234,7 +234,7 @@ export class ComputerManager implements ComputerSource {
     return this.startOn(c, req, signal);
   }
 
-  private async startOn(c: Computer, req: RunRequest, signal?: AbortSignal): Promise<JobResult> {
+  private async startOn(c: Generation, req: RunRequest, signal?: AbortSignal): Promise<JobResult> {
     const factory = this.context.toolChannels;
     const grant = req.channel;
     const enabled = c.profile.toolChannel ?? this.context.config.toolChannel;
@@ -284,7 +284,7 @@ export class ComputerManager implements ComputerSource {
   }
 
   /** The job behind an id: STALE_GENERATION, NOT_FOUND or INVALID_ARGUMENT otherwise. */
-  resolveJob(jobId: string): { computer: Computer; job: Job } {
+  resolveJob(jobId: string): { computer: Generation; job: Job } {
     return resolveJobId(jobId, this.current, (generation) => this.launchedHere(generation));
   }
 
@@ -341,7 +341,7 @@ export class ComputerManager implements ComputerSource {
   }
 
   /** Starts a startup script as a job of `c` (profile or launch link). */
-  startScript(c: Computer, script: string): Promise<JobResult> {
+  startScript(c: Generation, script: string): Promise<JobResult> {
     return this.startOn(c, { script, waitMs: 0, timeoutMs: STARTUP_TIMEOUT_MS });
   }
 

@@ -24,14 +24,14 @@ import type { LaunchLinkStore } from '../store/launch-links.js';
 import type { CallerContext } from '../tools/tool.js';
 import { DISK_SPARE_PATTERN } from './backend/disk-image.js';
 import type { ComputerBackend, SandboxImage } from './backend/types.js';
-import type { EgressService } from './egress.js';
 import { type ComputerEvents, computerEvents } from './events.js';
+import type { BootedSandbox } from './generation/boot.js';
+import type { EgressService } from './generation/egress.js';
 import type { ProfileImages } from './images/profile-image.js';
 import type { ToolChannelFactory } from './jobs/tool-channel.js';
 import { namedWorkspaceDir } from './kept-workspaces.js';
 import type { ComputerQuotas, JobTicket } from './principals.js';
 import { ProfileCatalog } from './profiles.js';
-import type { BootedSandbox } from './sandbox-boot.js';
 import { WARM_DIR_PATTERN, WarmPool } from './warm-pool.js';
 
 export interface ComputerServiceOptions {

@@ -1,9 +1,9 @@
 /**
  * The answers of launch_computer and get_computer_status.
  */
-import type { Computer, Lifecycle } from './computer.js';
+import type { Generation, Lifecycle } from './generation/generation.js';
+import type { ServiceInfo } from './generation/services.js';
 import type { PreviewState } from './preview/preview-service.js';
-import type { ServiceInfo } from './services.js';
 import type { TerminalInfo } from './terminals/terminal.js';
 
 /** What launch_computer answers. */
@@ -67,7 +67,7 @@ export interface ComputerStatus {
 
 /** The status of `c` (or of no computer yet). */
 export function describeStatus(
-  c: Computer | null,
+  c: Generation | null,
   dockUrl: string,
   shared: {
     activeTerminal: TerminalInfo | null;

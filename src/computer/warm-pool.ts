@@ -17,7 +17,7 @@ import { basename, join } from 'node:path';
 import type { ProfileConfig } from '../config/computer-schema.js';
 import type { Logger } from '../shared/logger.js';
 import type { ComputerBackend, SandboxImage } from './backend/types.js';
-import { type BootedSandbox, bootSandbox, sandboxSpec } from './sandbox-boot.js';
+import { type BootedSandbox, bootSandbox, sandboxSpec } from './generation/boot.js';
 
 /** Host directories of pooled sandboxes are `<dir>/warm-XXXXXX`. */
 export const WARM_DIR_PATTERN = /^warm-[A-Za-z0-9]{6}$/;

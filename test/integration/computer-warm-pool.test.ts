@@ -11,8 +11,8 @@ import { describe, it } from 'node:test';
 import { BwrapBackend } from '../../src/computer/backend/bwrap.js';
 import { isAlive } from '../../src/computer/backend/proc.js';
 import type { ComputerBackend } from '../../src/computer/backend/types.js';
-import type { Computer } from '../../src/computer/computer.js';
 import type { ComputerEvent } from '../../src/computer/events.js';
+import type { Generation } from '../../src/computer/generation/generation.js';
 import type { ComputerManager } from '../../src/computer/manager.js';
 import { ComputerService } from '../../src/computer/service.js';
 import { computerSchema } from '../../src/config/computer-schema.js';
@@ -75,7 +75,7 @@ async function withPool(
 }
 
 /** Launches `profileId` on computer `key` and waits until it runs. */
-async function running(m: ComputerManager, profileId = 'shell'): Promise<Computer> {
+async function running(m: ComputerManager, profileId = 'shell'): Promise<Generation> {
   m.launch(profileId);
   const c = m.computer!;
   await c.booted;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StoredInvocation } from '../../src/audit/types.js';
 import { BwrapBackend } from '../../src/computer/backend/bwrap.js';
-import { EgressService } from '../../src/computer/egress.js';
+import { EgressService } from '../../src/computer/generation/egress.js';
 import { ImageStore, imageIdsOf } from '../../src/computer/images/index.js';
 import { ProfileImages } from '../../src/computer/images/profile-image.js';
 import type { JobResult } from '../../src/computer/jobs/job.js';

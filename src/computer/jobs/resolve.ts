@@ -1,5 +1,5 @@
 import { PaddockError } from '../../shared/errors.js';
-import type { Computer } from '../computer.js';
+import type { Generation } from '../generation/generation.js';
 import { parseId } from '../ids.js';
 import type { Job } from './job.js';
 import { MAX_FINISHED_JOBS } from './job-table.js';
@@ -11,9 +11,9 @@ import { MAX_FINISHED_JOBS } from './job-table.js';
  */
 export function resolveJobId(
   jobId: string,
-  current: Computer | null,
+  current: Generation | null,
   launchedHere: (generation: number) => boolean,
-): { computer: Computer; job: Job } {
+): { computer: Generation; job: Job } {
   const { generation, n } = parseId(jobId, 'job');
   const c = current;
   if (c && generation < c.generation && launchedHere(generation)) {

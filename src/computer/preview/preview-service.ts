@@ -14,10 +14,10 @@ import type { Duplex } from 'node:stream';
 import type { Disposable } from '../../shared/disposable.js';
 import { Emitter } from '../../shared/emitter.js';
 import { isPaddockError, PaddockError } from '../../shared/errors.js';
-import type { Computer } from '../computer.js';
+import type { Generation } from '../generation/generation.js';
+import { jobListeningOn, listeningPortsOf } from '../generation/services.js';
 import { GuestConnector, type GuestSocket } from '../link/guest-socket.js';
 import type { ComputerLog } from '../logs.js';
-import { jobListeningOn, listeningPortsOf } from '../services.js';
 
 /** Port previewed when neither the configuration nor the profile names one. */
 export const DEFAULT_PREVIEW_PORT = 8000;
@@ -60,8 +60,8 @@ export interface PreviewObservation {
 
 /** What the service needs from the ComputerManager. */
 export interface PreviewHost {
-  readonly computer: Computer | null;
-  requireRunning(signal?: AbortSignal): Promise<Computer>;
+  readonly computer: Generation | null;
+  requireRunning(signal?: AbortSignal): Promise<Generation>;
   readonly log: ComputerLog;
 }
 
@@ -117,14 +117,14 @@ export class PreviewService {
   }
 
   /** The port previewed in the current computer: the last one navigated to, else the configured one. */
-  port(c: Computer | null = this.host.computer): number {
+  port(c: Generation | null = this.host.computer): number {
     const { generation, port } = this.current;
     if (c && generation === c.generation && port !== null) return port;
     return this.configuredPort(c);
   }
 
   /** The port a computer's preview shows before any navigation names another. */
-  configuredPort(c: Computer | null = this.host.computer): number {
+  configuredPort(c: Generation | null = this.host.computer): number {
     return this.options.portOverride ?? c?.profile.previewPort ?? DEFAULT_PREVIEW_PORT;
   }
 
@@ -208,7 +208,7 @@ export class PreviewService {
   }
 
   /** Connects to the port and GETs `path` (without its fragment); never throws. */
-  async probe(c: Computer, port: number, path: string): Promise<PreviewObservation> {
+  async probe(c: Generation, port: number, path: string): Promise<PreviewObservation> {
     const answerMs = c.instance?.previewAnswerMs ?? PROBE_TIMEOUT_MS;
     let socket: GuestSocket;
     try {

@@ -11,7 +11,7 @@
 import type { Disposable } from '../../shared/disposable.js';
 import { Emitter } from '../../shared/emitter.js';
 import { PaddockError } from '../../shared/errors.js';
-import type { Computer } from '../computer.js';
+import type { Generation } from '../generation/generation.js';
 import { parseId, terminalId } from '../ids.js';
 import { baseJobEnv, GUEST_WORKSPACE } from '../link/guest-layout.js';
 import {
@@ -39,8 +39,8 @@ const DEFAULT_SIZE = { cols: 120, rows: 32 };
 
 /** What the service needs from the ComputerManager. */
 export interface TerminalHost {
-  readonly computer: Computer | null;
-  requireRunning(signal?: AbortSignal): Promise<Computer>;
+  readonly computer: Generation | null;
+  requireRunning(signal?: AbortSignal): Promise<Generation>;
   readonly log: ComputerLog;
   /** Whether `generation` was one of this computer's (its ids are stale, not another's). */
   launchedHere(generation: number): boolean;
@@ -52,15 +52,15 @@ export interface TerminalServiceOptions {
 }
 
 /** Terminals of one generation. */
-interface Generation {
-  computer: Computer;
+interface GenerationTerminals {
+  computer: Generation;
   terminals: Map<number, Terminal>;
   active: number | null;
   next: number;
 }
 
 export class TerminalService {
-  private current: Generation | null = null;
+  private current: GenerationTerminals | null = null;
   /** A listener's failure is its own; the others still hear the change. */
   private readonly changes = new Emitter();
 
@@ -263,7 +263,7 @@ export class TerminalService {
   }
 
   /** The terminal behind an id: INVALID_ARGUMENT, STALE_GENERATION or NOT_FOUND otherwise. */
-  resolve(terminalId: string): { gen: Generation; terminal: Terminal } {
+  resolve(terminalId: string): { gen: GenerationTerminals; terminal: Terminal } {
     const { generation, n } = parseId(terminalId, 'term');
     const c = this.host.computer;
     if (c && generation < c.generation && this.host.launchedHere(generation)) {
@@ -292,21 +292,21 @@ export class TerminalService {
   }
 
   /** The current generation's state, if it belongs to the current computer. */
-  private live(): Generation | null {
+  private live(): GenerationTerminals | null {
     const gen = this.current;
     return gen && gen.computer === this.host.computer ? gen : null;
   }
 
   /** The state of `c`, attaching to its channels the first time. */
-  private generationOf(c: Computer): Generation {
+  private generationOf(c: Generation): GenerationTerminals {
     if (this.current?.computer === c) return this.current;
-    const gen: Generation = { computer: c, terminals: new Map(), active: null, next: 1 };
+    const gen: GenerationTerminals = { computer: c, terminals: new Map(), active: null, next: 1 };
     this.current = gen;
     c.streams.attach(this.owner(gen));
     return gen;
   }
 
-  private owner(gen: Generation): StreamOwner {
+  private owner(gen: GenerationTerminals): StreamOwner {
     const byChannel = (stream: number) => gen.terminals.get(stream - TERMINAL_STREAM_BASE);
     return {
       owns: (stream) => stream >= TERMINAL_STREAM_BASE && stream < TERMINAL_STREAM_BASE + STREAM_RANGE,
@@ -332,7 +332,7 @@ export class TerminalService {
     };
   }
 
-  private info(gen: Generation, t: Terminal): TerminalInfo {
+  private info(gen: GenerationTerminals, t: Terminal): TerminalInfo {
     const hold = this.activeHold(t);
     return {
       heldBy: hold?.who ?? null,
@@ -350,7 +350,7 @@ export class TerminalService {
   }
 
   /** Forgets the oldest exited terminals beyond MAX_KEPT_TERMINALS. */
-  private prune(gen: Generation): void {
+  private prune(gen: GenerationTerminals): void {
     for (const [n, t] of gen.terminals) {
       if (gen.terminals.size <= MAX_KEPT_TERMINALS) return;
       if (t.exited && n !== gen.active) gen.terminals.delete(n);

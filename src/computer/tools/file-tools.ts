@@ -6,8 +6,8 @@
  */
 import { s } from '../../tools/schema.js';
 import type { Tool, ToolContext } from '../../tools/tool.js';
-import type { Computer } from '../computer.js';
 import { decodeContent, fetchGuestFile, listDirectory, renderRead, writeGuestFile } from '../files.js';
+import type { Generation } from '../generation/generation.js';
 import type { ComputerSource } from '../manager.js';
 import { checkGuestPath } from '../paths.js';
 import { computerTool, guestPathProperty, inputObject, structured } from './common.js';
@@ -29,7 +29,7 @@ async function admitFile(
   ctx: ToolContext,
   type: 'file.read' | 'file.write',
   path: string,
-): Promise<Computer> {
+): Promise<Generation> {
   const checked = checkGuestPath(path);
   if (!ctx.policy.check({ type, path: checked }).allow) await ctx.policy.enforce({ type, path: checked });
   const c = await computers.for(ctx.caller).requireRunning(ctx.signal);

@@ -2,10 +2,11 @@
  * What the dock shows of a computer, made from the computer service's objects: a job's row, a
  * log entry, and the terminals and preview of whichever computer the dock watches now.
  */
+
+import { listeningPortsOf } from '../../computer/generation/services.js';
 import type { Job } from '../../computer/jobs/job.js';
 import type { ComputerLogEntry } from '../../computer/logs.js';
 import type { ComputerManager } from '../../computer/manager.js';
-import { listeningPortsOf } from '../../computer/services.js';
 import type { TerminalService } from '../../computer/terminals/terminal-service.js';
 import type { Disposable } from '../../shared/disposable.js';
 import { PaddockError } from '../../shared/errors.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
 import { childrenOf } from '../../../src/computer/backend/proc.js';
-import type { Computer } from '../../../src/computer/computer.js';
+import type { Generation } from '../../../src/computer/generation/generation.js';
 import { ImageStore, imageIdsOf } from '../../../src/computer/images/index.js';
 import { ProfileImages } from '../../../src/computer/images/profile-image.js';
 import { ComputerManager } from '../../../src/computer/manager.js';
@@ -109,7 +109,7 @@ export async function withComputer(
 }
 
 /** Launches `profileId` and waits until it is running. */
-export async function launchRunning(manager: ComputerManager, profileId = 'shell'): Promise<Computer> {
+export async function launchRunning(manager: ComputerManager, profileId = 'shell'): Promise<Generation> {
   manager.launch(profileId);
   const c = manager.computer!;
   await c.booted;
@@ -140,7 +140,7 @@ export function cmdlineOf(pid: number): string | null {
 }
 
 /** Host pids below the computer whose command line is exactly `cmd`. */
-export function sandboxProcesses(c: Computer, cmd: string): number[] {
+export function sandboxProcesses(c: Generation, cmd: string): number[] {
   return hostDescendants(c.instance!.hostPid).filter((pid) => cmdlineOf(pid) === cmd);
 }
 

@@ -5,14 +5,14 @@
  * generation that attaches to the sandbox (nothing is attached while it waits in the pool).
  */
 import { rm } from 'node:fs/promises';
-import type { ProfileConfig } from '../config/computer-schema.js';
-import { PROTOCOL_VERSION } from '../guest/frames.js';
-import type { Hello } from '../guest/protocol.js';
-import { raceAbort } from '../shared/abort.js';
-import { PaddockError } from '../shared/errors.js';
-import type { ComputerBackend, SandboxImage, SandboxInstance, SandboxSpec } from './backend/types.js';
-import { GuestClient, type GuestHandlers } from './link/guest-client.js';
-import { baseJobEnv } from './link/guest-layout.js';
+import type { ProfileConfig } from '../../config/computer-schema.js';
+import { PROTOCOL_VERSION } from '../../guest/frames.js';
+import type { Hello } from '../../guest/protocol.js';
+import { raceAbort } from '../../shared/abort.js';
+import { PaddockError } from '../../shared/errors.js';
+import type { ComputerBackend, SandboxImage, SandboxInstance, SandboxSpec } from '../backend/types.js';
+import { GuestClient, type GuestHandlers } from '../link/guest-client.js';
+import { baseJobEnv } from '../link/guest-layout.js';
 
 /** Programs whose presence the guest reports (status and profile checks). */
 export const PROBE = ['bash', 'sh', 'python3', 'node', 'npm', 'git', 'curl'];

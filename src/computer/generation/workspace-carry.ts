@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PaddockError } from '../shared/errors.js';
+import { PaddockError } from '../../shared/errors.js';
 
 /** Where the carried workspace of a generation lives, inside its own host directory. */
 export function carriedWorkspaceDir(generationDir: string): string {

@@ -2,13 +2,13 @@
  * What the egress of a computer is made of and talks to: the service's parts (wired by
  * main.ts), the lineage of a job's connections, and the questions to a person with their answers.
  */
-import type { AuditStore } from '../audit/types.js';
-import type { EgressTarget } from '../net/egress/decide.js';
-import type { InjectRules } from '../net/egress/inject.js';
-import type { TerminatingCa } from '../net/egress/tls-ca.js';
-import type { EgressLimits, EgressPrincipal } from '../net/egress/types.js';
-import type { Grant, HostResolver, Sandbox } from '../policy/types.js';
-import type { CallerContext } from '../tools/tool.js';
+import type { AuditStore } from '../../audit/types.js';
+import type { EgressTarget } from '../../net/egress/decide.js';
+import type { InjectRules } from '../../net/egress/inject.js';
+import type { TerminatingCa } from '../../net/egress/tls-ca.js';
+import type { EgressLimits, EgressPrincipal } from '../../net/egress/types.js';
+import type { Grant, HostResolver, Sandbox } from '../../policy/types.js';
+import type { CallerContext } from '../../tools/tool.js';
 
 /** Who started a job: the caller of its run_command and that invocation's id. */
 export interface JobLineage {

@@ -6,25 +6,25 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ProfileConfig } from '../config/computer-schema.js';
-import type { FrameKindValue } from '../guest/frames.js';
-import type { CallArgs, CallOp, CallResult, GuestEvent, Hello } from '../guest/protocol.js';
-import { PaddockError } from '../shared/errors.js';
-import type { ComputerBackend, SandboxImage, SandboxInstance } from './backend/types.js';
+import type { ProfileConfig } from '../../config/computer-schema.js';
+import type { FrameKindValue } from '../../guest/frames.js';
+import type { CallArgs, CallOp, CallResult, GuestEvent, Hello } from '../../guest/protocol.js';
+import { PaddockError } from '../../shared/errors.js';
+import type { ComputerBackend, SandboxImage, SandboxInstance } from '../backend/types.js';
+import type { ComputerEvent, Lifecycle } from '../events.js';
+import { JobTable } from '../jobs/job-table.js';
+import { ListeningTable } from '../jobs/listening-ports.js';
+import type { CallOptions, GuestClient, WithAttachment } from '../link/guest-client.js';
+import { StreamRouter } from '../link/stream-router.js';
+import type { ComputerLog } from '../logs.js';
+import { NETWORK_NONE_RULE, offlineJob, offlineLine, startOfflineResolver } from '../offline-network.js';
+import { type BootedSandbox, bootSandbox, describeExit, sandboxSpec } from './boot.js';
 import type { ComputerEgress } from './egress.js';
 import type { JobLineage } from './egress-types.js';
-import type { ComputerEvent, Lifecycle } from './events.js';
-import { JobTable } from './jobs/job-table.js';
-import { ListeningTable } from './jobs/listening-ports.js';
-import type { CallOptions, GuestClient, WithAttachment } from './link/guest-client.js';
-import { StreamRouter } from './link/stream-router.js';
-import type { ComputerLog } from './logs.js';
-import { NETWORK_NONE_RULE, offlineJob, offlineLine, startOfflineResolver } from './offline-network.js';
-import { type BootedSandbox, bootSandbox, describeExit, sandboxSpec } from './sandbox-boot.js';
 
-export type { Lifecycle } from './events.js';
+export type { Lifecycle } from '../events.js';
 
-export interface ComputerOptions {
+export interface GenerationOptions {
   /** The computer's name in events (the key its manager is known by). */
   name: string;
   generation: number;
@@ -48,7 +48,7 @@ export interface ComputerOptions {
   emit(event: ComputerEvent): void;
 }
 
-export class Computer {
+export class Generation {
   readonly generation: number;
   readonly profile: ProfileConfig;
   lifecycle: Lifecycle = 'booting';
@@ -77,7 +77,7 @@ export class Computer {
   /** When this generation was launched (epoch ms): the file browser's "changed since launch". */
   readonly launchedAt = Date.now();
 
-  constructor(private readonly options: ComputerOptions) {
+  constructor(private readonly options: GenerationOptions) {
     this.generation = options.generation;
     this.profile = options.profile;
     this.jobs = new JobTable({

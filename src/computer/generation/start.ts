@@ -1,11 +1,11 @@
 /**
  * Starting a generation of a computer: the profile's checks, the cap, the teardown of the
- * generation it replaces, and the new Computer, booting in place.
+ * generation it replaces, and the new Generation, booting in place.
  */
-import { PaddockError } from '../shared/errors.js';
-import { Computer } from './computer.js';
-import type { ComputerLog } from './logs.js';
-import type { ComputerContext } from './service-context.js';
+import { PaddockError } from '../../shared/errors.js';
+import type { ComputerLog } from '../logs.js';
+import type { ComputerContext } from '../service-context.js';
+import { Generation } from './generation.js';
 import { carriedWorkspaceDir, copyWorkspace } from './workspace-carry.js';
 
 export interface GenerationRequest {
@@ -14,7 +14,7 @@ export interface GenerationRequest {
   profileId: string;
   log: ComputerLog;
   /** The generation being replaced, if any. */
-  previous: Computer | null;
+  previous: Generation | null;
   /** Whether the computer already counts against the server's cap. */
   active: boolean;
   /** Carry the replaced generation's fresh /workspace over (copied before it is torn down). */
@@ -32,7 +32,7 @@ export type PreviousWorkspace = 'none' | 'kept' | 'carried' | 'deleted';
 export function startGeneration(
   ctx: ComputerContext,
   req: GenerationRequest,
-): { computer: Computer; previousWorkspace: PreviousWorkspace; carried: string | null } {
+): { computer: Generation; previousWorkspace: PreviousWorkspace; carried: string | null } {
   const { log, previous } = req;
   ctx.assertOpen();
   const profile = ctx.profiles.get(req.profileId);
@@ -100,9 +100,9 @@ export function startGeneration(
       { generation: previous.generation },
     );
   }
-  let computer: Computer;
+  let computer: Generation;
   try {
-    computer = new Computer({
+    computer = new Generation({
       name: req.name,
       generation,
       profile: ctx.withImageEnv(ctx.withSharedMounts(profile)),
@@ -145,10 +145,10 @@ export function startGeneration(
  * that does not start is an error entry in the log; the computer stays up.
  */
 export async function afterBootScripts(
-  c: Computer,
+  c: Generation,
   log: ComputerLog,
   startScript: (script: string) => Promise<unknown>,
-  extra?: (c: Computer) => Promise<void>,
+  extra?: (c: Generation) => Promise<void>,
 ): Promise<void> {
   if (c.lifecycle !== 'running') return;
   const failed = (what: string) => (e: unknown) => {

@@ -2,10 +2,11 @@
  * Long-running services of a computer (jobs started with run_command's `background`) and the
  * ports the computer listens on: what get_computer_status, the dock and the preview show.
  */
-import type { Computer } from './computer.js';
-import type { JobState } from './jobs/job.js';
-import { portsOfProcesses } from './jobs/listening-ports.js';
-import type { PreviewState } from './preview/preview-service.js';
+
+import type { JobState } from '../jobs/job.js';
+import { portsOfProcesses } from '../jobs/listening-ports.js';
+import type { PreviewState } from '../preview/preview-service.js';
+import type { Generation } from './generation.js';
 
 /** One service as get_computer_status lists it. */
 export interface ServiceInfo {
@@ -19,7 +20,7 @@ export interface ServiceInfo {
 }
 
 /** The background jobs of `c`, newest last, with their listening ports. */
-export function servicesOf(c: Computer | null): ServiceInfo[] {
+export function servicesOf(c: Generation | null): ServiceInfo[] {
   if (!c) return [];
   return c.jobs
     .list()
@@ -33,13 +34,13 @@ export function servicesOf(c: Computer | null): ServiceInfo[] {
 }
 
 /** Every TCP port something inside the running computer `c` listens on. */
-export function listeningPortsOf(c: Computer | null): number[] {
+export function listeningPortsOf(c: Generation | null): number[] {
   if (c?.lifecycle !== 'running' || !c.instance) return [];
   return c.listening.ports();
 }
 
 /** The job (any job, service or not) whose processes listen on `port`, if the backend can tell. */
-export function jobListeningOn(c: Computer | null, port: number): string | null {
+export function jobListeningOn(c: Generation | null, port: number): string | null {
   if (!c) return null;
   for (const j of c.jobs.list()) {
     const pids = c.jobs.hostPids(j);
@@ -54,7 +55,7 @@ export function jobListeningOn(c: Computer | null, port: number): string | null 
  * listens on the port any more. Answers the job's state and how it ended, or null.
  */
 export function jobEndedServing(
-  c: Computer | null,
+  c: Generation | null,
   jobId: string,
   preview: PreviewState,
 ): { state: JobState; how: string } | null {
@@ -89,7 +90,7 @@ export class ServicePorts {
   private readonly last = new Map<string, string>();
 
   constructor(
-    private readonly computer: () => Computer | null,
+    private readonly computer: () => Generation | null,
     private readonly changed: (generation: number, jobId: string, ports: number[]) => void,
   ) {}
 

@@ -5,32 +5,32 @@
  * sandbox has no other way out: its network namespace holds only lo.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import type { AuditStore } from '../audit/types.js';
-import type { ProfileConfig } from '../config/computer-schema.js';
-import { EGRESS_STREAM_BASE } from '../guest/egress-relay.js';
-import type { SocketOrigin } from '../guest/socket-owner.js';
-import { compileNetworkAllow, type EgressScope, type EgressTarget } from '../net/egress/decide.js';
-import type { InjectRules } from '../net/egress/inject.js';
-import { jksWithCertificate } from '../net/egress/java-truststore.js';
-import { EgressProxy } from '../net/egress/proxy.js';
-import type { TerminatingCa } from '../net/egress/tls-ca.js';
-import type { EgressLimits, EgressPrincipal, EgressRefused, EgressSession } from '../net/egress/types.js';
-import type { Grant, Sandbox } from '../policy/types.js';
-import { randomId } from '../shared/ids.js';
-import { principalKey } from '../shared/principal.js';
-import type { Computer } from './computer.js';
-import type { EgressAsker, EgressServiceOptions, JobLineage } from './egress-types.js';
-import type { GuestClient } from './link/guest-client.js';
+import type { AuditStore } from '../../audit/types.js';
+import type { ProfileConfig } from '../../config/computer-schema.js';
+import { EGRESS_STREAM_BASE } from '../../guest/egress-relay.js';
+import type { SocketOrigin } from '../../guest/socket-owner.js';
+import { compileNetworkAllow, type EgressScope, type EgressTarget } from '../../net/egress/decide.js';
+import type { InjectRules } from '../../net/egress/inject.js';
+import { jksWithCertificate } from '../../net/egress/java-truststore.js';
+import { EgressProxy } from '../../net/egress/proxy.js';
+import type { TerminatingCa } from '../../net/egress/tls-ca.js';
+import type { EgressLimits, EgressPrincipal, EgressRefused, EgressSession } from '../../net/egress/types.js';
+import type { Grant, Sandbox } from '../../policy/types.js';
+import { randomId } from '../../shared/ids.js';
+import { principalKey } from '../../shared/principal.js';
+import type { GuestClient } from '../link/guest-client.js';
 import {
   GUEST_CA_BUNDLE,
   GUEST_EGRESS_CA,
   GUEST_EGRESS_PORT,
   GUEST_JAVA_CACERTS,
   GUEST_RESOLVER,
-} from './link/guest-layout.js';
-import { EGRESS_WINDOW_BYTES, GuestSocket, RelayedSockets } from './link/guest-socket.js';
-import type { StreamEvent } from './link/stream-router.js';
-import type { ComputerLog } from './logs.js';
+} from '../link/guest-layout.js';
+import { EGRESS_WINDOW_BYTES, GuestSocket, RelayedSockets } from '../link/guest-socket.js';
+import type { StreamEvent } from '../link/stream-router.js';
+import type { ComputerLog } from '../logs.js';
+import type { EgressAsker, EgressServiceOptions, JobLineage } from './egress-types.js';
+import type { Generation } from './generation.js';
 
 /** Ports every computer's names listen on whatever the policy says (http, https, ssh). */
 export const BASE_NAME_PORTS = [80, 443, 22];
@@ -102,7 +102,7 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
   private readonly narrow: Sandbox | null;
   /** Destinations a person allowed for this computer. */
   private readonly grants: Grant[] = [];
-  private computer: Computer | null = null;
+  private computer: Generation | null = null;
   private client: GuestClient | null = null;
   /** Whether the computer's resolver hands out names (connections by name reach egress). */
   private named = false;
@@ -135,7 +135,7 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
    * the resolver cannot run (the agent may not bind port 53: one account for everything), the
    * computer keeps the proxy variables alone, and the log says so.
    */
-  async start(computer: Computer, client: GuestClient): Promise<void> {
+  async start(computer: Generation, client: GuestClient): Promise<void> {
     this.computer = computer;
     this.client = client;
     computer.streams.attach(this);
