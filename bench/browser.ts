@@ -7,10 +7,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BrowserBackend, type BrowserHosts, withBrowserBackend } from '../src/computer/backend/browser.js';
-import type { BrowserVmLink } from '../src/computer/backend/browser-agent-line.js';
-import { BrowserImage, type ImageCheck } from '../src/computer/backend/browser-image.js';
-import { BwrapBackend } from '../src/computer/backend/bwrap.js';
+import type { BrowserVmLink } from '../src/computer/backend/browser/agent-line.js';
+import {
+  BrowserBackend,
+  type BrowserHosts,
+  withBrowserBackend,
+} from '../src/computer/backend/browser/backend.js';
+import { BrowserImage, type ImageCheck } from '../src/computer/backend/browser/image.js';
+import { BwrapBackend } from '../src/computer/backend/bwrap/backend.js';
 import { ComputerManager } from '../src/computer/manager.js';
 import { createComputerTools } from '../src/computer/tools/index.js';
 import { computerSchema } from '../src/config/computer-schema.js';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { BwrapBackend } from '../src/computer/backend/bwrap.js';
+import { BwrapBackend } from '../src/computer/backend/bwrap/backend.js';
 import { ComputerManager } from '../src/computer/manager.js';
 import { createComputerTools } from '../src/computer/tools/index.js';
 import { computerSchema } from '../src/config/computer-schema.js';

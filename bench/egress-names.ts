@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { BwrapBackend } from '../src/computer/backend/bwrap.js';
+import { BwrapBackend } from '../src/computer/backend/bwrap/backend.js';
 import { EgressService } from '../src/computer/generation/egress.js';
 import type { JobResult } from '../src/computer/jobs/job.js';
 import { ComputerManager } from '../src/computer/manager.js';

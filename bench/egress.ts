@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BwrapBackend } from '../src/computer/backend/bwrap.js';
+import { BwrapBackend } from '../src/computer/backend/bwrap/backend.js';
 import { EgressService } from '../src/computer/generation/egress.js';
 import { ComputerManager } from '../src/computer/manager.js';
 import { computerSchema } from '../src/config/computer-schema.js';

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BwrapBackend } from '../src/computer/backend/bwrap.js';
+import { BwrapBackend } from '../src/computer/backend/bwrap/backend.js';
 import { ImageStore, imageIdsOf } from '../src/computer/images/index.js';
 import { buildProfileImage, ProfileImages, profileImageName } from '../src/computer/images/profile-image.js';
 import type { ComputerManager } from '../src/computer/manager.js';

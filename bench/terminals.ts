@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BwrapBackend } from '../src/computer/backend/bwrap.js';
+import { BwrapBackend } from '../src/computer/backend/bwrap/backend.js';
 import { ComputerManager } from '../src/computer/manager.js';
 import { TerminalJournal } from '../src/computer/terminals/journal.js';
 import { encodeTerminalCursor } from '../src/computer/terminals/terminal.js';

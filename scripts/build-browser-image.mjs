@@ -31,7 +31,7 @@ const out = args.find((a) => !a.startsWith('--')) ?? join(root, 'browser-image')
 const guestDir = join(root, 'scripts', 'browser-image');
 /**
  * Bumped when the guest files or the layout change, so an older image is rebuilt; the server
- * accepts only the version it speaks (IMAGE_VERSION in src/computer/backend/browser-image.ts).
+ * accepts only the version it speaks (IMAGE_VERSION in src/computer/backend/browser/image.ts).
  */
 const IMAGE_VERSION = 6;
 

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdirSync } from 'node:fs';
-import { diskImageSupport } from '../computer/backend/disk-image.js';
+import { diskImageSupport } from '../computer/backend/bwrap/disk-image.js';
 import { ConfigError, type LoadedConfig, loadConfig } from '../config/load.js';
 import { probePostgres } from '../store/postgres/probe.js';
 import { openDatabase } from '../store/sqlite/database.js';
@@ -160,7 +160,7 @@ function diskQuotaCheck(): Check {
 async function imagesCheck(loaded: LoadedConfig): Promise<Check | null> {
   const withImage = loaded.config.computer.profiles.filter((p) => p.image);
   if (withImage.length === 0) return null;
-  const { BwrapBackend } = await import('../computer/backend/bwrap.js');
+  const { BwrapBackend } = await import('../computer/backend/bwrap/backend.js');
   const { silentLogger } = await import('../shared/logger.js');
   const why = new BwrapBackend({ logger: silentLogger(), useCgroups: false }).imageSupport();
   if (why)

@@ -22,7 +22,7 @@ import { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { LaunchLinkStore } from '../store/launch-links.js';
 import type { CallerContext } from '../tools/tool.js';
-import { DISK_SPARE_PATTERN } from './backend/disk-image.js';
+import { DISK_SPARE_PATTERN } from './backend/bwrap/disk-image.js';
 import type { ComputerBackend, SandboxImage } from './backend/types.js';
 import { type ComputerEvents, computerEvents } from './events.js';
 import type { BootedSandbox } from './generation/boot.js';

@@ -5,10 +5,10 @@ import { type AgentsService, createAgentNamespaceOf, createAgents } from '../age
 import { ApprovalService } from '../approvals/service.js';
 import type { AuditStore, MemoryStore } from '../audit/types.js';
 import { ChannelSession } from '../channel/session.js';
-import { BrowserBackend, withBrowserBackend } from '../computer/backend/browser.js';
-import { BrowserImage } from '../computer/backend/browser-image.js';
-import { BwrapBackend } from '../computer/backend/bwrap.js';
-import { withPidFiles } from '../computer/backend/sandbox-pids.js';
+import { BrowserBackend, withBrowserBackend } from '../computer/backend/browser/backend.js';
+import { BrowserImage } from '../computer/backend/browser/image.js';
+import { BwrapBackend } from '../computer/backend/bwrap/backend.js';
+import { withPidFiles } from '../computer/backend/bwrap/sandbox-pids.js';
 import type { ComputerBackend } from '../computer/backend/types.js';
 import { ApprovalEgressAsker, EGRESS_APPROVAL_DESCRIPTION } from '../computer/egress-ask.js';
 import { EgressService } from '../computer/generation/egress.js';

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { BrowserGuest } from '../../src/computer/backend/browser-guest.js';
+import { BrowserGuest } from '../../src/computer/backend/browser/guest.js';
 import { GuestClient } from '../../src/computer/link/guest-client.js';
 import type { GuestEvent, Hello } from '../../src/guest/protocol.js';
 import { bootVmPage, type VmPage } from '../helpers/browser-vm-page.js';

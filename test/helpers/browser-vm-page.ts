@@ -9,14 +9,14 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import type { BrowserVmLink } from '../../src/computer/backend/browser-agent-line.js';
+import type { BrowserVmLink } from '../../src/computer/backend/browser/agent-line.js';
 import {
   BrowserImage,
   type BrowserVmSettings,
   IMAGE_FILES,
   STATE_FILE,
   vmMachine,
-} from '../../src/computer/backend/browser-image.js';
+} from '../../src/computer/backend/browser/image.js';
 import { CHROMIUM } from './clients.js';
 
 const v86Dir = join(dirname(createRequire(import.meta.url).resolve('v86/package.json')), 'build');

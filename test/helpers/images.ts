@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { BwrapBackend } from '../../src/computer/backend/bwrap.js';
+import { BwrapBackend } from '../../src/computer/backend/bwrap/backend.js';
 import { ImageStore, imageIdsOf } from '../../src/computer/images/index.js';
 import { buildProfileImage, profileImageName } from '../../src/computer/images/profile-image.js';
 import { computerSchema, profileSchema } from '../../src/config/computer-schema.js';

@@ -20,8 +20,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { BwrapBackend } from '../../src/computer/backend/bwrap.js';
-import { diskImageSupport, loopDevices } from '../../src/computer/backend/disk-image.js';
+import { BwrapBackend } from '../../src/computer/backend/bwrap/backend.js';
+import { diskImageSupport, loopDevices } from '../../src/computer/backend/bwrap/disk-image.js';
 import type { ComputerManager } from '../../src/computer/manager.js';
 import { ComputerService } from '../../src/computer/service.js';
 import { computerSchema } from '../../src/config/computer-schema.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { DEFAULT_SANDBOX_UID } from '../../src/computer/backend/bwrap.js';
+import { DEFAULT_SANDBOX_UID } from '../../src/computer/backend/bwrap/backend.js';
 import type { JobResult } from '../../src/computer/jobs/job.js';
 import { MAX_FINISHED_JOBS } from '../../src/computer/jobs/job-table.js';
 import { SPARES_AHEAD } from '../../src/computer/jobs/spare-shell.js';

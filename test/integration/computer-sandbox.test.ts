@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { BwrapBackend } from '../../src/computer/backend/bwrap.js';
-import { findDescendantByInnerPid } from '../../src/computer/backend/proc.js';
+import { BwrapBackend } from '../../src/computer/backend/bwrap/backend.js';
+import { findDescendantByInnerPid } from '../../src/computer/backend/bwrap/proc.js';
 import { ComputerManager } from '../../src/computer/manager.js';
 import { computerSchema } from '../../src/config/computer-schema.js';
 import { isPaddockError } from '../../src/shared/errors.js';

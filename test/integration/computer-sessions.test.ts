@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
-import { BwrapBackend } from '../../src/computer/backend/bwrap.js';
+import { BwrapBackend } from '../../src/computer/backend/bwrap/backend.js';
 import { ComputerService } from '../../src/computer/service.js';
 import { createComputerTools } from '../../src/computer/tools/index.js';
 import { computerSchema } from '../../src/config/computer-schema.js';

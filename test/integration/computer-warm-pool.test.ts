@@ -8,8 +8,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { BwrapBackend } from '../../src/computer/backend/bwrap.js';
-import { isAlive } from '../../src/computer/backend/proc.js';
+import { BwrapBackend } from '../../src/computer/backend/bwrap/backend.js';
+import { isAlive } from '../../src/computer/backend/bwrap/proc.js';
 import type { ComputerBackend } from '../../src/computer/backend/types.js';
 import type { ComputerEvent } from '../../src/computer/events.js';
 import type { Generation } from '../../src/computer/generation/generation.js';

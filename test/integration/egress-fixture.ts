@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StoredInvocation } from '../../src/audit/types.js';
-import { BwrapBackend } from '../../src/computer/backend/bwrap.js';
+import { BwrapBackend } from '../../src/computer/backend/bwrap/backend.js';
 import { EgressService } from '../../src/computer/generation/egress.js';
 import { ImageStore, imageIdsOf } from '../../src/computer/images/index.js';
 import { ProfileImages } from '../../src/computer/images/profile-image.js';

@@ -4,8 +4,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CgroupRoot } from '../../src/computer/backend/cgroups.js';
-import { SandboxPidFiles } from '../../src/computer/backend/sandbox-pids.js';
+import { CgroupRoot } from '../../src/computer/backend/bwrap/cgroups.js';
+import { SandboxPidFiles } from '../../src/computer/backend/bwrap/sandbox-pids.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { pollUntil } from '../helpers/poll.js';
 

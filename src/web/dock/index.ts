@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuditStore } from '../../audit/types.js';
-import type { BrowserImage } from '../../computer/backend/browser-image.js';
+import type { BrowserImage } from '../../computer/backend/browser/image.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { OWNER } from '../../shared/principal.js';

@@ -7,10 +7,10 @@
  * computer's link is gone.
  */
 import { randomBytes } from 'node:crypto';
-import type { BrowserHosts } from '../../computer/backend/browser.js';
-import { PAGE_GONE } from '../../computer/backend/browser.js';
-import type { BrowserVmLink } from '../../computer/backend/browser-agent-line.js';
-import { type BrowserVmSettings, STATE_FILE } from '../../computer/backend/browser-image.js';
+import type { BrowserVmLink } from '../../computer/backend/browser/agent-line.js';
+import type { BrowserHosts } from '../../computer/backend/browser/backend.js';
+import { PAGE_GONE } from '../../computer/backend/browser/backend.js';
+import { type BrowserVmSettings, STATE_FILE } from '../../computer/backend/browser/image.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { DockConnection } from './actions.js';

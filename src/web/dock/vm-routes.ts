@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { type BrowserImage, IMAGE_FILES, STATE_FILE } from '../../computer/backend/browser-image.js';
+import { type BrowserImage, IMAGE_FILES, STATE_FILE } from '../../computer/backend/browser/image.js';
 import type { WebRoute } from '../app.js';
 import { sendText } from './html.js';
 import { VM_ASSET_PATH } from './vm-hosts.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildBwrapArgs, generatedEtc } from '../../../src/computer/backend/bwrap-args.js';
+import { buildBwrapArgs, generatedEtc } from '../../../src/computer/backend/bwrap/args.js';
 import type { SandboxSpec } from '../../../src/computer/backend/types.js';
 
 const spec: SandboxSpec = {

@@ -13,7 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { scopeProgram } from '../../../src/computer/backend/scope-program.js';
+import { scopeProgram } from '../../../src/computer/backend/bwrap/scope-program.js';
 import { withHostProgram } from '../../helpers/host-program.js';
 
 /** An unprivileged account (root's capabilities would say nothing about Landlock). */

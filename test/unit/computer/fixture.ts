@@ -6,8 +6,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
-import { childrenOf } from '../../../src/computer/backend/proc.js';
+import { BwrapBackend } from '../../../src/computer/backend/bwrap/backend.js';
+import { childrenOf } from '../../../src/computer/backend/bwrap/proc.js';
 import type { Generation } from '../../../src/computer/generation/generation.js';
 import { ImageStore, imageIdsOf } from '../../../src/computer/images/index.js';
 import { ProfileImages } from '../../../src/computer/images/profile-image.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { defaultGuestDir } from '../../../src/computer/backend/bwrap.js';
+import { defaultGuestDir } from '../../../src/computer/backend/bwrap/backend.js';
 
 describe('guest agent build', () => {
   it('imports only Node built-ins and its own files at run time (it runs alone inside the sandbox)', () => {

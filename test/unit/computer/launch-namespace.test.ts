@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LAUNCH_EXIT, launchNamespacePrefix } from '../../../src/computer/backend/launch-namespace.js';
+import { LAUNCH_EXIT, launchNamespacePrefix } from '../../../src/computer/backend/bwrap/launch-namespace.js';
 
 describe('the launch’s own mount namespace', () => {
   it('unshares a private mount namespace, hands the sandbox uid and each mount to its shell, and ends with "--" before the rest of the launch', () => {

@@ -10,7 +10,7 @@ import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { RuntimeStage, reachableByAnyone } from '../../../src/computer/backend/runtime-files.js';
+import { RuntimeStage, reachableByAnyone } from '../../../src/computer/backend/bwrap/runtime-files.js';
 
 const isRoot = process.getuid?.() === 0;
 const AGENT = 64_000;

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
+import { BwrapBackend } from '../../../src/computer/backend/bwrap/backend.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 
 /** The pid of a process that has exited (and was reaped). */

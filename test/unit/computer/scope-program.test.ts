@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { scopeProgram } from '../../../src/computer/backend/scope-program.js';
+import { scopeProgram } from '../../../src/computer/backend/bwrap/scope-program.js';
 import { withHostProgram } from '../../helpers/host-program.js';
 
 /** Runs `fn` with the program written to a temporary file (skipped where there is none). */

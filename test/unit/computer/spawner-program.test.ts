@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { spawnerProgram } from '../../../src/computer/backend/spawner-program.js';
+import { spawnerProgram } from '../../../src/computer/backend/bwrap/spawner-program.js';
 import { type SpawnedProcess, Spawner } from '../../../src/guest/spawner.js';
 import { withHostProgram } from '../../helpers/host-program.js';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
+import { BwrapBackend } from '../../../src/computer/backend/bwrap/backend.js';
 import { ComputerManager } from '../../../src/computer/manager.js';
 import { createComputerBuiltins } from '../../../src/computer/tools/computer-builtins.js';
 import { createComputerTools } from '../../../src/computer/tools/index.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
+import { BwrapBackend } from '../../../src/computer/backend/bwrap/backend.js';
 import { ComputerManager } from '../../../src/computer/manager.js';
 import { createComputerBuiltins } from '../../../src/computer/tools/computer-builtins.js';
 import { createComputerTools } from '../../../src/computer/tools/index.js';

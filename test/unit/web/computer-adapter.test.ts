@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
+import { BwrapBackend } from '../../../src/computer/backend/bwrap/backend.js';
 import type { ComputerEvent } from '../../../src/computer/events.js';
 import type { ComputerManager } from '../../../src/computer/manager.js';
 import { ComputerService } from '../../../src/computer/service.js';

@@ -10,14 +10,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BrowserBackend, withBrowserBackend } from '../../../src/computer/backend/browser.js';
+import { BrowserBackend, withBrowserBackend } from '../../../src/computer/backend/browser/backend.js';
 import {
   BrowserImage,
   IMAGE_FILES,
   IMAGE_VERSION,
   STATE_FILE,
-} from '../../../src/computer/backend/browser-image.js';
-import { BwrapBackend } from '../../../src/computer/backend/bwrap.js';
+} from '../../../src/computer/backend/browser/image.js';
+import { BwrapBackend } from '../../../src/computer/backend/bwrap/backend.js';
 import { decodeJobCursor } from '../../../src/computer/cursors.js';
 import type { JobResult } from '../../../src/computer/jobs/job.js';
 import { ComputerManager } from '../../../src/computer/manager.js';

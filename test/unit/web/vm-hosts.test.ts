@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { IMAGE_VERSION, vmMachine } from '../../../src/computer/backend/browser-image.js';
+import { IMAGE_VERSION, vmMachine } from '../../../src/computer/backend/browser/image.js';
 import { profileSchema } from '../../../src/config/computer-schema.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import type { DockConnection } from '../../../src/web/dock/actions.js';

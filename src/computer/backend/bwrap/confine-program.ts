@@ -22,7 +22,7 @@
  * executable for any dynamic program to start) can still map another readable program into
  * itself; whatever runs that way is bound by the same write rules.
  */
-import { CONFINE_FLAG, ConfineToken } from '../../guest/confine.js';
+import { CONFINE_FLAG, ConfineToken } from '../../../guest/confine.js';
 import type { Assembler } from './elf-assembler.js';
 
 /** Linux x86-64 system call numbers. */

@@ -4,7 +4,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../../shared/logger.js';
 import { type Kind, pidsOfTree, removeTree, tryWrite } from './cgroup-files.js';
 import { isAlive } from './proc.js';
 

@@ -6,12 +6,12 @@
  * `@x c<stream> <status>`. Events come from the page, so they are checked like a job's.
  */
 
-import { GuestFailure } from '../../guest/failure.js';
-import { Fd, FrameKind } from '../../guest/frames.js';
-import type { CallArgs } from '../../guest/protocol.js';
-import type { AgentEvent } from './browser-agent-line.js';
-import { AgentError, eventBytes } from './browser-agent-line.js';
-import type { JobIo } from './browser-jobs.js';
+import { GuestFailure } from '../../../guest/failure.js';
+import { Fd, FrameKind } from '../../../guest/frames.js';
+import type { CallArgs } from '../../../guest/protocol.js';
+import type { AgentEvent } from './agent-line.js';
+import { AgentError, eventBytes } from './agent-line.js';
+import type { JobIo } from './jobs.js';
 
 /** Bytes of one `tcpw` (its base64 follows the request line, like a file write's chunk). */
 const WRITE_CHUNK_BYTES = 24 * 1024;

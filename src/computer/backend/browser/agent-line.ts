@@ -6,7 +6,7 @@
  * an event the listener refuses, breaks the link, and the computer with it.
  */
 import { randomBytes } from 'node:crypto';
-import type { Disposable } from '../../shared/disposable.js';
+import type { Disposable } from '../../../shared/disposable.js';
 
 /** The serial ports of a VM hosted by a page, as the server sees them. */
 export interface BrowserVmLink {

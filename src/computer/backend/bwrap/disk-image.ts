@@ -30,9 +30,9 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { sleep } from '../../shared/abort.js';
-import { PaddockError } from '../../shared/errors.js';
-import type { Logger } from '../../shared/logger.js';
+import { sleep } from '../../../shared/abort.js';
+import { PaddockError } from '../../../shared/errors.js';
+import type { Logger } from '../../../shared/logger.js';
 import type { SandboxRoot } from './sandbox-root.js';
 
 const run = promisify(execFile);

@@ -10,7 +10,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { GUEST_UID } from '../link/guest-layout.js';
+import { GUEST_UID } from '../../link/guest-layout.js';
 
 /** Host ids the computer's two accounts map to. */
 export interface IdMap {

@@ -11,8 +11,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sleep } from '../../shared/abort.js';
-import type { Logger } from '../../shared/logger.js';
+import { sleep } from '../../../shared/abort.js';
+import type { Logger } from '../../../shared/logger.js';
 import {
   discover,
   type Hierarchy,

@@ -4,11 +4,11 @@
  * the image in its x86 emulator and relays the guest's serial ports. The computer lives exactly as
  * long as its page: when the page closes or reloads, the sandbox has exited.
  */
-import { PaddockError } from '../../shared/errors.js';
-import type { BrowserVmLink } from './browser-agent-line.js';
-import { BrowserGuest } from './browser-guest.js';
-import { type BrowserImage, type BrowserVmSettings, vmMachine } from './browser-image.js';
-import type { ComputerBackend, SandboxInstance, SandboxSpec } from './types.js';
+import { PaddockError } from '../../../shared/errors.js';
+import type { ComputerBackend, SandboxInstance, SandboxSpec } from '../types.js';
+import type { BrowserVmLink } from './agent-line.js';
+import { BrowserGuest } from './guest.js';
+import { type BrowserImage, type BrowserVmSettings, vmMachine } from './image.js';
 
 /** The pages that can host a browser computer (the dock's signed-in pages). */
 export interface BrowserHosts {

@@ -4,10 +4,10 @@
  * events on the agent's port; this turns them into the data, end and exit frames of the guest
  * protocol. An event comes from the page, so its fields are checked before anything is relayed.
  */
-import { FrameKind } from '../../guest/frames.js';
-import type { CallArgs, GuestMessage } from '../../guest/protocol.js';
-import type { AgentEvent, AgentLine } from './browser-agent-line.js';
-import { eventBytes, field } from './browser-agent-line.js';
+import { FrameKind } from '../../../guest/frames.js';
+import type { CallArgs, GuestMessage } from '../../../guest/protocol.js';
+import type { AgentEvent, AgentLine } from './agent-line.js';
+import { eventBytes, field } from './agent-line.js';
 
 /**
  * How long a job's exit waits for the ends of its stdout and stderr. A child that keeps them open

@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, lstatSync, readdirSync, readlinkSync } from 'node:fs';
-import { ETC_ALLOWLIST, type RootEntry } from './bwrap-args.js';
+import { ETC_ALLOWLIST, type RootEntry } from './args.js';
 
 /** /bin, /sbin, /lib… of the host: symlinks (merged /usr), directories, or absent. */
 export function rootEntries(): Record<string, RootEntry> {

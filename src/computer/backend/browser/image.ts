@@ -41,10 +41,11 @@ export interface BrowserVmSettings {
   generation?: number;
 }
 
-/** The machine of scripts/browser-image/machine.json (this file is compiled to dist/src/computer/backend/). */
+/** The machine of scripts/browser-image/machine.json (this file is compiled to dist/src/computer/backend/browser/). */
 export function vmMachine(): BrowserVmSettings {
   const path = join(
     dirname(fileURLToPath(import.meta.url)),
+    '..',
     '..',
     '..',
     '..',
@@ -57,9 +58,9 @@ export function vmMachine(): BrowserVmSettings {
   return { memoryMb: m.memoryMb, cmdline: m.cmdline, emulator: m.emulator };
 }
 
-/** The repository's browser-image/ (this file is compiled to dist/src/computer/backend/). */
+/** The repository's browser-image/ (this file is compiled to dist/src/computer/backend/browser/). */
 export function defaultImageDir(): string {
-  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'browser-image');
+  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', '..', 'browser-image');
 }
 
 interface Manifest {

@@ -13,31 +13,31 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PaddockError } from '../../shared/errors.js';
-import type { Logger } from '../../shared/logger.js';
-import { collidesWithImageIds, imageIdMapText } from '../images/ids.js';
+import { PaddockError } from '../../../shared/errors.js';
+import type { Logger } from '../../../shared/logger.js';
+import { collidesWithImageIds, imageIdMapText } from '../../images/ids.js';
 import {
   GUEST_PATH,
   GUEST_RESOLVER,
   GUEST_SCOPE_PROGRAM,
   GUEST_SPAWNER_PROGRAM,
   ROOT_PATH,
-} from '../link/guest-layout.js';
-import { type BwrapLayout, buildBwrapArgs, generatedEtc, IMAGE_OWN_ETC, sandboxName } from './bwrap-args.js';
-import { BwrapInstance } from './bwrap-instance.js';
-import { FIRST_DATA_FD, HOST_PATH, spawnBwrap } from './bwrap-spawn.js';
+} from '../../link/guest-layout.js';
+import type { ComputerBackend, SandboxInstance, SandboxSpec } from '../types.js';
+import { type BwrapLayout, buildBwrapArgs, generatedEtc, IMAGE_OWN_ETC, sandboxName } from './args.js';
 import { CgroupRoot } from './cgroups.js';
 import { DiskSpares, type DiskSupport, detachLoopDevices, diskImageSupport } from './disk-image.js';
 import { guestPackages, nativeAddons } from './guest-packages.js';
 import { canExecute, etcEntries, loaderOf, rootEntries } from './host-facts.js';
 import { type IdMap, idMapText, writeIdMaps } from './id-map.js';
+import { BwrapInstance } from './instance.js';
 import { launchNamespacePrefix } from './launch-namespace.js';
 import { RuntimeStage } from './runtime-files.js';
 import { createSandboxRoot, type SandboxRoot, sweepSandboxRoots } from './sandbox-root.js';
 import { scopeProgram } from './scope-program.js';
 import { seccompFilter } from './seccomp.js';
+import { FIRST_DATA_FD, HOST_PATH, spawnBwrap } from './spawn.js';
 import { spawnerProgram } from './spawner-program.js';
-import type { ComputerBackend, SandboxInstance, SandboxSpec } from './types.js';
 import { prepareStorage } from './workspace.js';
 
 const MIB = 1024 * 1024;
@@ -67,13 +67,13 @@ export interface BwrapBackendOptions {
 
 /** The guest agent directory of this build. */
 export function defaultGuestDir(): string {
-  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'guest');
+  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'guest');
 }
 
 /** The in-computer clients (paddock-tool, paddock_tool, the Node client) of this checkout. */
 export function defaultClientsDir(): string {
-  // dist/src/computer/backend → the package root
-  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'clients');
+  // dist/src/computer/backend/bwrap → the package root
+  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', '..', 'clients');
 }
 
 /** The bwrap backend. Create one per server; `dispose` removes its cgroups. */

@@ -14,16 +14,16 @@
  */
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { PaddockError } from '../../shared/errors.js';
-import type { Logger } from '../../shared/logger.js';
-import { hostIdOf } from '../images/ids.js';
-import { sandboxName } from './bwrap-args.js';
+import { PaddockError } from '../../../shared/errors.js';
+import type { Logger } from '../../../shared/logger.js';
+import { hostIdOf } from '../../images/ids.js';
+import type { MountSpec, SandboxSpec } from '../types.js';
+import { sandboxName } from './args.js';
 import { type DiskSpares, type DiskSupport, prepareKeptImage } from './disk-image.js';
 import type { IdMap } from './id-map.js';
 import type { AnchorMount } from './launch-namespace.js';
 import { copyOwned, reachableByAnyone } from './runtime-files.js';
 import type { SandboxRoot } from './sandbox-root.js';
-import type { MountSpec, SandboxSpec } from './types.js';
 
 /** Whether the disk limit holds for everything a job can write, and how. */
 export interface DiskQuota {

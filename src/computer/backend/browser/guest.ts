@@ -8,7 +8,7 @@
  * Terminals are the guest's second serial port (one at a time).
  */
 import { PassThrough, Writable } from 'node:stream';
-import { GuestFailure, toGuestError } from '../../guest/failure.js';
+import { GuestFailure, toGuestError } from '../../../guest/failure.js';
 import {
   encodeFrame,
   type Frame,
@@ -16,21 +16,21 @@ import {
   FrameKind,
   type FrameKindValue,
   PROTOCOL_VERSION,
-} from '../../guest/frames.js';
-import { answerCall, type CallHandlers, WithAttachment } from '../../guest/handlers.js';
+} from '../../../guest/frames.js';
+import { answerCall, type CallHandlers, WithAttachment } from '../../../guest/handlers.js';
 import {
   type CallArgs,
   type GuestError,
   type GuestMessage,
   guestErrorCodeSchema,
-} from '../../guest/protocol.js';
-import type { Disposable } from '../../shared/disposable.js';
-import { GUEST_WORKSPACE } from '../link/guest-layout.js';
-import { SHELL_INIT, shellInitText } from '../shell-startup.js';
-import { AgentError, AgentLine, type BrowserVmLink, bytesOf, field } from './browser-agent-line.js';
-import { BrowserConnections } from './browser-connections.js';
-import { BrowserFiles } from './browser-files.js';
-import { BrowserJobs, shellQuote } from './browser-jobs.js';
+} from '../../../guest/protocol.js';
+import type { Disposable } from '../../../shared/disposable.js';
+import { GUEST_WORKSPACE } from '../../link/guest-layout.js';
+import { SHELL_INIT, shellInitText } from '../../shell-startup.js';
+import { AgentError, AgentLine, type BrowserVmLink, bytesOf, field } from './agent-line.js';
+import { BrowserConnections } from './connections.js';
+import { BrowserFiles } from './files.js';
+import { BrowserJobs, shellQuote } from './jobs.js';
 
 /** The guest end of a browser computer's link: `toGuest` takes the host's frames, `fromGuest` gives ours. */
 export class BrowserGuest {

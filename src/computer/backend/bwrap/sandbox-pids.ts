@@ -6,9 +6,9 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../../shared/logger.js';
+import type { ComputerBackend } from '../types.js';
 import { childrenOf, isAlive } from './proc.js';
-import type { ComputerBackend } from './types.js';
 
 /** Field 22 of /proc/<pid>/stat: start time in clock ticks since boot; null when gone. */
 function startTime(pid: number): string | null {

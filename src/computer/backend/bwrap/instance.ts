@@ -5,13 +5,13 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { sleep } from '../../shared/abort.js';
-import { PaddockError } from '../../shared/errors.js';
-import type { Logger } from '../../shared/logger.js';
-import { sandboxName } from './bwrap-args.js';
+import { sleep } from '../../../shared/abort.js';
+import { PaddockError } from '../../../shared/errors.js';
+import type { Logger } from '../../../shared/logger.js';
+import type { JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from '../types.js';
+import { sandboxName } from './args.js';
 import type { CgroupNode } from './cgroups.js';
 import { findDescendantByInnerPid } from './proc.js';
-import type { JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from './types.js';
 import type { DiskQuota } from './workspace.js';
 
 const MIB = 1024 * 1024;

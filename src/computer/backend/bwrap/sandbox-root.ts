@@ -16,7 +16,7 @@
  */
 import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../../shared/logger.js';
 import type { IdMap } from './id-map.js';
 import { isAlive } from './proc.js';
 

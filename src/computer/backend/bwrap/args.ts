@@ -4,7 +4,7 @@
  */
 
 import { basename } from 'node:path';
-import { IMAGE_AGENT_ID } from '../images/ids.js';
+import { IMAGE_AGENT_ID } from '../../images/ids.js';
 import {
   GUEST_AGENT_DIR,
   GUEST_CLIENT_DIRS,
@@ -16,10 +16,10 @@ import {
   GUEST_UID,
   GUEST_USER,
   GUEST_WORKSPACE,
-} from '../link/guest-layout.js';
-import { SHELL_INIT, shellInitText } from '../shell-startup.js';
+} from '../../link/guest-layout.js';
+import { SHELL_INIT, shellInitText } from '../../shell-startup.js';
+import type { SandboxSpec } from '../types.js';
 import { AGENT_CAPABILITIES } from './id-map.js';
-import type { SandboxSpec } from './types.js';
 
 /** Host /etc entries a userland needs and that hold no secrets (missing ones are skipped). */
 export const ETC_ALLOWLIST = [

@@ -8,11 +8,11 @@
  * the walk and the write is never followed.
  */
 import { randomBytes } from 'node:crypto';
-import { GuestFailure } from '../../guest/failure.js';
-import { WithAttachment } from '../../guest/handlers.js';
-import type { CallArgs, CallResult } from '../../guest/protocol.js';
-import { ScopedWalk, type WalkIO, type WalkStep } from '../../guest/scoped-walk.js';
-import { type AgentLine, bytesOf, field } from './browser-agent-line.js';
+import { GuestFailure } from '../../../guest/failure.js';
+import { WithAttachment } from '../../../guest/handlers.js';
+import type { CallArgs, CallResult } from '../../../guest/protocol.js';
+import { ScopedWalk, type WalkIO, type WalkStep } from '../../../guest/scoped-walk.js';
+import { type AgentLine, bytesOf, field } from './agent-line.js';
 
 /**
  * Bytes of one `put`: its base64 follows the request line and the agent takes it with one
