@@ -5,7 +5,7 @@
 import { Emitter } from '../shared/emitter.js';
 import type { Logger } from '../shared/logger.js';
 import type { ComputerLogEntry } from './logs.js';
-import type { PreviewState } from './preview/preview-service.js';
+import type { PreviewState } from './preview/preview-state.js';
 
 /** Lifecycle of a generation. */
 export type Lifecycle = 'booting' | 'running' | 'error' | 'stopped';

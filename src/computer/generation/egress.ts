@@ -18,6 +18,8 @@ import type { EgressLimits, EgressPrincipal, EgressRefused, EgressSession } from
 import type { Grant, Sandbox } from '../../policy/types.js';
 import { randomId } from '../../shared/ids.js';
 import { principalKey } from '../../shared/principal.js';
+import type { JobTable } from '../jobs/job-table.js';
+import type { GuestChannel } from '../link/guest-channel.js';
 import type { GuestClient } from '../link/guest-client.js';
 import {
   GUEST_CA_BUNDLE,
@@ -30,8 +32,11 @@ import { EGRESS_WINDOW_BYTES, GuestSocket, RelayedSockets } from '../link/guest-
 import type { StreamEvent } from '../link/stream-router.js';
 import type { ComputerLog } from '../logs.js';
 import type { EgressAsker, EgressServiceOptions, JobLineage } from './egress-types.js';
-import type { Generation } from './generation.js';
 
+/** What egress needs of its generation: the guest link, and its jobs to name who connected. */
+export interface EgressGeneration extends GuestChannel {
+  readonly jobs: Pick<JobTable, 'idOfFamily' | 'noteEgressRefused'>;
+}
 /** Ports every computer's names listen on whatever the policy says (http, https, ssh). */
 export const BASE_NAME_PORTS = [80, 443, 22];
 
@@ -102,7 +107,7 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
   private readonly narrow: Sandbox | null;
   /** Destinations a person allowed for this computer. */
   private readonly grants: Grant[] = [];
-  private computer: Generation | null = null;
+  private computer: EgressGeneration | null = null;
   private client: GuestClient | null = null;
   /** Whether the computer's resolver hands out names (connections by name reach egress). */
   private named = false;
@@ -135,7 +140,7 @@ export class ComputerEgress extends RelayedSockets implements EgressSession {
    * the resolver cannot run (the agent may not bind port 53: one account for everything), the
    * computer keeps the proxy variables alone, and the log says so.
    */
-  async start(computer: Generation, client: GuestClient): Promise<void> {
+  async start(computer: EgressGeneration, client: GuestClient): Promise<void> {
     this.computer = computer;
     this.client = client;
     computer.streams.attach(this);

@@ -5,7 +5,7 @@
 
 import type { JobState } from '../jobs/job.js';
 import { portsOfProcesses } from '../jobs/listening-ports.js';
-import type { PreviewState } from '../preview/preview-service.js';
+import type { PreviewState } from '../preview/preview-state.js';
 import type { Generation } from './generation.js';
 
 /** One service as get_computer_status lists it. */

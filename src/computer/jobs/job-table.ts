@@ -7,10 +7,10 @@ import { CHANNEL_ENV } from '../../channel/wire.js';
 import { TOOL_CHANNEL_ROOT } from '../../guest/account.js';
 import { Fd } from '../../guest/frames.js';
 import type { FileScope } from '../../guest/path-scope.js';
-import type { ChannelFrame, Hello } from '../../guest/protocol.js';
+import type { ChannelFrame } from '../../guest/protocol.js';
 import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
-import type { JobFamily, SandboxInstance } from '../backend/types.js';
+import type { JobFamily } from '../backend/types.js';
 import type { ComputerEvent } from '../events.js';
 import type { JobLineage } from '../generation/egress-types.js';
 import { jobId } from '../ids.js';
@@ -20,6 +20,7 @@ import type { ComputerLog } from '../logs.js';
 import { checkGuestPath } from '../paths.js';
 import { jobShell } from '../shell-startup.js';
 import { Job, type JobResult } from './job.js';
+import type { JobGuest } from './job-guest.js';
 import {
   type CancelResult,
   checkEnv,
@@ -43,12 +44,7 @@ const JOB_SCRIPT_SCOPE: FileScope = {
   sets: [{ allow: [{ label: 'job-scripts', root: TOOL_CHANNEL_ROOT }], deny: [] }],
 };
 
-/** The running guest, as the table needs it. */
-export interface JobGuest {
-  client: GuestClient;
-  instance: SandboxInstance;
-  hello: Hello;
-}
+export type { JobGuest };
 
 export interface JobTableOptions {
   generation: number;

@@ -10,7 +10,7 @@
 import type { CallArgs } from '../../guest/protocol.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { JobFamily } from '../backend/types.js';
-import type { JobGuest } from './job-table.js';
+import type { JobGuest } from './job-guest.js';
 
 /** Streams of spare shells: above every job number, below the terminals' range. */
 export const SPARE_STREAM_BASE = 0x3000_0000;

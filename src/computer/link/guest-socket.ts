@@ -7,7 +7,7 @@
 import { Duplex } from 'node:stream';
 import { Fd, FrameKind } from '../../guest/frames.js';
 import { PaddockError } from '../../shared/errors.js';
-import type { Generation } from '../generation/generation.js';
+import type { GuestChannel } from './guest-channel.js';
 import { RELAY_STREAM_BASE, STREAM_RANGE, type StreamEvent, type StreamOwner } from './stream-router.js';
 
 /** Bytes in flight per direction and connection before the receiver grants more. */
@@ -36,7 +36,7 @@ export class GuestSocket extends Duplex {
   receivedBytes = 0;
 
   constructor(
-    private readonly computer: Generation,
+    private readonly computer: GuestChannel,
     readonly stream: number,
     private readonly onGone: () => void,
     windowBytes = RELAY_WINDOW_BYTES,
@@ -183,7 +183,7 @@ export abstract class RelayedSockets implements StreamOwner {
 class GenerationRelay extends RelayedSockets {
   private next = 0;
 
-  constructor(readonly computer: Generation) {
+  constructor(readonly computer: GuestChannel) {
     super();
   }
 
@@ -217,7 +217,7 @@ export class GuestConnector {
   private relay: GenerationRelay | null = null;
 
   /** Connects to 127.0.0.1:`port` inside `c`; NOT_FOUND (reason `refused`) when nothing listens. */
-  open(c: Generation, port: number): Promise<GuestSocket> {
+  open(c: GuestChannel, port: number): Promise<GuestSocket> {
     if (this.relay?.computer !== c) {
       this.relay = new GenerationRelay(c);
       c.streams.attach(this.relay);

@@ -18,29 +18,14 @@ import type { Generation } from '../generation/generation.js';
 import { jobListeningOn, listeningPortsOf } from '../generation/services.js';
 import { GuestConnector, type GuestSocket } from '../link/guest-socket.js';
 import type { ComputerLog } from '../logs.js';
+import type { PreviewState } from './preview-state.js';
 
 /** Port previewed when neither the configuration nor the profile names one. */
 export const DEFAULT_PREVIEW_PORT = 8000;
 /** Longest wait for the probe's answer after connecting. */
 const PROBE_TIMEOUT_MS = 3000;
 
-/** What the dock's preview pane shows (the dock's DockPreview). */
-export interface PreviewState {
-  [key: string]: unknown;
-  /** Guest path last navigated to, e.g. `/index.html?x=1#top`. */
-  path: string | null;
-  /** Where the pane points: the path under the preview's base path. */
-  url: string | null;
-  port: number | null;
-  status: 'idle' | 'loading' | 'ready' | 'unreachable';
-  message: string | null;
-  /** Grows with every navigation request, so the same path can be reloaded. */
-  navigation: number;
-  /** The job whose processes served the page when it was probed (null when unknown). */
-  jobId: string | null;
-  /** Set when that job ended since: the page's server is gone with it. */
-  jobEnded: { jobId: string; state: string } | null;
-}
+export type { PreviewState };
 
 /** What one probe of the preview port found. */
 export interface PreviewObservation {
