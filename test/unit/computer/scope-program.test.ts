@@ -39,12 +39,13 @@ describe('paddock-scope, the jobs’ Landlock launcher', () => {
         assert.equal(plain.stdout.trim(), 'outside-readable', 'the probe can succeed without the launcher');
         const cwd = mkdtempSync(join(tmpdir(), 'paddock-scope-cwd-'));
         chmodSync(cwd, 0o777);
+        // a child between fork and exec shows an empty environ for a moment: read until it shows
         const r = spawnSync(
           path,
           [
             '/bin/sh',
             '-c',
-            `echo "$0 $1 $SCOPE_MARK"; ${probe}; sleep 5 & cat /proc/$!/environ | tr "\\0" "\\n" | grep -c SCOPE_MARK; kill $!; mkdir d1 d2; touch d1/f; mv d1/f d2/f && echo moved`,
+            `echo "$0 $1 $SCOPE_MARK"; ${probe}; sleep 5 & for i in $(seq 200); do n=$(tr "\\0" "\\n" < /proc/$!/environ | grep -c SCOPE_MARK); [ "$n" = 1 ] && break; done; echo "$n"; kill $!; mkdir d1 d2; touch d1/f; mv d1/f d2/f && echo moved`,
             'zero',
             'one',
           ],
