@@ -6,7 +6,6 @@
 import type { AuditStore } from '../audit/types.js';
 import type { Sandbox } from '../policy/types.js';
 import { raceAbort } from '../shared/abort.js';
-import type { PaddockError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { startCallSpan } from '../telemetry/attributes.js';
 import { NOOP_TRACER, type Tracer } from '../telemetry/types.js';
