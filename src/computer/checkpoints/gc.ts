@@ -1,0 +1,71 @@
+/**
+ * Garbage collection of one computer's objects: mark every tree and blob reachable from a
+ * manifest, then remove every other object and everything in `tmp/` (what a checkpoint cut short
+ * left behind). Runs under the computer's lock, so no checkpoint is being written meanwhile.
+ */
+import { readdir, rm, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ObjectStore } from './objects.js';
+import type { Manifest } from './types.js';
+
+/** What a collection removed and what is left. */
+export interface GcResult {
+  removedObjects: number;
+  removedBytes: number;
+  removedTemp: number;
+  /** Bytes of the objects that remain (all referenced). */
+  keptBytes: number;
+  keptObjects: number;
+}
+
+/** The objects reachable from `manifests`, each with its size in bytes. */
+export async function markReachable(
+  objects: ObjectStore,
+  manifests: Manifest[],
+): Promise<Map<string, number>> {
+  const marked = new Map<string, number>();
+  const trees = manifests.map((m) => m.root.tree);
+  while (trees.length > 0) {
+    const hash = trees.pop() as string;
+    if (marked.has(hash)) continue;
+    marked.set(hash, (await stat(objects.pathOf(hash))).size);
+    for (const e of (await objects.readTree(hash)).entries) {
+      if (e.type === 'dir') trees.push(e.tree);
+      else if (e.type === 'file') marked.set(e.hash, e.size);
+    }
+  }
+  return marked;
+}
+
+/** Removes what no manifest reaches. */
+export async function collect(objects: ObjectStore, manifests: Manifest[]): Promise<GcResult> {
+  const marked = await markReachable(objects, manifests);
+  const result: GcResult = {
+    removedObjects: 0,
+    removedBytes: 0,
+    removedTemp: 0,
+    keptBytes: 0,
+    keptObjects: 0,
+  };
+  for (const name of await readdir(objects.tmpDir).catch(() => [] as string[])) {
+    await rm(join(objects.tmpDir, name), { recursive: true, force: true });
+    result.removedTemp++;
+  }
+  for (const prefix of await readdir(objects.objectsDir).catch(() => [] as string[])) {
+    const dir = join(objects.objectsDir, prefix);
+    for (const rest of await readdir(dir)) {
+      const hash = prefix + rest;
+      const size = marked.get(hash);
+      if (size !== undefined) {
+        result.keptBytes += size;
+        result.keptObjects++;
+        continue;
+      }
+      const path = join(dir, rest);
+      result.removedBytes += (await stat(path)).size;
+      await unlink(path);
+      result.removedObjects++;
+    }
+  }
+  return result;
+}

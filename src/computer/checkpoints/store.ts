@@ -1,0 +1,221 @@
+/**
+ * Checkpoints of directory trees, per computer, under `<data>/checkpoints/<computer>/`:
+ *
+ * - `objects/` trees and file contents by SHA-256 (objects.ts), shared by all its checkpoints;
+ * - `manifests/<id>.json` one per checkpoint: written to `tmp/`, flushed, then renamed, so a
+ *   checkpoint exists whole or not at all;
+ * - `tmp/` work in progress, `usage.json` the bytes its objects hold, `lock` the writer's pid.
+ *
+ * Retention keeps at most `maxCount` checkpoints and `maxBytes` of objects, dropping the oldest.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { computerNameProblem } from '../../shared/computer-name.js';
+import { PaddockError } from '../../shared/errors.js';
+import { timeOrderedId } from '../../shared/ids.js';
+import { openRootDir } from './at.js';
+import { collect, type GcResult } from './gc.js';
+import { KeyedLock } from './lock.js';
+import { ObjectStore } from './objects.js';
+import { restoreTree } from './restore.js';
+import { snapshotTree } from './snapshot.js';
+import { type CheckpointInfo, infoOf, type Manifest, RETENTION_SETTINGS, type Retention } from './types.js';
+
+const ID_PATTERN = /^ck_[0-9a-z]{9}[A-Za-z0-9_-]{11}$/;
+
+/** How the store is set up. */
+export interface CheckpointStoreOptions {
+  /** The data directory; checkpoints live in its `checkpoints/`. */
+  dataDir: string;
+  retention: Retention;
+  /** Files copied at once (default 16). */
+  concurrency?: number;
+  /** Flush objects to disk before a manifest makes them a checkpoint (default true). */
+  durable?: boolean;
+}
+
+/** Checkpoints of directory trees, kept per computer with retention and garbage collection. */
+export class CheckpointStore {
+  private readonly lock = new KeyedLock();
+  private readonly concurrency: number;
+
+  constructor(private readonly opts: CheckpointStoreOptions) {
+    this.concurrency = opts.concurrency ?? 16;
+  }
+
+  /** The directory of `computer`'s checkpoints. */
+  dirOf(computer: string): string {
+    const problem = computerNameProblem(computer);
+    if (problem) throw new PaddockError('INVALID_ARGUMENT', problem);
+    return join(this.opts.dataDir, 'checkpoints', computer);
+  }
+
+  /** Takes a checkpoint of the tree at `source` for `computer`, then applies retention. */
+  async create(
+    computer: string,
+    source: string,
+    o: { label?: string; signal?: AbortSignal } = {},
+  ): Promise<CheckpointInfo> {
+    const dir = this.dirOf(computer);
+    await this.ensureLayout(dir);
+    return this.lock.run(computer, join(dir, 'lock'), async (stale) => {
+      const objects = this.objectsOf(dir);
+      const earlier = await this.manifests(dir);
+      if (stale || (await readdir(objects.tmpDir)).length > 0) await this.collectIn(dir, earlier);
+      const last = earlier.at(-1) ?? null;
+      const root = await openRootDir(source);
+      const snap = await snapshotTree(root, {
+        objects,
+        previous: last?.root.tree ?? null,
+        concurrency: this.concurrency,
+        maxBytes: this.opts.retention.maxBytes,
+        maxBytesSetting: RETENTION_SETTINGS.maxBytes,
+        ...(o.signal ? { signal: o.signal } : {}),
+      });
+      const manifest: Manifest = {
+        version: 1,
+        id: timeOrderedId('ck', 8),
+        seq: (last?.seq ?? 0) + 1,
+        computer,
+        label: o.label ?? null,
+        createdAt: new Date().toISOString(),
+        root: snap.root,
+        addedBytes: snap.addedBytes,
+        files: snap.files,
+        bytes: snap.bytes,
+        skipped: snap.skipped,
+      };
+      if (this.opts.durable !== false) await promisify(execFile)('sync', ['-f', objects.objectsDir]);
+      await this.writeAtomically(dir, join('manifests', `${manifest.id}.json`), JSON.stringify(manifest));
+      const usage = (await this.usage(dir)) + snap.addedBytes;
+      await this.writeAtomically(dir, 'usage.json', JSON.stringify({ bytes: usage }));
+      await this.retain(dir, [...earlier, manifest], usage);
+      return infoOf(manifest);
+    });
+  }
+
+  /** `computer`'s checkpoints, newest first. */
+  async list(computer: string): Promise<CheckpointInfo[]> {
+    return (await this.manifests(this.dirOf(computer))).reverse().map(infoOf);
+  }
+
+  /** Checkpoint `id` of `computer`; NOT_FOUND when there is none. */
+  async get(computer: string, id: string): Promise<Manifest> {
+    const dir = this.dirOf(computer);
+    if (ID_PATTERN.test(id)) {
+      try {
+        return JSON.parse(await readFile(join(dir, 'manifests', `${id}.json`), 'utf8')) as Manifest;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      }
+    }
+    throw new PaddockError(
+      'NOT_FOUND',
+      `Computer ${computer} has no checkpoint ${JSON.stringify(id)}: list_checkpoints shows the ones it has (the oldest are removed by retention).`,
+      { checkpointId: id },
+    );
+  }
+
+  /** Writes checkpoint `id` of `computer` into `dest`, which must be absent or an empty directory. */
+  async restore(computer: string, id: string, dest: string): Promise<void> {
+    const dir = this.dirOf(computer);
+    await this.ensureLayout(dir);
+    await this.lock.run(computer, join(dir, 'lock'), async () => {
+      const m = await this.get(computer, id);
+      await restoreTree(this.objectsOf(dir), m.root, dest, this.concurrency);
+    });
+  }
+
+  /** Removes checkpoint `id` of `computer` and the objects only it used. */
+  async remove(computer: string, id: string): Promise<GcResult> {
+    const dir = this.dirOf(computer);
+    await this.ensureLayout(dir);
+    return this.lock.run(computer, join(dir, 'lock'), async () => {
+      await this.get(computer, id);
+      await unlink(join(dir, 'manifests', `${id}.json`));
+      return this.collectIn(dir, await this.manifests(dir));
+    });
+  }
+
+  /** Removes every object no checkpoint uses and whatever an interrupted checkpoint left. */
+  async gc(computer: string): Promise<GcResult> {
+    const dir = this.dirOf(computer);
+    await this.ensureLayout(dir);
+    return this.lock.run(computer, join(dir, 'lock'), async () =>
+      this.collectIn(dir, await this.manifests(dir)),
+    );
+  }
+
+  /** Bytes held by `computer`'s objects (exact after a collection, an upper bound otherwise). */
+  async bytesOf(computer: string): Promise<number> {
+    return this.usage(this.dirOf(computer));
+  }
+
+  private objectsOf(dir: string): ObjectStore {
+    return new ObjectStore(join(dir, 'objects'), join(dir, 'tmp'));
+  }
+
+  private async ensureLayout(dir: string): Promise<void> {
+    for (const sub of ['objects', 'manifests', 'tmp'])
+      await mkdir(join(dir, sub), { recursive: true, mode: 0o700 });
+  }
+
+  private async manifests(dir: string): Promise<Manifest[]> {
+    const names = (await readdir(join(dir, 'manifests'))).filter((n) => n.endsWith('.json'));
+    const all = await Promise.all(
+      names.map(async (n) => JSON.parse(await readFile(join(dir, 'manifests', n), 'utf8')) as Manifest),
+    );
+    return all.sort((a, b) => a.seq - b.seq);
+  }
+
+  private async usage(dir: string): Promise<number> {
+    try {
+      return (JSON.parse(await readFile(join(dir, 'usage.json'), 'utf8')) as { bytes: number }).bytes;
+    } catch {
+      return 0;
+    }
+  }
+
+  private async collectIn(dir: string, manifests: Manifest[]): Promise<GcResult> {
+    const result = await collect(this.objectsOf(dir), manifests);
+    await this.writeAtomically(dir, 'usage.json', JSON.stringify({ bytes: result.keptBytes }));
+    return result;
+  }
+
+  /** Drops the oldest checkpoints until both retention limits hold (the newest always stays). */
+  private async retain(dir: string, manifests: Manifest[], usage: number): Promise<void> {
+    const { maxCount, maxBytes } = this.opts.retention;
+    const live = [...manifests];
+    let dropped = false;
+    while (live.length > Math.max(1, maxCount)) {
+      await unlink(join(dir, 'manifests', `${(live.shift() as Manifest).id}.json`));
+      dropped = true;
+    }
+    let bytes = dropped ? (await this.collectIn(dir, live)).keptBytes : usage;
+    while (bytes > maxBytes && live.length > 1) {
+      await unlink(join(dir, 'manifests', `${(live.shift() as Manifest).id}.json`));
+      bytes = (await this.collectIn(dir, live)).keptBytes;
+    }
+  }
+
+  /** Writes `rel` under `dir` through a flushed temporary file and a rename. */
+  private async writeAtomically(dir: string, rel: string, text: string): Promise<void> {
+    const tmp = join(dir, 'tmp', `${process.pid}.${rel.replaceAll('/', '_')}`);
+    const h = await open(tmp, 'w', 0o600);
+    try {
+      await h.writeFile(text);
+      await h.sync();
+    } finally {
+      await h.close();
+    }
+    await rename(tmp, join(dir, rel));
+    const d = await open(join(dir, rel, '..'), 'r');
+    try {
+      await d.sync();
+    } finally {
+      await d.close();
+    }
+  }
+}

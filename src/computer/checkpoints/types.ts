@@ -1,0 +1,111 @@
+/**
+ * The shapes a checkpoint is made of on disk. A checkpoint is a manifest naming the root tree; a
+ * tree is one directory's entries; a file entry names the blob holding its bytes. Trees and blobs
+ * are objects named by the SHA-256 of their bytes, so an unchanged directory or file costs nothing
+ * in a later checkpoint.
+ */
+
+/** What every entry records about its inode, restored exactly. */
+export interface EntryMeta {
+  name: string;
+  /** Permission bits including setuid, setgid and sticky (`mode & 0o7777`). */
+  mode: number;
+  uid: number;
+  gid: number;
+  /** Modification time in nanoseconds since the epoch, as a decimal string (exceeds 2^53). */
+  mtimeNs: string;
+}
+
+/** A regular file: its bytes live in blob `hash`. `ino` and `ctimeNs` let the next checkpoint reuse it unread. */
+export interface FileEntry extends EntryMeta {
+  type: 'file';
+  size: number;
+  hash: string;
+  ino: string;
+  ctimeNs: string;
+}
+
+/** A further name of a file met earlier in the same checkpoint (a hard link), by its root-relative path. */
+export interface LinkEntry {
+  name: string;
+  type: 'hardlink';
+  target: string;
+}
+
+/** A symbolic link: its text is stored, never followed. */
+export interface SymlinkEntry extends EntryMeta {
+  type: 'symlink';
+  target: string;
+}
+
+/** A directory: its entries are tree `tree`. */
+export interface DirEntry extends EntryMeta {
+  type: 'dir';
+  tree: string;
+}
+
+export type TreeEntry = FileEntry | LinkEntry | SymlinkEntry | DirEntry;
+
+/** One directory's entries, sorted by name. */
+export interface Tree {
+  entries: TreeEntry[];
+}
+
+/** The record that makes a checkpoint exist: written last, by rename. */
+export interface Manifest {
+  version: 1;
+  id: string;
+  /** Per computer, increasing: orders checkpoints. */
+  seq: number;
+  computer: string;
+  label: string | null;
+  createdAt: string;
+  /** The root directory itself (its name is empty). */
+  root: DirEntry;
+  /** Bytes of objects this checkpoint wrote that no earlier object had (what it added to disk). */
+  addedBytes: number;
+  files: number;
+  bytes: number;
+  /** Sockets, FIFOs and device nodes met and not kept (count). */
+  skipped: number;
+}
+
+/** What a caller sees of a checkpoint. */
+export interface CheckpointInfo {
+  id: string;
+  seq: number;
+  label: string | null;
+  createdAt: string;
+  addedBytes: number;
+  files: number;
+  bytes: number;
+  skipped: number;
+}
+
+/** Retention of one computer's checkpoints. */
+export interface Retention {
+  /** At most this many checkpoints; the oldest go first (setting `computer.checkpoints.maxCount`). */
+  maxCount: number;
+  /** At most this many bytes of objects; the oldest go first (setting `computer.checkpoints.maxBytes`). */
+  maxBytes: number;
+}
+
+/** Names of the retention settings as a person configures them, used in error messages. */
+export const RETENTION_SETTINGS = {
+  maxCount: 'computer.checkpoints.maxCount',
+  maxBytes: 'computer.checkpoints.maxBytes',
+} as const;
+
+/** The manifest's public part. */
+export function infoOf(m: Manifest): CheckpointInfo {
+  return {
+    id: m.id,
+    seq: m.seq,
+    label: m.label,
+    createdAt: m.createdAt,
+    addedBytes: m.addedBytes,
+    files: m.files,
+    bytes: m.bytes,
+    skipped: m.skipped,
+  };
+}
