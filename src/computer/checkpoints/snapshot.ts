@@ -15,9 +15,12 @@ import type { DirEntry, FileEntry, TreeEntry } from './types.js';
 
 /**
  * A change is seen in ctime only if it falls in a later clock tick than the ctime read before the
- * copy; a file changed less than this long before its copy began is copied again after a pause.
+ * copy; a file changed less than this long before its copy began is read twice and kept when both
+ * reads agree.
  */
 const SETTLE_MS = 20;
+/** Pause before copying a file again that changed during its copy (times the attempt). */
+const RETRY_MS = 5;
 /** Copies of one file before the snapshot gives up on it. */
 const MAX_ATTEMPTS = 8;
 
@@ -112,8 +115,14 @@ export async function snapshotTree(root: FileHandle, opts: SnapshotOptions): Pro
     }
   };
 
-  /** Copies one regular file, again while it keeps changing; null when it vanished or is no longer a file. */
+  /**
+   * Copies one regular file, again while it keeps changing; null when it vanished or is no longer a
+   * file. A copy counts when the file's state after it equals the state before, and either that
+   * state is older than a clock tick (a later write would show in ctime) or a second such copy
+   * read the same bytes.
+   */
   const copyFile = async (dir: FileHandle, name: string, st0: BigIntStats): Promise<FileEntry | null> => {
+    let unsettledHash: string | null = null;
     for (let attempt = 1; ; attempt++) {
       opts.signal?.throwIfAborted();
       const startedMs = Date.now();
@@ -130,7 +139,7 @@ export async function snapshotTree(root: FileHandle, opts: SnapshotOptions): Pro
           after.ctimeNs === before.ctimeNs &&
           stored.readBytes === Number(before.size);
         const settled = before.ctimeNs < BigInt(startedMs - SETTLE_MS) * 1_000_000n;
-        if (steady && settled) {
+        if (steady && (settled || unsettledHash === stored.hash)) {
           account(stored.hash, stored.size, stored.added);
           return {
             ...meta(name, after),
@@ -138,9 +147,11 @@ export async function snapshotTree(root: FileHandle, opts: SnapshotOptions): Pro
             size: stored.size,
             hash: stored.hash,
             ino: after.ino.toString(),
-            ctimeNs: after.ctimeNs.toString(),
+            // an unsettled state could change again within its tick unseen: never reuse it unread
+            ctimeNs: settled ? after.ctimeNs.toString() : '0',
           };
         }
+        unsettledHash = steady ? stored.hash : null;
         // an object of a torn copy is unreferenced: garbage collection removes it
       } finally {
         await h.close();
@@ -152,7 +163,8 @@ export async function snapshotTree(root: FileHandle, opts: SnapshotOptions): Pro
           { file: name },
         );
       }
-      await sleep(SETTLE_MS, undefined, opts.signal ? { signal: opts.signal } : undefined);
+      if (unsettledHash === null)
+        await sleep(RETRY_MS * attempt, undefined, opts.signal ? { signal: opts.signal } : undefined);
     }
   };
 

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { pollUntil } from '../../../helpers/poll.js';
+import { scratch, storeHolds } from './tree-fixture.js';
+
+/** Runs `source` in a separate Node process (a real concurrent attacker or writer). */
+function startNode(source: string, args: string[]): ChildProcess {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', source, ...args], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return child;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+const SWAPPER = `
+import { renameSync, symlinkSync, unlinkSync } from 'node:fs';
+const [src, outside] = process.argv.slice(1);
+const pause = () => new Promise((r) => setImmediate(r));
+for (;;) {
+  renameSync(src + '/d', src + '/d.real');
+  symlinkSync(outside, src + '/d');
+  renameSync(src + '/x', src + '/x.real');
+  symlinkSync(outside + '/f', src + '/x');
+  await pause();
+  unlinkSync(src + '/d');
+  renameSync(src + '/d.real', src + '/d');
+  unlinkSync(src + '/x');
+  renameSync(src + '/x.real', src + '/x');
+  await pause();
+}`;
+
+const WRITER = `
+import { openSync, writeSync } from 'node:fs';
+const [src, n, size] = process.argv.slice(1);
+const fds = Array.from({ length: Number(n) }, (_, i) => openSync(src + '/w' + i, 'r+'));
+const buf = Buffer.alloc(Number(size));
+let v = 1;
+for (;;) {
+  for (const fd of fds) {
+    buf.fill(v);
+    // the whole new content in one write: every state between writes is uniform
+    writeSync(fd, buf, 0, buf.length, 0);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  v = (v % 250) + 1;
+}`;
+
+function uniform(buf: Buffer): boolean {
+  return buf.length > 0 && buf.every((b) => b === buf[0]);
+}
+
+describe('checkpoint store under attack', () => {
+  it('a directory or file swapped for a symlink during a snapshot never makes the store read outside the tree', async () => {
+    const { dir, store, cleanup } = scratch();
+    const src = join(dir, 'src');
+    const outside = join(dir, 'outside');
+    mkdirSync(join(src, 'd'), { recursive: true });
+    mkdirSync(join(outside, 'sub'), { recursive: true });
+    writeFileSync(join(outside, 'f'), 'HOST SECRET');
+    writeFileSync(join(outside, 'sub', 'g'), 'HOST SECRET');
+    for (let i = 0; i < 50; i++) writeFileSync(join(src, 'd', `f${i}`), `inside ${i}`);
+    writeFileSync(join(src, 'x'), 'inside x');
+    const swapper = startNode(SWAPPER, [src, outside]);
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 40; i++) ids.push((await store.create('box', src)).id);
+      await stop(swapper);
+      assert.equal(storeHolds(join(dir, 'data'), 'HOST SECRET'), false, 'the store copied a host file');
+      let sawLink = 0;
+      for (const [i, id] of ids.entries()) {
+        const dest = join(dir, `r${i}`);
+        await store.restore('box', id, dest);
+        for (const name of readdirSync(dest)) {
+          const st = lstatSync(join(dest, name));
+          if (st.isSymbolicLink()) {
+            sawLink++;
+            assert.ok(readlinkSync(join(dest, name)).startsWith(outside));
+          } else if (st.isFile()) assert.match(readFileSync(join(dest, name), 'utf8'), /^inside/);
+          else
+            for (const f of readdirSync(join(dest, name)))
+              assert.match(readFileSync(join(dest, name, f), 'utf8'), /^inside/);
+        }
+      }
+      process.stderr.write(`swap test: ${sawLink} links caught in ${ids.length} checkpoints\n`);
+    } finally {
+      await stop(swapper);
+      cleanup();
+    }
+  });
+
+  it('a checkpoint taken while a writer rewrites files holds each file as before or after a write, never torn', async () => {
+    const { dir, store, cleanup } = scratch();
+    const src = join(dir, 'src');
+    mkdirSync(src);
+    const n = 6;
+    const size = 2 * 1024 * 1024;
+    for (let i = 0; i < n; i++) writeFileSync(join(src, `w${i}`), Buffer.alloc(size, 0));
+    const writer = startNode(WRITER, [src, String(n), String(size)]);
+    try {
+      // control: a plain reader does see torn files, so this writer really races a copy
+      await pollUntil(
+        () => !uniform(readFileSync(join(src, `w${Math.floor(Math.random() * n)}`))),
+        'a plain read to catch a file mid-write',
+        30_000,
+        1,
+      );
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push((await store.create('box', src)).id);
+      await stop(writer);
+      for (const [i, id] of ids.entries()) {
+        const dest = join(dir, `r${i}`);
+        await store.restore('box', id, dest);
+        for (let f = 0; f < n; f++) {
+          const bytes = readFileSync(join(dest, `w${f}`));
+          assert.equal(bytes.length, size);
+          assert.ok(uniform(bytes), `checkpoint ${id} holds w${f} torn`);
+        }
+      }
+    } finally {
+      await stop(writer);
+      cleanup();
+    }
+  });
+});
