@@ -26,10 +26,15 @@ import type { DirEntry, FileEntry, LinkEntry, SymlinkEntry } from './types.js';
 
 type Placed<T> = { path: string; entry: T };
 
-/** Seconds since the epoch (what Node's utimes takes) from nanoseconds as text. */
+/**
+ * Seconds since the epoch (what Node's utimes takes) from nanoseconds as text. A double holds
+ * about a quarter of a microsecond at today's dates, so the time is kept to the microsecond: the
+ * value aims at the middle of its microsecond, so rounding either way lands in it.
+ */
 function secondsOf(ns: string): number {
   const n = BigInt(ns);
-  return Number(n / 1_000_000_000n) + Number(n % 1_000_000_000n) / 1e9;
+  const micros = (n % 1_000_000_000n) / 1000n;
+  return Number(n / 1_000_000_000n) + (Number(micros) + 0.5) / 1e6;
 }
 
 function checkName(name: string): void {

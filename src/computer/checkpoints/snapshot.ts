@@ -100,10 +100,10 @@ export async function snapshotTree(root: FileHandle, opts: SnapshotOptions): Pro
 
   // the first failure of any copy stops the walk too
   let failure: unknown = null;
-  const account = (hash: string, size: number, added: number): void => {
+  /** Counts object `hash` as part of this checkpoint (once), against `maxBytes`. */
+  const account = (hash: string, size: number): void => {
     if (seenObjects.has(hash)) return;
     seenObjects.add(hash);
-    counts.addedBytes += added;
     counts.ownBytes += size;
     if (counts.ownBytes > opts.maxBytes) {
       failure = new PaddockError(
@@ -132,6 +132,8 @@ export async function snapshotTree(root: FileHandle, opts: SnapshotOptions): Pro
         const before = await h.stat({ bigint: true });
         if (!before.isFile() || before.ino !== st0.ino) return null;
         const stored = await objects.putFile(h, Number(before.size));
+        // on disk from now on, kept or not (a torn copy's object waits for collection)
+        counts.addedBytes += stored.added;
         const after = await h.stat({ bigint: true });
         const steady =
           after.size === before.size &&
@@ -140,7 +142,7 @@ export async function snapshotTree(root: FileHandle, opts: SnapshotOptions): Pro
           stored.readBytes === Number(before.size);
         const settled = before.ctimeNs < BigInt(startedMs - SETTLE_MS) * 1_000_000n;
         if (steady && (settled || unsettledHash === stored.hash)) {
-          account(stored.hash, stored.size, stored.added);
+          account(stored.hash, stored.size);
           return {
             ...meta(name, after),
             type: 'file',
@@ -225,7 +227,7 @@ export async function snapshotTree(root: FileHandle, opts: SnapshotOptions): Pro
       prev.mtimeNs === st.mtimeNs.toString() &&
       prev.size === Number(st.size)
     ) {
-      account(prev.hash, prev.size, 0);
+      account(prev.hash, prev.size);
       return { ...prev, ...meta(name, st) };
     }
     return pooled(() => copyFile(dir, name, st));
@@ -262,7 +264,8 @@ export async function snapshotTree(root: FileHandle, opts: SnapshotOptions): Pro
           const stored = await objects.putTree({
             entries: entries.filter((e): e is TreeEntry => e !== null),
           });
-          account(stored.hash, stored.size, stored.added);
+          counts.addedBytes += stored.added;
+          account(stored.hash, stored.size);
           return { ...meta(name, st), type: 'dir', tree: stored.hash } satisfies DirEntry;
         } finally {
           await dir.close();
