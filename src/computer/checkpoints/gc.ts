@@ -2,8 +2,9 @@
  * Garbage collection of one computer's objects: mark every tree and blob reachable from a
  * manifest, then remove every other object and everything in `tmp/` (what a checkpoint cut short
  * left behind). Runs under the computer's lock, so no checkpoint is being written meanwhile.
+ * Synchronous, in the checkpoint worker.
  */
-import { readdir, rm, stat, unlink } from 'node:fs/promises';
+import { existsSync, readdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ObjectStore } from './objects.js';
 import type { Manifest } from './types.js';
@@ -19,17 +20,14 @@ export interface GcResult {
 }
 
 /** The objects reachable from `manifests`, each with its size in bytes. */
-export async function markReachable(
-  objects: ObjectStore,
-  manifests: Manifest[],
-): Promise<Map<string, number>> {
+export function markReachable(objects: ObjectStore, manifests: Manifest[]): Map<string, number> {
   const marked = new Map<string, number>();
   const trees = manifests.map((m) => m.root.tree);
   while (trees.length > 0) {
     const hash = trees.pop() as string;
     if (marked.has(hash)) continue;
-    marked.set(hash, (await stat(objects.pathOf(hash))).size);
-    for (const e of (await objects.readTree(hash)).entries) {
+    marked.set(hash, statSync(objects.pathOf(hash)).size);
+    for (const e of objects.readTree(hash).entries) {
       if (e.type === 'dir') trees.push(e.tree);
       else if (e.type === 'file') marked.set(e.hash, e.size);
     }
@@ -38,8 +36,8 @@ export async function markReachable(
 }
 
 /** Removes what no manifest reaches. */
-export async function collect(objects: ObjectStore, manifests: Manifest[]): Promise<GcResult> {
-  const marked = await markReachable(objects, manifests);
+export function collect(objects: ObjectStore, manifests: Manifest[]): GcResult {
+  const marked = markReachable(objects, manifests);
   const result: GcResult = {
     removedObjects: 0,
     removedBytes: 0,
@@ -47,23 +45,25 @@ export async function collect(objects: ObjectStore, manifests: Manifest[]): Prom
     keptBytes: 0,
     keptObjects: 0,
   };
-  for (const name of await readdir(objects.tmpDir).catch(() => [] as string[])) {
-    await rm(join(objects.tmpDir, name), { recursive: true, force: true });
-    result.removedTemp++;
+  if (existsSync(objects.tmpDir)) {
+    for (const name of readdirSync(objects.tmpDir)) {
+      rmSync(join(objects.tmpDir, name), { recursive: true, force: true });
+      result.removedTemp++;
+    }
   }
-  for (const prefix of await readdir(objects.objectsDir).catch(() => [] as string[])) {
+  if (!existsSync(objects.objectsDir)) return result;
+  for (const prefix of readdirSync(objects.objectsDir)) {
     const dir = join(objects.objectsDir, prefix);
-    for (const rest of await readdir(dir)) {
-      const hash = prefix + rest;
-      const size = marked.get(hash);
+    for (const rest of readdirSync(dir)) {
+      const size = marked.get(prefix + rest);
       if (size !== undefined) {
         result.keptBytes += size;
         result.keptObjects++;
         continue;
       }
       const path = join(dir, rest);
-      result.removedBytes += (await stat(path)).size;
-      await unlink(path);
+      result.removedBytes += statSync(path).size;
+      unlinkSync(path);
       result.removedObjects++;
     }
   }

@@ -2,16 +2,26 @@
  * The content-addressed object store of one computer's checkpoints: `objects/<2 hex>/<62 hex>`,
  * each named by the SHA-256 of its bytes, written to `tmp/` first and renamed into place, so an
  * object under its final name is always whole. Objects are never changed after that; only garbage
- * collection removes them.
+ * collection removes them. Synchronous: it runs in the checkpoint worker (worker.ts), where a
+ * system call costs a few microseconds instead of a thread-pool round trip.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Tree } from './types.js';
 
 /** Files up to this size are read whole; larger ones stream through in chunks of it. */
-const WHOLE_FILE_BYTES = 1024 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
 
 /** How a stored file's bytes went: its object, and whether they were new to the store. */
 export interface Stored {
@@ -23,10 +33,19 @@ export interface Stored {
 
 /** The objects of one computer's checkpoints. */
 export class ObjectStore {
+  private readonly buf = Buffer.allocUnsafe(CHUNK_BYTES + 1);
+
   constructor(
     readonly objectsDir: string,
     readonly tmpDir: string,
   ) {}
+
+  /** Makes the 256 prefix directories (once per store). */
+  prepare(): void {
+    for (let i = 0; i < 256; i++)
+      mkdirSync(join(this.objectsDir, i.toString(16).padStart(2, '0')), { recursive: true, mode: 0o700 });
+    mkdirSync(this.tmpDir, { recursive: true, mode: 0o700 });
+  }
 
   /** Where object `hash` lives. */
   pathOf(hash: string): string {
@@ -34,84 +53,78 @@ export class ObjectStore {
   }
 
   /** Whether object `hash` exists. */
-  async has(hash: string): Promise<boolean> {
-    try {
-      await stat(this.pathOf(hash));
-      return true;
-    } catch {
-      return false;
-    }
+  has(hash: string): boolean {
+    return existsSync(this.pathOf(hash));
   }
 
   /** Stores `bytes` (a tree or a small file) unless an equal object exists. */
-  async putBytes(bytes: Buffer): Promise<Stored> {
+  putBytes(bytes: Buffer): Stored {
     const hash = createHash('sha256').update(bytes).digest('hex');
-    if (await this.has(hash)) return { hash, size: bytes.length, added: 0 };
+    if (this.has(hash)) return { hash, size: bytes.length, added: 0 };
     const tmp = this.tmpName();
-    await writeFile(tmp, bytes, { mode: 0o400, flag: 'wx' });
-    return { hash, size: bytes.length, added: await this.settle(tmp, hash, bytes.length) };
+    const fd = openSync(tmp, 'wx', 0o400);
+    try {
+      let at = 0;
+      while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, this.pathOf(hash));
+    return { hash, size: bytes.length, added: bytes.length };
   }
 
   /**
-   * Stores what `src` holds from offset 0 to its end (`size` as examined: a reader compares the
-   * file's state before and after, so more or fewer bytes only mean a retry).
+   * Stores what open file `fd` holds from offset 0 to its end (`size` as examined: the caller
+   * compares the file's state before and after, so more or fewer bytes only mean a retry).
    */
-  async putFile(src: FileHandle, size: number): Promise<Stored & { readBytes: number }> {
-    if (size <= WHOLE_FILE_BYTES) {
-      const buf = Buffer.allocUnsafe(size + 1);
+  putFile(fd: number, size: number): Stored & { readBytes: number } {
+    if (size <= CHUNK_BYTES) {
       let got = 0;
       for (;;) {
-        const { bytesRead } = await src.read(buf, got, buf.length - got, got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
-        if (got === buf.length) break;
+        const n = readSync(fd, this.buf, got, this.buf.length - got, got);
+        if (n === 0) break;
+        got += n;
+        if (got === this.buf.length) break;
       }
-      const bytes = buf.subarray(0, got);
-      return { ...(await this.putBytes(bytes)), readBytes: got };
+      return { ...this.putBytes(this.buf.subarray(0, got)), readBytes: got };
     }
     const hash = createHash('sha256');
     const tmp = this.tmpName();
-    const out = await open(tmp, 'wx', 0o400);
-    const buf = Buffer.allocUnsafe(WHOLE_FILE_BYTES);
+    const out = openSync(tmp, 'wx', 0o400);
     let pos = 0;
     try {
       for (;;) {
-        const { bytesRead } = await src.read(buf, 0, buf.length, pos);
-        if (bytesRead === 0) break;
-        const chunk = buf.subarray(0, bytesRead);
-        hash.update(chunk);
-        await out.write(chunk, 0, bytesRead);
-        pos += bytesRead;
+        const n = readSync(fd, this.buf, 0, CHUNK_BYTES, pos);
+        if (n === 0) break;
+        hash.update(this.buf.subarray(0, n));
+        let at = 0;
+        while (at < n) at += writeSync(out, this.buf, at, n - at);
+        pos += n;
       }
     } finally {
-      await out.close();
+      closeSync(out);
     }
     const hex = hash.digest('hex');
-    if (await this.has(hex)) {
-      await unlink(tmp);
+    if (this.has(hex)) {
+      unlinkSync(tmp);
       return { hash: hex, size: pos, added: 0, readBytes: pos };
     }
-    return { hash: hex, size: pos, added: await this.settle(tmp, hex, pos), readBytes: pos };
+    renameSync(tmp, this.pathOf(hex));
+    return { hash: hex, size: pos, added: pos, readBytes: pos };
   }
 
   /** Stores a tree; its bytes are canonical JSON, so equal trees are one object. */
-  async putTree(tree: Tree): Promise<Stored> {
+  putTree(tree: Tree): Stored {
     return this.putBytes(Buffer.from(JSON.stringify(tree)));
   }
 
   /** Reads tree `hash`. */
-  async readTree(hash: string): Promise<Tree> {
-    return JSON.parse(await readFile(this.pathOf(hash), 'utf8')) as Tree;
+  readTree(hash: string): Tree {
+    return JSON.parse(readFileSync(this.pathOf(hash), 'utf8')) as Tree;
   }
 
   /** A fresh name in the temporary directory (removed by garbage collection if left behind). */
   tmpName(): string {
     return join(this.tmpDir, `${process.pid}.${randomUUID()}`);
-  }
-
-  private async settle(tmp: string, hash: string, size: number): Promise<number> {
-    await mkdir(join(this.objectsDir, hash.slice(0, 2)), { recursive: true, mode: 0o700 });
-    await rename(tmp, this.pathOf(hash));
-    return size;
   }
 }

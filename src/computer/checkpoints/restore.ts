@@ -4,21 +4,22 @@
  * directory's owner, mode and mtime, deepest first (a read-only directory must not stop its own
  * children being made, and making a child changes its parent's mtime). No symlink exists until
  * every file and hard link is in place, so no step can be led outside the directory by one.
+ * Synchronous, in the checkpoint worker.
  */
-import { constants } from 'node:fs';
 import {
-  chmod,
-  chown,
-  copyFile,
-  lchown,
-  link,
-  lstat,
-  lutimes,
-  mkdir,
-  readdir,
-  symlink,
-  utimes,
-} from 'node:fs/promises';
+  chmodSync,
+  chownSync,
+  constants,
+  copyFileSync,
+  lchownSync,
+  linkSync,
+  lstatSync,
+  lutimesSync,
+  mkdirSync,
+  readdirSync,
+  symlinkSync,
+  utimesSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { PaddockError } from '../../shared/errors.js';
 import type { ObjectStore } from './objects.js';
@@ -46,36 +47,9 @@ function checkName(name: string): void {
   }
 }
 
-/** Runs `work` over `items`, at most `concurrency` at once; settles after all, throwing the first failure. */
-async function eachLimited<T>(
-  items: T[],
-  concurrency: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  let failure: unknown = null;
-  const lane = async (): Promise<void> => {
-    while (next < items.length && failure === null) {
-      const item = items[next++] as T;
-      try {
-        await work(item);
-      } catch (e) {
-        failure ??= e;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, lane));
-  if (failure !== null) throw failure;
-}
-
 /** Makes `dest` (absent or an empty directory) hold exactly the tree of `root`. */
-export async function restoreTree(
-  objects: ObjectStore,
-  root: DirEntry,
-  dest: string,
-  concurrency: number,
-): Promise<void> {
-  await prepareDest(dest);
+export function restoreTree(objects: ObjectStore, root: DirEntry, dest: string): void {
+  prepareDest(dest);
   const dirs: Placed<DirEntry>[] = [{ path: dest, entry: root }];
   const files: Placed<FileEntry>[] = [];
   const links: Placed<LinkEntry>[] = [];
@@ -83,56 +57,55 @@ export async function restoreTree(
   // directories in walk order (parents before children), made as they are met
   for (let i = 0; i < dirs.length; i++) {
     const { path, entry } = dirs[i] as Placed<DirEntry>;
-    const tree = await objects.readTree(entry.tree);
-    for (const e of tree.entries) {
+    for (const e of objects.readTree(entry.tree).entries) {
       checkName(e.name);
       const p = join(path, e.name);
       if (e.type === 'dir') {
-        await mkdir(p, { mode: 0o700 });
+        mkdirSync(p, { mode: 0o700 });
         dirs.push({ path: p, entry: e });
       } else if (e.type === 'file') files.push({ path: p, entry: e });
       else if (e.type === 'hardlink') links.push({ path: p, entry: e });
       else symlinks.push({ path: p, entry: e });
     }
   }
-  await eachLimited(files, concurrency, async ({ path, entry }) => {
-    await copyFile(objects.pathOf(entry.hash), path, constants.COPYFILE_EXCL);
-    await chown(path, entry.uid, entry.gid);
-    await chmod(path, entry.mode);
+  for (const { path, entry } of files) {
+    copyFileSync(objects.pathOf(entry.hash), path, constants.COPYFILE_EXCL);
+    chownSync(path, entry.uid, entry.gid);
+    chmodSync(path, entry.mode);
     const t = secondsOf(entry.mtimeNs);
-    await utimes(path, t, t);
-  });
+    utimesSync(path, t, t);
+  }
   for (const { path, entry } of links) {
     for (const part of entry.target.split('/')) checkName(part);
-    await link(join(dest, entry.target), path);
+    linkSync(join(dest, entry.target), path);
   }
-  await eachLimited(symlinks, concurrency, async ({ path, entry }) => {
-    await symlink(entry.target, path);
-    await lchown(path, entry.uid, entry.gid);
+  for (const { path, entry } of symlinks) {
+    symlinkSync(entry.target, path);
+    lchownSync(path, entry.uid, entry.gid);
     const t = secondsOf(entry.mtimeNs);
-    await lutimes(path, t, t);
-  });
+    lutimesSync(path, t, t);
+  }
   for (const { path, entry } of dirs.reverse()) {
-    await chown(path, entry.uid, entry.gid);
-    await chmod(path, entry.mode);
+    chownSync(path, entry.uid, entry.gid);
+    chmodSync(path, entry.mode);
     const t = secondsOf(entry.mtimeNs);
-    await utimes(path, t, t);
+    utimesSync(path, t, t);
   }
 }
 
-async function prepareDest(dest: string): Promise<void> {
+function prepareDest(dest: string): void {
   try {
-    await mkdir(dest, { mode: 0o700 });
+    mkdirSync(dest, { mode: 0o700 });
     return;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
   }
-  const st = await lstat(dest);
-  if (!st.isDirectory() || (await readdir(dest)).length > 0) {
+  const st = lstatSync(dest);
+  if (!st.isDirectory() || readdirSync(dest).length > 0) {
     throw new PaddockError(
       'FILE_EXISTS',
       `${dest} is not an empty directory: a checkpoint is restored only into an empty or new directory; pick another place or empty it first.`,
     );
   }
-  await chmod(dest, 0o700);
+  chmodSync(dest, 0o700);
 }

@@ -15,13 +15,11 @@ import { promisify } from 'node:util';
 import { computerNameProblem } from '../../shared/computer-name.js';
 import { PaddockError } from '../../shared/errors.js';
 import { timeOrderedId } from '../../shared/ids.js';
-import { openRootDir } from './at.js';
-import { collect, type GcResult } from './gc.js';
+import type { GcResult } from './gc.js';
 import { KeyedLock } from './lock.js';
-import { ObjectStore } from './objects.js';
-import { restoreTree } from './restore.js';
-import { snapshotTree } from './snapshot.js';
+import type { SnapshotResult } from './snapshot.js';
 import { type CheckpointInfo, infoOf, type Manifest, RETENTION_SETTINGS, type Retention } from './types.js';
+import { inWorker } from './worker-protocol.js';
 
 const ID_PATTERN = /^ck_[0-9a-z]{9}[A-Za-z0-9_-]{11}$/;
 
@@ -30,8 +28,6 @@ export interface CheckpointStoreOptions {
   /** The data directory; checkpoints live in its `checkpoints/`. */
   dataDir: string;
   retention: Retention;
-  /** Files copied at once (default 16). */
-  concurrency?: number;
   /** Flush objects to disk before a manifest makes them a checkpoint (default true). */
   durable?: boolean;
 }
@@ -39,11 +35,8 @@ export interface CheckpointStoreOptions {
 /** Checkpoints of directory trees, kept per computer with retention and garbage collection. */
 export class CheckpointStore {
   private readonly lock = new KeyedLock();
-  private readonly concurrency: number;
 
-  constructor(private readonly opts: CheckpointStoreOptions) {
-    this.concurrency = opts.concurrency ?? 16;
-  }
+  constructor(private readonly opts: CheckpointStoreOptions) {}
 
   /** The directory of `computer`'s checkpoints. */
   dirOf(computer: string): string {
@@ -61,19 +54,20 @@ export class CheckpointStore {
     const dir = this.dirOf(computer);
     await this.ensureLayout(dir);
     return this.lock.run(computer, join(dir, 'lock'), async (stale) => {
-      const objects = this.objectsOf(dir);
       const earlier = await this.manifests(dir);
-      if (stale || (await readdir(objects.tmpDir)).length > 0) await this.collectIn(dir, earlier);
+      if (stale || (await readdir(join(dir, 'tmp'))).length > 0) await this.collectIn(dir, earlier);
       const last = earlier.at(-1) ?? null;
-      const root = await openRootDir(source);
-      const snap = await snapshotTree(root, {
-        objects,
-        previous: last?.root.tree ?? null,
-        concurrency: this.concurrency,
-        maxBytes: this.opts.retention.maxBytes,
-        maxBytesSetting: RETENTION_SETTINGS.maxBytes,
-        ...(o.signal ? { signal: o.signal } : {}),
-      });
+      const snap = await inWorker<SnapshotResult>(
+        {
+          ...this.where(dir),
+          op: 'snapshot',
+          source,
+          previous: last?.root.tree ?? null,
+          maxBytes: this.opts.retention.maxBytes,
+          maxBytesSetting: RETENTION_SETTINGS.maxBytes,
+        },
+        o.signal,
+      );
       const manifest: Manifest = {
         version: 1,
         id: timeOrderedId('ck', 8),
@@ -87,7 +81,7 @@ export class CheckpointStore {
         bytes: snap.bytes,
         skipped: snap.skipped,
       };
-      if (this.opts.durable !== false) await promisify(execFile)('sync', ['-f', objects.objectsDir]);
+      if (this.opts.durable !== false) await promisify(execFile)('sync', ['-f', join(dir, 'objects')]);
       await this.writeAtomically(dir, join('manifests', `${manifest.id}.json`), JSON.stringify(manifest));
       const usage = (await this.usage(dir)) + snap.addedBytes;
       await this.writeAtomically(dir, 'usage.json', JSON.stringify({ bytes: usage }));
@@ -124,7 +118,7 @@ export class CheckpointStore {
     await this.ensureLayout(dir);
     await this.lock.run(computer, join(dir, 'lock'), async () => {
       const m = await this.get(computer, id);
-      await restoreTree(this.objectsOf(dir), m.root, dest, this.concurrency);
+      await inWorker({ ...this.where(dir), op: 'restore', root: m.root, dest });
     });
   }
 
@@ -153,8 +147,8 @@ export class CheckpointStore {
     return this.usage(this.dirOf(computer));
   }
 
-  private objectsOf(dir: string): ObjectStore {
-    return new ObjectStore(join(dir, 'objects'), join(dir, 'tmp'));
+  private where(dir: string): { objectsDir: string; tmpDir: string } {
+    return { objectsDir: join(dir, 'objects'), tmpDir: join(dir, 'tmp') };
   }
 
   private async ensureLayout(dir: string): Promise<void> {
@@ -179,7 +173,7 @@ export class CheckpointStore {
   }
 
   private async collectIn(dir: string, manifests: Manifest[]): Promise<GcResult> {
-    const result = await collect(this.objectsOf(dir), manifests);
+    const result = await inWorker<GcResult>({ ...this.where(dir), op: 'collect', manifests });
     await this.writeAtomically(dir, 'usage.json', JSON.stringify({ bytes: result.keptBytes }));
     return result;
   }

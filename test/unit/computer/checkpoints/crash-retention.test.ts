@@ -73,13 +73,14 @@ describe('checkpoint store: crashes and retention', () => {
       assert.deepEqual(
         (await store.list('box')).map((c) => c.id),
         [first.id],
+        'only the checkpoint taken before the kill exists',
       );
       const gc = await store.gc('box');
       assert.ok(gc.removedObjects > 20, `removed ${gc.removedObjects}`);
       assert.equal(objectCount(dataDir), afterFirst);
-      assert.deepEqual(readdirSync(join(dataDir, 'checkpoints/box/tmp')), []);
+      assert.deepEqual(readdirSync(join(dataDir, 'checkpoints/box/tmp')), [], 'collection emptied tmp/');
       await store.restore('box', first.id, join(dir, 'back'));
-      assert.deepEqual(describeTree(join(dir, 'back')), firstTree);
+      assert.deepEqual(describeTree(join(dir, 'back')), firstTree, 'the earlier checkpoint restores exactly');
       // and the store goes on: a new checkpoint after the crash works
       const again = await store.create('box', src);
       assert.equal((await store.list('box'))[0]?.id, again.id);
