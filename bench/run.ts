@@ -44,6 +44,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['images', './images.js', 'benchImages'],
     ['stores', './stores.js', 'benchStores'],
     ['browser', './browser.js', 'benchBrowser'],
+    ['checkpoints', './checkpoints.js', 'benchCheckpoints'],
   ];
   for (const [name, path, fn] of optional) {
     try {
