@@ -57,7 +57,10 @@ export async function benchCheckpoints(): Promise<Figure[]> {
     const src = join(dir, 'workspace');
     makeTree(src);
     execFileSync('sync', ['-f', dir]);
-    const store = new CheckpointStore({ dataDir: join(dir, 'data'), retention: { maxCount: 100, maxBytes: 1e12 } });
+    const store = new CheckpointStore({
+      dataDir: join(dir, 'data'),
+      retention: { maxCount: 100, maxBytes: 1e12 },
+    });
     const cpA = timed(() => execFileSync('cp', ['-a', src, join(dir, 'copy1')]));
     const cpSync = timed(() => {
       execFileSync('cp', ['-a', src, join(dir, 'copy2')]);
