@@ -11,6 +11,7 @@ import type { Generation } from './generation/generation.js';
 import { jobEndedServing, listeningPortsOf, ServicePorts, servicesOf } from './generation/services.js';
 import { afterBootScripts, startGeneration } from './generation/start.js';
 import { restoreWorkspace } from './generation/workspace-carry.js';
+import type { CheckpointStore } from './checkpoints/store.js';
 import { guestExecResolver } from './guest-resolvers.js';
 import { IdempotencyCache } from './idempotency.js';
 import type { Job, JobResult } from './jobs/job.js';
@@ -135,7 +136,7 @@ export class ComputerManager implements ComputerSource {
   launch(
     profileId: string,
     afterBoot?: (c: Generation) => Promise<void>,
-    options: { keepWorkspace?: boolean } = {},
+    options: { keepWorkspace?: boolean; seedWorkspace?: (dir: string) => Promise<void> } = {},
   ): LaunchResult {
     const replaced = this.current?.generation ?? null;
     const { computer, previousWorkspace, carried } = startGeneration(this.context, {
@@ -145,6 +146,7 @@ export class ComputerManager implements ComputerSource {
       previous: this.current,
       active: this.active,
       ...(options.keepWorkspace ? { keepWorkspace: true } : {}),
+      ...(options.seedWorkspace ? { seedWorkspace: options.seedWorkspace } : {}),
     });
     this.current = computer;
     this.context.launched(this.name, computer.generation);
@@ -162,6 +164,16 @@ export class ComputerManager implements ComputerSource {
       previousWorkspace,
       message: `${replacedSentence(replaced, previousWorkspace)}The computer is booting; poll get_computer_status until lifecycle is running or error.`,
     };
+  }
+
+  /** Where this computer's checkpoints are kept, and the name they are kept under. */
+  get checkpoints(): { store: CheckpointStore; key: string } {
+    return { store: this.context.checkpoints, key: this.context.checkpointKey(this.name) };
+  }
+
+  /** Whether this computer's /workspace outlives its generations (a checkpoint is then restored in place only by a later version). */
+  workspaceKept(profileId: string): boolean {
+    return this.context.workspaceMode(this.name, this.context.profiles.get(profileId)) === 'keep';
   }
 
   /** Puts the replaced generation's /workspace (copied aside at launch) into `c`'s. */

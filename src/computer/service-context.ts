@@ -24,6 +24,7 @@ import type { LaunchLinkStore } from '../store/launch-links.js';
 import type { CallerContext } from '../tools/tool.js';
 import { DISK_SPARE_PATTERN } from './backend/bwrap/disk-image.js';
 import type { ComputerBackend, SandboxImage } from './backend/types.js';
+import { CheckpointStore } from './checkpoints/store.js';
 import { type ComputerEvents, computerEvents } from './events.js';
 import type { BootedSandbox } from './generation/boot.js';
 import type { EgressService } from './generation/egress.js';
@@ -79,6 +80,8 @@ export class ComputerContext {
   readonly events: ComputerEvents;
   /** Warm sandboxes per profile (pooled ones count against the cap's headroom, never a launch's). */
   readonly pool: WarmPool;
+  /** Checkpoints of computers' /workspace, under `<dataDir>/checkpoints`. */
+  readonly checkpoints: CheckpointStore;
   private readonly computersDir: string;
   /** `<dataDir>/workspaces`: one directory per computer that keeps its workspace. */
   private readonly keptRoot: string;
@@ -110,6 +113,10 @@ export class ComputerContext {
     this.lastGeneration = this.readGenerationCounter();
     options.backend.sweep?.([this.computersDir, this.keptRoot]);
     this.sweepLeftovers();
+    this.checkpoints = new CheckpointStore({
+      dataDir: options.dataDir,
+      retention: options.config.checkpoints,
+    });
     this.pool = new WarmPool({
       backend: options.backend,
       logger: options.logger.child({ domain: 'computer' }),
@@ -267,6 +274,13 @@ export class ComputerContext {
       ? this.options.config.named[key.slice('named:'.length)]
       : undefined;
     return named?.workspace ?? profile.workspace;
+  }
+
+  /** The name computer `key`'s checkpoints are stored under: its own name, or a digest of a private key. */
+  checkpointKey(key: string): string {
+    return key.startsWith('named:')
+      ? key.slice('named:'.length)
+      : `private-${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
   }
 
   /**

@@ -298,6 +298,27 @@ export const computerSchema = z
       .max(1000)
       .default(20)
       .describe('Computers booting or running at once on this server; a launch beyond it is LIMIT_EXCEEDED.'),
+    checkpoints: z
+      .object({
+        maxCount: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_000)
+          .default(20)
+          .describe('Checkpoints kept per computer; the oldest are removed first.'),
+        maxBytes: z
+          .number()
+          .int()
+          .min(1024 * 1024)
+          .default(10 * 1024 ** 3)
+          .describe(
+            "Bytes of stored files and trees kept per computer's checkpoints; the oldest checkpoints are removed first, and a checkpoint larger than this alone is refused.",
+          ),
+      })
+      .strict()
+      .default({ maxCount: 20, maxBytes: 10 * 1024 ** 3 })
+      .describe('Retention of checkpoints (checkpoint_computer), per computer, under <data>/checkpoints.'),
     idleTimeoutMs: z
       .number()
       .int()

@@ -49,7 +49,7 @@ export class CheckpointStore {
   async create(
     computer: string,
     source: string,
-    o: { label?: string; signal?: AbortSignal } = {},
+    o: { label?: string; signal?: AbortSignal; keep?: string[] } = {},
   ): Promise<CheckpointInfo> {
     const dir = this.dirOf(computer);
     await this.ensureLayout(dir);
@@ -85,7 +85,7 @@ export class CheckpointStore {
       await this.writeAtomically(dir, join('manifests', `${manifest.id}.json`), JSON.stringify(manifest));
       const usage = (await this.usage(dir)) + snap.addedBytes;
       await this.writeAtomically(dir, 'usage.json', JSON.stringify({ bytes: usage }));
-      await this.retain(dir, [...earlier, manifest], usage);
+      await this.retain(dir, [...earlier, manifest], usage, new Set(o.keep ?? []));
       return infoOf(manifest);
     });
   }
@@ -178,20 +178,24 @@ export class CheckpointStore {
     return result;
   }
 
-  /** Drops the oldest checkpoints until both retention limits hold (the newest always stays). */
-  private async retain(dir: string, manifests: Manifest[], usage: number): Promise<void> {
+  /**
+   * Drops the oldest checkpoints until both retention limits hold; the newest always stays, and
+   * so do those in `keep` (a restore's target while the state it leaves is saved).
+   */
+  private async retain(dir: string, manifests: Manifest[], usage: number, keep: Set<string>): Promise<void> {
     const { maxCount, maxBytes } = this.opts.retention;
     const live = [...manifests];
+    const dropOldest = async (): Promise<boolean> => {
+      const i = live.findIndex((m, at) => at < live.length - 1 && !keep.has(m.id));
+      if (i < 0) return false;
+      const [m] = live.splice(i, 1);
+      await unlink(join(dir, 'manifests', `${(m as Manifest).id}.json`));
+      return true;
+    };
     let dropped = false;
-    while (live.length > Math.max(1, maxCount)) {
-      await unlink(join(dir, 'manifests', `${(live.shift() as Manifest).id}.json`));
-      dropped = true;
-    }
+    while (live.length > Math.max(1, maxCount) && (await dropOldest())) dropped = true;
     let bytes = dropped ? (await this.collectIn(dir, live)).keptBytes : usage;
-    while (bytes > maxBytes && live.length > 1) {
-      await unlink(join(dir, 'manifests', `${(live.shift() as Manifest).id}.json`));
-      bytes = (await this.collectIn(dir, live)).keptBytes;
-    }
+    while (bytes > maxBytes && (await dropOldest())) bytes = (await this.collectIn(dir, live)).keptBytes;
   }
 
   /** Writes `rel` under `dir` through a flushed temporary file and a rename. */

@@ -2,6 +2,8 @@
  * Starting a generation of a computer: the profile's checks, the cap, the teardown of the
  * generation it replaces, and the new Generation, booting in place.
  */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { PaddockError } from '../../shared/errors.js';
 import type { ComputerLog } from '../logs.js';
 import type { ComputerContext } from '../service-context.js';
@@ -19,6 +21,8 @@ export interface GenerationRequest {
   active: boolean;
   /** Carry the replaced generation's fresh /workspace over (copied before it is torn down). */
   keepWorkspace?: boolean;
+  /** Fill the new fresh /workspace from elsewhere instead: writes the files into the empty directory it is given. */
+  seedWorkspace?: (dir: string) => Promise<void>;
 }
 
 /** What became of the replaced generation's /workspace. */
@@ -60,9 +64,11 @@ export function startGeneration(
   if (!req.active) ctx.assertCapacity(req.name);
   const generation = ctx.nextGeneration(req.name);
   const freshBefore = previous !== null && ctx.workspaceMode(req.name, previous.profile) === 'fresh';
-  // keepWorkspace: the old /workspace is copied aside now and into the new one once it runs
+  // keepWorkspace: the old /workspace is copied aside now and into the new one once it runs;
+  // seedWorkspace (a restored checkpoint): the files are written aside now, copied in the same way
+  const freshAfter = ctx.workspaceMode(req.name, profile) === 'fresh';
   const carried =
-    previous && freshBefore && req.keepWorkspace && ctx.workspaceMode(req.name, profile) === 'fresh'
+    (previous && freshBefore && req.keepWorkspace && freshAfter) || (req.seedWorkspace && freshAfter)
       ? carriedWorkspaceDir(ctx.generationDir(generation))
       : null;
   const keptDir = ctx.keptDir(req.name, profile);
@@ -75,10 +81,19 @@ export function startGeneration(
         `Generation ${previous.generation} was replaced by generation ${generation}; use the current computer.`,
       ),
     ) ?? Promise.resolve();
-  // the copy is taken before the old generation's processes are killed and its disk removed
+  // the copy (or the seed) is made before the old generation's processes are killed and its disk removed
+  const seed = req.seedWorkspace;
+  const fill = seed
+    ? async (dir: string) => {
+        mkdirSync(join(dir, '..'), { recursive: true, mode: 0o711 });
+        await seed(dir);
+      }
+    : previous
+      ? (dir: string) => copyWorkspace(previous.hostWorkspace, dir)
+      : null;
   const teardown =
-    carried && previous
-      ? copyWorkspace(previous.hostWorkspace, carried).then(stale, (e: unknown) =>
+    carried && fill
+      ? fill(carried).then(stale, (e: unknown) =>
           stale().then(() => {
             throw e;
           }),

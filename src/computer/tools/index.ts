@@ -3,6 +3,7 @@
  */
 import type { Tool } from '../../tools/tool.js';
 import type { ComputerSource } from '../manager.js';
+import { checkpointTools } from './checkpoint-tools.js';
 import { fileTools } from './file-tools.js';
 import { jobTools } from './job-tools.js';
 import { lifecycleTools } from './lifecycle-tools.js';
@@ -13,7 +14,8 @@ import { terminalTools } from './terminal-tools.js';
 /**
  * list_profiles, launch_computer, get_computer_status, run_command, read_job, cancel_job,
  * list_terminals, create_terminal, switch_terminal, send_terminal_input, read_terminal_output,
- * list_files, read_file, write_file, navigate_preview, read_logs, create_launch_link.
+ * list_files, read_file, write_file, navigate_preview, read_logs, create_launch_link,
+ * checkpoint_computer, list_checkpoints, restore_checkpoint.
  */
 export function createComputerTools(computers: ComputerSource): Tool[] {
   return [
@@ -23,5 +25,6 @@ export function createComputerTools(computers: ComputerSource): Tool[] {
     ...fileTools(computers),
     ...previewTools(computers),
     ...logTools(computers),
+    ...checkpointTools(computers),
   ];
 }
