@@ -70,9 +70,12 @@ describe('WebMCP tools in the dock', () => {
         'read_terminal_output',
         'read_logs',
         'create_launch_link',
+        'checkpoint_computer',
+        'list_checkpoints',
+        'restore_checkpoint',
       ].includes(t.name),
     );
-    assert.equal(expected.length, 16, 'the computer tools this server allows');
+    assert.equal(expected.length, 19, 'the computer tools this server allows');
     const registered = (await pollUntil(async () => {
       const listed = await pageTools(page);
       return listed.length >= expected.length ? listed : null;

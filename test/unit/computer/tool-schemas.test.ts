@@ -29,6 +29,16 @@ const ADDITIONS: Record<string, string[]> = {
   launch_computer: ['keepWorkspace'],
 };
 
+/**
+ * Tools of Paddock's own, beyond the reference (issue 30's checkpoints), with their kinds: each is
+ * named here so an addition is deliberate, and its input is a closed object like the reference's.
+ */
+const OWN_TOOLS: Record<string, 'answer' | 'act' | 'transact'> = {
+  checkpoint_computer: 'act',
+  list_checkpoints: 'answer',
+  restore_checkpoint: 'transact',
+};
+
 function withoutDescriptions(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutDescriptions);
   if (value && typeof value === 'object') {
@@ -65,8 +75,15 @@ describe('computer tool definitions', () => {
   });
 
   it('keeps every limit, default-free shape, enum, required list and closed object of the reference schemas, adding only the named optional properties', () => {
-    assert.deepEqual(tools.map((t) => t.name).sort(), Object.keys(CONTRACT).sort());
+    assert.deepEqual(
+      tools.map((t) => t.name).sort(),
+      [...Object.keys(CONTRACT), ...Object.keys(OWN_TOOLS)].sort(),
+    );
     for (const tool of tools) {
+      if (tool.name in OWN_TOOLS) {
+        assert.equal(tool.inputSchema.additionalProperties, false, tool.name);
+        continue;
+      }
       const actual = withoutDescriptions(tool.inputSchema) as JsonSchema & {
         properties: Record<string, unknown>;
       };
@@ -83,9 +100,9 @@ describe('computer tool definitions', () => {
     }
   });
 
-  it('maps the reference kinds to MCP annotations', () => {
+  it("maps the reference kinds (and those of Paddock's own tools) to MCP annotations", () => {
     for (const tool of tools) {
-      const kind = CONTRACT[tool.name]!.kind;
+      const kind = OWN_TOOLS[tool.name] ?? CONTRACT[tool.name]!.kind;
       assert.equal(tool.annotations.readOnlyHint, kind === 'answer', tool.name);
       if (kind === 'transact') assert.equal(tool.annotations.destructiveHint, true, tool.name);
       if (kind === 'act') assert.equal(tool.annotations.destructiveHint, false, tool.name);
