@@ -40,11 +40,13 @@ describe('checkpoints of a computer (bwrap)', { concurrency: false }, () => {
         30_000,
       );
       let seen = '';
-      await pollUntil(
-        async () => (seen = await run(LISTING)) === original,
-        "the checkpoint's files in /workspace",
-        30_000,
-      ).catch((e: Error) => assert.equal(seen, original, e.message));
+      const restoredFiles = async () => {
+        seen = await run(LISTING);
+        return seen === original;
+      };
+      await pollUntil(restoredFiles, "the checkpoint's files in /workspace", 30_000).catch((e: Error) =>
+        assert.equal(seen, original, e.message),
+      );
 
       const listed = await call('list_checkpoints');
       const ids = (listed.checkpoints as { id: string; label: string | null }[]).map((c) => c.id);
