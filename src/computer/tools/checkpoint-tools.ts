@@ -11,6 +11,7 @@ import type { Tool } from '../../tools/tool.js';
 import type { ComputerSource } from '../manager.js';
 import { computerTool, inputObject, requestIdProperty, structured } from './common.js';
 
+/** The checkpoint tools of the computer tool set, over `computers`' checkpoint store. */
 export function checkpointTools(computers: ComputerSource): Tool[] {
   return [
     computerTool(computers, {
