@@ -1,12 +1,4 @@
-/**
- * The jobs of one generation: the table owns each job's start, its process family (kill,
- * timeout), its observed exit, its output retention and its tool channel. The computer routes
- * the guest's job events here; tools reach jobs through the table's methods only.
- */
-import { CHANNEL_ENV } from '../../channel/wire.js';
-import { TOOL_CHANNEL_ROOT } from '../../guest/account.js';
 import { Fd } from '../../guest/frames.js';
-import type { FileScope } from '../../guest/path-scope.js';
 import type { ChannelFrame } from '../../guest/protocol.js';
 import { sleep } from '../../shared/abort.js';
 import { PaddockError } from '../../shared/errors.js';
@@ -15,11 +7,11 @@ import type { ComputerEvent } from '../events.js';
 import type { JobLineage } from '../generation/egress-types.js';
 import { jobId } from '../ids.js';
 import type { GuestClient } from '../link/guest-client.js';
-import { baseJobEnv, GUEST_WORKSPACE } from '../link/guest-layout.js';
+import { GUEST_WORKSPACE } from '../link/guest-layout.js';
 import type { ComputerLog } from '../logs.js';
 import { checkGuestPath } from '../paths.js';
-import { jobShell } from '../shell-startup.js';
 import { Job, type JobResult } from './job.js';
+import { type ExecArgs, execArgsOf } from './job-exec.js';
 import type { JobGuest } from './job-guest.js';
 import {
   type CancelResult,
@@ -30,19 +22,12 @@ import {
   summarizeCommand,
 } from './requests.js';
 import { SpareShell, spareCanRun } from './spare-shell.js';
-import { channelDir, nonceMatches, type ToolChannel } from './tool-channel.js';
+import { nonceMatches, type ToolChannel } from './tool-channel.js';
 
-/** Above this many UTF-8 bytes a script goes through a file (argv entries are limited to 128 KiB). */
-const INLINE_SCRIPT_MAX_BYTES = 100_000;
 /** Finished jobs whose output is kept per generation (each keeps up to the retention per stream). */
 export const MAX_FINISHED_JOBS = 200;
 /** How long cancel waits for a family to be gone before answering `cancelling`. */
 const CANCEL_WAIT_MS = 1000;
-/** Where the host writes long job scripts: the agent's own directory, and nowhere else. */
-const JOB_SCRIPT_SCOPE: FileScope = {
-  kind: 'write',
-  sets: [{ allow: [{ label: 'job-scripts', root: TOOL_CHANNEL_ROOT }], deny: [] }],
-};
 
 export type { JobGuest };
 
@@ -277,51 +262,24 @@ export class JobTable {
     const n = this.nextJob++;
     const command = summarizeCommand(req);
     const job = new Job(jobId(generation, n), generation, n, this.options.retentionBytes, command, req);
-    const shell = hello.shell ?? '/bin/sh';
-    let started = req.argv ? { argv: req.argv, env: {} } : jobShell(shell, { script: req.script });
-    const viaFile = !req.argv && Buffer.byteLength(req.script) > INLINE_SCRIPT_MAX_BYTES;
-    if (viaFile) {
-      // in the agent's own directory: readable by the job, changeable by no job
-      const file = `${TOOL_CHANNEL_ROOT}/job-${n}.sh`;
-      await client.call(
-        'fs.write',
-        { path: file, scope: JOB_SCRIPT_SCOPE, overwrite: false },
-        { attachment: Buffer.from(req.script) },
-      );
-      started = jobShell(shell, { file });
-    }
     const channel = openChannel?.(job.id) ?? null;
     const held: Held = { job, family: null, channel, timer: null };
     this.jobs.set(n, held);
-    const channelEnv: Record<string, string> = channel
-      ? {
-          [CHANNEL_ENV.nonce]: channel.nonce,
-          [CHANNEL_ENV.dir]: channelDir(n),
-          [CHANNEL_ENV.deadline]: String(Date.now() + req.timeoutMs),
-        }
-      : {};
-    // a channel needs the job held until its stderr is identified; cgroups need it anyway
-    const hold = instance.familyMechanism === 'cgroup' || channel !== null;
-    const execArgs = {
-      stream: n,
-      argv: started.argv,
-      cwd,
-      env: {
-        ...baseJobEnv(shell),
-        ...this.options.profileEnv,
-        ...env,
-        ...channelEnv,
-        ...this.options.egressEnv(job.id, req.channel),
-        ...started.env,
-      },
-      rlimits: instance.jobRlimits,
-      hold,
-      newSession: true,
-      // the shell built-in's cwd was checked by the policy: no link may be swapped into it
-      ...(req.argv ? { strictCwd: true } : {}),
-      ...(req.confine ? { confine: req.confine } : {}),
-      ...(channel ? { toolChannel: { nonce: channel.nonce, dir: channelDir(n) } } : {}),
-    };
+    let execArgs: ExecArgs;
+    try {
+      execArgs = await execArgsOf(req, n, cwd, env, {
+        client,
+        instance,
+        shell: hello.shell ?? '/bin/sh',
+        channel,
+        profileEnv: this.options.profileEnv,
+        egressEnv: () => this.options.egressEnv(job.id, req.channel),
+      });
+    } catch (e) {
+      this.jobs.delete(n);
+      channel?.close();
+      throw e;
+    }
     // scripts (the common job) take the spare shell, started and placed in its family ahead
     const usesSpare = !req.argv && spareCanRun(req.script);
     held.spareNext = usesSpare; // set now: a quick job exits before `exec` answers
