@@ -26,9 +26,10 @@ type Answer =
 /** Runs `req` in a fresh worker; `signal` ends the worker (its partial work is left for collection). */
 export function inWorker<T>(req: WorkerRequest, signal?: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    // a flag for the main script only (e.g. --input-type of `node -e`) would stop the worker's start
-    const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: req, execArgv });
+    // the worker is our own compiled module and needs no flag; the process's own flags are not
+    // all valid for a worker (`--input-type` of `node -e`, or the per-process options Node 24's
+    // test runner passes), and any of them would stop the worker's start
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: req, execArgv: [] });
     let answered = false;
     const onAbort = (): void => {
       void worker.terminate();
