@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { PaddockError } from '../shared/errors.js';
 import { MAX_INPUT_BYTES, redactedJson, redactSecrets, redactText } from '../shared/redact.js';
 import { truncateUtf8 } from '../shared/text.js';
-import type { InvocationRecord, InvocationState, StoredInvocation, Via } from './audit.js';
+import type { InvocationEnd, InvocationRecord, InvocationState, StoredInvocation, Via } from './audit.js';
 import type { ChainedInvocation } from './audit-chain.js';
 
 /** Rows returned by a query when no limit is given. */
@@ -114,6 +114,30 @@ function safeJson(input: unknown): string {
   } catch {
     return JSON.stringify('[unserializable input]');
   }
+}
+
+/**
+ * The ended row of call `from` (running) after `end`; `errorMessage` is the end's message as
+ * stored (see storedMessage). Lineage the end does not name stays what the running row said.
+ */
+export function endedInvocation(
+  from: StoredInvocation,
+  end: InvocationEnd,
+  errorMessage: string | null,
+): StoredInvocation {
+  return {
+    ...from,
+    state: 'ended',
+    durationMs: end.durationMs,
+    outputBytes: end.outputBytes,
+    sentBytes: end.sentBytes ?? null,
+    success: end.success,
+    errorCode: end.errorCode ?? null,
+    errorMessage,
+    policyRule: end.policyRule ?? null,
+    generation: end.generation ?? from.generation ?? null,
+    jobId: end.jobId ?? from.jobId ?? null,
+  };
 }
 
 /** The error message of a `running` row that its process left (the server stopped during the call). */

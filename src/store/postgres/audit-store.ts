@@ -23,6 +23,7 @@ import {
   type ChainedRow,
   checkLimit,
   checkNumber,
+  endedInvocation,
   fromChainedRow,
   fromInvocationRow,
   INVOCATION_COLUMNS,
@@ -145,19 +146,7 @@ export class PgAuditStore implements AuditStore {
     this.running.delete(id);
     if (begun?.state !== 'running') throw notRunning(id);
     const errorMessage = end.errorMessage == null ? null : storedMessage(end.errorMessage, this.options);
-    const ended: StoredInvocation = {
-      ...begun,
-      state: 'ended',
-      durationMs: end.durationMs,
-      outputBytes: end.outputBytes,
-      sentBytes: end.sentBytes ?? null,
-      success: end.success,
-      errorCode: end.errorCode ?? null,
-      errorMessage,
-      policyRule: end.policyRule ?? null,
-      generation: end.generation ?? begun.generation ?? null,
-      jobId: end.jobId ?? begun.jobId ?? null,
-    };
+    const ended = endedInvocation(begun, end, errorMessage);
     const rows = await this.writeRows(id, COMPLETE, [
       ended.durationMs,
       ended.outputBytes,

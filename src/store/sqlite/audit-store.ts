@@ -17,6 +17,7 @@ import {
   auditWriteError,
   checkLimit,
   checkNumber,
+  endedInvocation,
   fromInvocationRow,
   INVOCATION_COLUMNS,
   type InvocationRow,
@@ -170,19 +171,7 @@ export class SqliteAuditStore implements AuditStore {
       errorMessage,
       end.policyRule ?? null,
     ];
-    const ended = (from: StoredInvocation): StoredInvocation => ({
-      ...from,
-      state: 'ended',
-      durationMs: end.durationMs,
-      outputBytes: end.outputBytes,
-      sentBytes: end.sentBytes ?? null,
-      success: end.success,
-      errorCode: end.errorCode ?? null,
-      errorMessage,
-      policyRule: end.policyRule ?? null,
-      generation: end.generation ?? from.generation ?? null,
-      jobId: end.jobId ?? from.jobId ?? null,
-    });
+    const ended = (from: StoredInvocation): StoredInvocation => endedInvocation(from, end, errorMessage);
     let stored: StoredInvocation | undefined;
     try {
       stored = await this.commits.run(() => {
