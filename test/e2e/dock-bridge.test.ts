@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { CHROMIUM, connectStdio } from '../helpers/clients.js';
+import { CHROMIUM, callOk, connectStdio } from '../helpers/clients.js';
 import { runCli, type TempProject, tempProject } from '../helpers/paddock-process.js';
 import { pollUntil } from '../helpers/poll.js';
 
@@ -19,11 +19,7 @@ describe('the dock of a server started by a stdio bridge', () => {
   let agent: Client;
   let terminalId: string;
 
-  async function call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const r = await agent.callTool({ name, arguments: args });
-    assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
-    return r.structuredContent as Record<string, unknown>;
-  }
+  const call = (name: string, args: Record<string, unknown>) => callOk(agent, name, args);
 
   const screen = async () =>
     (await page.locator(`.xterm-host[data-terminal="${terminalId}"] .xterm-rows`).textContent()) ?? '';

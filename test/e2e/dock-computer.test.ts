@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { CHROMIUM, connectHttp } from '../helpers/clients.js';
+import { CHROMIUM, callOk, connectHttp } from '../helpers/clients.js';
 import {
   REPO_ROOT,
   type ServeProcess,
@@ -31,11 +31,7 @@ describe('the agent and the person share one computer in the dock', () => {
   let terminalId: string;
   const pageErrors: string[] = [];
 
-  async function call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const r = await agent.callTool({ name, arguments: args });
-    assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
-    return r.structuredContent as Record<string, unknown>;
-  }
+  const call = (name: string, args: Record<string, unknown>) => callOk(agent, name, args);
 
   async function terminalText(cursor?: string): Promise<{ text: string; next: string }> {
     const r = await call('read_terminal_output', {

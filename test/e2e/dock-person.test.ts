@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
-import { connectHttp } from '../helpers/clients.js';
+import { callOk, connectHttp } from '../helpers/clients.js';
 import { signedInDock } from '../helpers/dock-page.js';
 import {
   REPO_ROOT,
@@ -41,11 +41,7 @@ describe('the dock for a person', { concurrency: false }, () => {
   let page: Page;
   const pageErrors: string[] = [];
 
-  async function call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const r = await agent.callTool({ name, arguments: args });
-    assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
-    return r.structuredContent as Record<string, unknown>;
-  }
+  const call = (name: string, args: Record<string, unknown>) => callOk(agent, name, args);
 
   before(async () => {
     project = tempProject(

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
 import { rows } from '../helpers/audit-rows.js';
-import { connectHttp } from '../helpers/clients.js';
+import { callOk, connectHttp } from '../helpers/clients.js';
 import { signedInDock } from '../helpers/dock-page.js';
 import {
   REPO_ROOT,
@@ -32,11 +32,7 @@ describe('services and ports in the dock', { concurrency: false }, () => {
   let page: Page;
   const pageErrors: string[] = [];
 
-  async function call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const r = await agent.callTool({ name, arguments: args });
-    assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
-    return r.structuredContent as Record<string, unknown>;
-  }
+  const call = (name: string, args: Record<string, unknown>) => callOk(agent, name, args);
 
   before(async () => {
     project = tempProject('computer:\n  defaultProfile: python\n');

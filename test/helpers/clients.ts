@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { PADDOCK_BIN, type TempProject } from './paddock-process.js';
@@ -78,3 +79,14 @@ export const CHROMIUM = {
     '--disable-sync',
   ],
 };
+
+/** Calls tool `name` and returns its structured result; fails the test when the call is an error. */
+export async function callOk(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const r = await client.callTool({ name, arguments: args });
+  assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
+  return r.structuredContent as Record<string, unknown>;
+}
