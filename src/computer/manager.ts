@@ -7,7 +7,9 @@ import type { ExecResolver } from '../policy/types.js';
 import { raceAbort } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import type { CallerContext } from '../tools/tool.js';
+import { checkpointOnStop, takeCheckpoint } from './checkpoint-actions.js';
 import type { CheckpointStore } from './checkpoints/store.js';
+import type { CheckpointInfo } from './checkpoints/types.js';
 import type { Generation } from './generation/generation.js';
 import { jobEndedServing, listeningPortsOf, ServicePorts, servicesOf } from './generation/services.js';
 import { afterBootScripts, startGeneration } from './generation/start.js';
@@ -34,6 +36,11 @@ const STARTUP_TIMEOUT_MS = 300_000;
 /** Where tools find the computer of a caller: a ComputerService, or one ComputerManager for all. */
 export interface ComputerSource {
   for(caller: CallerContext): ComputerManager;
+  /**
+   * Named computer `name` as `caller` may reach it (created on first use): where fork_computer
+   * puts its fork. Absent where one computer answers for every caller.
+   */
+  named?(caller: CallerContext, name: string): ComputerManager;
   listProfiles(search?: string): ProfileInfo[];
 }
 
@@ -139,6 +146,13 @@ export class ComputerManager implements ComputerSource {
     options: { keepWorkspace?: boolean; seedWorkspace?: (dir: string) => Promise<void> } = {},
   ): LaunchResult {
     const replaced = this.current?.generation ?? null;
+    // a named computer booting again after a stop, a crash or a restart gets its latest checkpoint back
+    const comeback =
+      !options.seedWorkspace && !options.keepWorkspace && !this.active
+        ? this.latestToBootFrom(profileId)
+        : null;
+    const { store, key } = this.checkpoints;
+    const seed = comeback ? (dir: string) => store.restore(key, comeback.id, dir) : options.seedWorkspace;
     const { computer, previousWorkspace, carried } = startGeneration(this.context, {
       name: this.name,
       profileId,
@@ -146,7 +160,7 @@ export class ComputerManager implements ComputerSource {
       previous: this.current,
       active: this.active,
       ...(options.keepWorkspace ? { keepWorkspace: true } : {}),
-      ...(options.seedWorkspace ? { seedWorkspace: options.seedWorkspace } : {}),
+      ...(seed ? { seedWorkspace: seed } : {}),
     });
     this.current = computer;
     this.context.launched(this.name, computer.generation);
@@ -162,8 +176,44 @@ export class ComputerManager implements ComputerSource {
       lifecycle: computer.lifecycle,
       url: this.watchUrl,
       previousWorkspace,
-      message: `${replacedSentence(replaced, previousWorkspace)}The computer is booting; poll get_computer_status until lifecycle is running or error.`,
+      ...(comeback ? { restoredFrom: comeback.id } : {}),
+      message: `${replacedSentence(replaced, previousWorkspace)}${comeback ? `Its /workspace comes back from checkpoint ${comeback.id} (${comeback.label ?? comeback.trigger}, ${comeback.createdAt}). ` : ''}The computer is booting; poll get_computer_status until lifecycle is running or error.`,
     };
+  }
+
+  /**
+   * The checkpoint a named computer with a fresh workspace boots from when no generation of it
+   * runs: its latest, if it has any (none for private computers, whose files go with their owner).
+   */
+  private latestToBootFrom(profileId: string): CheckpointInfo | null {
+    if (!this.name.startsWith('named:') || this.workspaceKept(profileId)) return null;
+    if (this.context.profiles.get(profileId).backend === 'browser') return null;
+    const { store, key } = this.checkpoints;
+    return store.latest(key);
+  }
+
+  /**
+   * Checkpoints the running computer just before a call (`trigger` approval or run_command),
+   * naming that call's audit row; null when no server computer runs (nothing to keep).
+   */
+  async checkpointBefore(
+    trigger: 'approval' | 'run_command',
+    before: { invocationId: string; tool: string; approvalId: string | null },
+    signal?: AbortSignal,
+  ): Promise<CheckpointInfo | null> {
+    const c = this.current;
+    if (!c || c.lifecycle !== 'running' || c.profile.backend === 'browser') return null;
+    return takeCheckpoint(this, c, {
+      trigger,
+      before,
+      label: `before ${before.tool}`,
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  /** Whether every run_command is checkpointed first (`computer.checkpoints.before`). */
+  get checkpointsBeforeRunCommand(): boolean {
+    return this.context.config.checkpoints.before.includes('run_command');
   }
 
   /** Where this computer's checkpoints are kept, and the name they are kept under. */
@@ -370,6 +420,7 @@ export class ComputerManager implements ComputerSource {
   async stop(reason: PaddockError): Promise<void> {
     const c = this.current;
     if (!c || c.lifecycle === 'stopped') return;
+    await checkpointOnStop(this, c);
     await c.destroy(reason);
   }
 }

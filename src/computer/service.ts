@@ -5,6 +5,7 @@
  * computers: the cap on running computers, idle stops, the release of a session's private
  * computer and the computer the dock watches.
  */
+import { computerNameProblem } from '../shared/computer-name.js';
 import type { Disposable } from '../shared/disposable.js';
 import { PaddockError } from '../shared/errors.js';
 import { principalKey } from '../shared/principal.js';
@@ -128,6 +129,15 @@ export class ComputerService {
    */
   for(caller: CallerContext): ComputerManager {
     const key = this.keyOf(caller);
+    this.principals.admit(caller, key);
+    return this.byKey(key);
+  }
+
+  /** Named computer `name` as `caller` may reach it (created on first use); NOT_FOUND beyond its principal. */
+  named(caller: CallerContext, name: string): ComputerManager {
+    const problem = computerNameProblem(name);
+    if (problem) throw new PaddockError('INVALID_ARGUMENT', problem);
+    const key = `named:${name}`;
     this.principals.admit(caller, key);
     return this.byKey(key);
   }

@@ -315,9 +315,15 @@ export const computerSchema = z
           .describe(
             "Bytes of stored files and trees kept per computer's checkpoints; the oldest checkpoints are removed first, and a checkpoint larger than this alone is refused.",
           ),
+        before: z
+          .array(z.enum(['run_command']))
+          .default([])
+          .describe(
+            'Tools before every call of which the computer is checkpointed automatically (besides calls a person approved, which always are): ["run_command"] makes every command undoable, at the cost of one checkpoint per command.',
+          ),
       })
       .strict()
-      .default({ maxCount: 20, maxBytes: 10 * 1024 ** 3 })
+      .default({ maxCount: 20, maxBytes: 10 * 1024 ** 3, before: [] })
       .describe('Retention of checkpoints (checkpoint_computer), per computer, under <data>/checkpoints.'),
     idleTimeoutMs: z
       .number()

@@ -9,6 +9,7 @@
  * Retention keeps at most `maxCount` checkpoints and `maxBytes` of objects, dropping the oldest.
  */
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,7 +19,14 @@ import { timeOrderedId } from '../../shared/ids.js';
 import type { GcResult } from './gc.js';
 import { KeyedLock } from './lock.js';
 import type { SnapshotResult } from './snapshot.js';
-import { type CheckpointInfo, infoOf, type Manifest, RETENTION_SETTINGS, type Retention } from './types.js';
+import {
+  type CheckpointInfo,
+  type CheckpointOrigin,
+  infoOf,
+  type Manifest,
+  RETENTION_SETTINGS,
+  type Retention,
+} from './types.js';
 import { inWorker } from './worker-protocol.js';
 
 const ID_PATTERN = /^ck_[0-9a-z]{9}[A-Za-z0-9_-]{11}$/;
@@ -49,7 +57,7 @@ export class CheckpointStore {
   async create(
     computer: string,
     source: string,
-    o: { label?: string; signal?: AbortSignal; keep?: string[] } = {},
+    o: { label?: string; signal?: AbortSignal; keep?: string[]; origin?: CheckpointOrigin } = {},
   ): Promise<CheckpointInfo> {
     const dir = this.dirOf(computer);
     await this.ensureLayout(dir);
@@ -80,6 +88,7 @@ export class CheckpointStore {
         files: snap.files,
         bytes: snap.bytes,
         skipped: snap.skipped,
+        ...(o.origin ? { origin: o.origin } : {}),
       };
       if (this.opts.durable !== false) await promisify(execFile)('sync', ['-f', join(dir, 'objects')]);
       await this.writeAtomically(dir, join('manifests', `${manifest.id}.json`), JSON.stringify(manifest));
@@ -93,6 +102,25 @@ export class CheckpointStore {
   /** `computer`'s checkpoints, newest first. */
   async list(computer: string): Promise<CheckpointInfo[]> {
     return (await this.manifests(this.dirOf(computer))).reverse().map(infoOf);
+  }
+
+  /**
+   * `computer`'s newest checkpoint, read synchronously (a launch decides at once whether it
+   * boots from one); null when it has none or its store cannot be read.
+   */
+  latest(computer: string): CheckpointInfo | null {
+    let newest: Manifest | null = null;
+    try {
+      const dir = join(this.dirOf(computer), 'manifests');
+      for (const n of readdirSync(dir)) {
+        if (!n.endsWith('.json')) continue;
+        const m = JSON.parse(readFileSync(join(dir, n), 'utf8')) as Manifest;
+        if (!newest || m.seq > newest.seq) newest = m;
+      }
+    } catch {
+      return null;
+    }
+    return newest ? infoOf(newest) : null;
   }
 
   /** Checkpoint `id` of `computer`; NOT_FOUND when there is none. */

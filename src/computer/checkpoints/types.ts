@@ -68,6 +68,22 @@ export interface Manifest {
   bytes: number;
   /** Sockets, FIFOs and device nodes met and not kept (count). */
   skipped: number;
+  /** Why and from what it was taken (absent in checkpoints of earlier versions). */
+  origin?: CheckpointOrigin;
+}
+
+/** What made a checkpoint. */
+export type CheckpointTrigger = 'manual' | 'approval' | 'restore' | 'stop' | 'run_command';
+
+/** Why a checkpoint was taken, of which profile, and the call it precedes, if any. */
+export interface CheckpointOrigin {
+  trigger: CheckpointTrigger;
+  /** The profile of the generation it was taken of (what a fork or a later boot launches). */
+  profileId?: string;
+  /** The generation it was taken of. */
+  generation?: number;
+  /** The audit row of the call it was taken just before (automatic checkpoints), with its approval. */
+  before?: { invocationId: string; tool: string; approvalId: string | null };
 }
 
 /** What a caller sees of a checkpoint. */
@@ -80,6 +96,11 @@ export interface CheckpointInfo {
   files: number;
   bytes: number;
   skipped: number;
+  trigger: CheckpointTrigger;
+  profileId: string | null;
+  generation: number | null;
+  /** The audit row this checkpoint precedes (the call it was taken for), or null. */
+  before: { invocationId: string; tool: string; approvalId: string | null } | null;
 }
 
 /** Retention of one computer's checkpoints. */
@@ -107,5 +128,9 @@ export function infoOf(m: Manifest): CheckpointInfo {
     files: m.files,
     bytes: m.bytes,
     skipped: m.skipped,
+    trigger: m.origin?.trigger ?? 'manual',
+    profileId: m.origin?.profileId ?? null,
+    generation: m.origin?.generation ?? null,
+    before: m.origin?.before ?? null,
   };
 }

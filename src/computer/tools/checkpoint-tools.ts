@@ -1,13 +1,14 @@
 /**
- * checkpoint_computer, list_checkpoints, restore_checkpoint: checkpoints of the computer's
- * /workspace (checkpoints/store.ts). A restore relaunches the computer as a new generation whose
- * /workspace is the checkpoint's, after checkpointing the state it leaves, so a restore is undone
- * by restoring that one.
+ * checkpoint_computer, list_checkpoints, restore_checkpoint, fork_computer: checkpoints of the
+ * computer's /workspace (checkpoint-actions.ts over checkpoints/store.ts). A restore relaunches
+ * the computer as a new generation whose /workspace is the checkpoint's, after checkpointing the
+ * state it leaves, so a restore is undone by restoring that one; a fork boots another named
+ * computer from a checkpoint beside this one.
  */
-import { existsSync } from 'node:fs';
 import { PaddockError } from '../../shared/errors.js';
 import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
+import { forkCheckpoint, restoreCheckpoint, takeCheckpoint } from '../checkpoint-actions.js';
 import type { ComputerSource } from '../manager.js';
 import { computerTool, inputObject, requestIdProperty, structured } from './common.js';
 
@@ -36,25 +37,13 @@ export function checkpointTools(computers: ComputerSource): Tool[] {
       async execute(input, ctx) {
         const manager = computers.for(ctx.caller);
         const c = await manager.requireRunning(ctx.signal);
-        if (c.profile.backend === 'browser' || !existsSync(c.hostWorkspace)) {
-          throw new PaddockError(
-            'UNSUPPORTED_CAPABILITY',
-            'This computer has no /workspace the server can checkpoint (browser computers keep their files in the tab); launch a server profile for checkpoints.',
-          );
-        }
-        const { store, key } = manager.checkpoints;
-        const info = await store.create(key, c.hostWorkspace, {
+        const info = await takeCheckpoint(manager, c, {
+          trigger: 'manual',
           ...(input.label ? { label: input.label } : {}),
           signal: ctx.signal,
         });
-        manager.log.add(
-          'info',
-          'computer.checkpoint',
-          `Checkpoint ${info.id} taken of /workspace (${info.files} files).`,
-          { generation: c.generation },
-        );
         const { id, ...rest } = info;
-        return structured({ checkpointId: id, generation: c.generation, ...rest });
+        return structured({ checkpointId: id, ...rest });
       },
     }),
     computerTool(computers, {
@@ -62,7 +51,7 @@ export function checkpointTools(computers: ComputerSource): Tool[] {
       title: 'List checkpoints',
       kind: 'answer',
       description:
-        "Lists the computer's checkpoints, newest first: id, label, time, bytes it added to disk, files and bytes it holds. " +
+        "Lists the computer's checkpoints, newest first: id, label, time, bytes it added to disk, files and bytes it holds, what took it (trigger: manual, approval, restore, stop, run_command) and, for an automatic one, the audit row of the call it was taken just before (before.invocationId). " +
         'Pass an id to restore_checkpoint to bring that state back. Continue with nextCursor while it is not null.',
       input: inputObject(
         {
@@ -114,35 +103,55 @@ export function checkpointTools(computers: ComputerSource): Tool[] {
         ['checkpointId'],
       ),
       async execute(input, ctx) {
-        const manager = computers.for(ctx.caller);
-        const { store, key } = manager.checkpoints;
-        const target = await store.get(key, input.checkpointId);
-        const c = await manager.requireRunning(ctx.signal);
-        if (manager.workspaceKept(c.profile.id)) {
+        const restored = await restoreCheckpoint(computers.for(ctx.caller), input.checkpointId, ctx.signal);
+        return structured({
+          ...restored,
+          message: `Generation ${restored.generation} boots with the /workspace of checkpoint ${restored.checkpointId}; the state left was saved as checkpoint ${restored.savedAs}. Poll get_computer_status until lifecycle is running.`,
+        });
+      },
+    }),
+    computerTool(computers, {
+      name: 'fork_computer',
+      idempotent: true,
+      title: 'Fork a computer from a checkpoint',
+      kind: 'act',
+      description:
+        'Boots a new named computer whose /workspace is a checkpoint of this one, on the profile the checkpoint was taken of; this computer keeps running untouched, and the two diverge from there. ' +
+        'Act on the fork by naming it (the Paddock-Computer header, or _meta of a request); it has its own jobs, terminals and checkpoints. ' +
+        'Poll get_computer_status of the fork until lifecycle is running. NOT_FOUND for an unknown checkpoint id, FILE_EXISTS when a computer of that name is running.',
+      input: inputObject(
+        {
+          checkpointId: s.string({
+            description: 'An id from list_checkpoints or checkpoint_computer of this computer.',
+            maxLength: 100,
+          }),
+          name: s.string({
+            description:
+              'Name of the new computer: 1 to 63 lower-case letters, digits and dashes, e.g. "try-upgrade".',
+            maxLength: 63,
+          }),
+          profileId: s.string({
+            description: 'Profile to boot the fork on; default: the profile the checkpoint was taken of.',
+            maxLength: 100,
+          }),
+          requestId: requestIdProperty,
+        },
+        ['checkpointId', 'name'],
+      ),
+      async execute(input, ctx) {
+        const from = computers.for(ctx.caller);
+        if (!computers.named) {
           throw new PaddockError(
             'UNSUPPORTED_CAPABILITY',
-            'This computer keeps its /workspace across launches, and restoring into a kept workspace is not supported yet; take the files you need from a fork-free copy, or use a computer with a fresh workspace.',
+            'This server runs one computer for every caller, so there is nowhere to fork to; run `paddock serve` for named computers.',
           );
         }
-        const saved = await store.create(key, c.hostWorkspace, {
-          label: `before restoring ${target.id}`,
-          keep: [target.id],
-          signal: ctx.signal,
-        });
-        const launched = manager.launch(c.profile.id, undefined, {
-          seedWorkspace: (dir) => store.restore(key, target.id, dir),
-        });
-        manager.log.add(
-          'info',
-          'computer.restore',
-          `Restoring checkpoint ${target.id}; the state left was saved as ${saved.id}.`,
-          { generation: launched.generation },
-        );
+        const to = computers.named(ctx.caller, input.name);
+        const forked = await forkCheckpoint(from, to, input.checkpointId, input.profileId);
         return structured({
-          ...launched,
-          checkpointId: target.id,
-          savedAs: saved.id,
-          message: `Generation ${launched.generation} boots with the /workspace of checkpoint ${target.id}; the state left was saved as checkpoint ${saved.id}. Poll get_computer_status until lifecycle is running.`,
+          ...forked,
+          url: to.watchUrl,
+          message: `Computer "${forked.name}" boots with the /workspace of checkpoint ${forked.checkpointId}; name it to act on it, and poll its get_computer_status until lifecycle is running.`,
         });
       },
     }),

@@ -15,7 +15,7 @@ import { terminalTools } from './terminal-tools.js';
  * list_profiles, launch_computer, get_computer_status, run_command, read_job, cancel_job,
  * list_terminals, create_terminal, switch_terminal, send_terminal_input, read_terminal_output,
  * list_files, read_file, write_file, navigate_preview, read_logs, create_launch_link,
- * checkpoint_computer, list_checkpoints, restore_checkpoint.
+ * checkpoint_computer, list_checkpoints, restore_checkpoint, fork_computer.
  */
 export function createComputerTools(computers: ComputerSource): Tool[] {
   return [

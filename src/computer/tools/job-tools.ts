@@ -69,6 +69,15 @@ export function jobTools(computers: ComputerSource): Tool[] {
       ),
       async execute(input, ctx) {
         const manager = computers.for(ctx.caller);
+        // computer.checkpoints.before: [run_command] makes every command undoable
+        if (manager.checkpointsBeforeRunCommand) {
+          await manager.requireRunning(ctx.signal);
+          await manager.checkpointBefore(
+            'run_command',
+            { invocationId: ctx.invocationId, tool: 'run_command', approvalId: null },
+            ctx.signal,
+          );
+        }
         const result = await manager.runCommand(
           {
             script: input.script,

@@ -37,6 +37,7 @@ const OWN_TOOLS: Record<string, 'answer' | 'act' | 'transact'> = {
   checkpoint_computer: 'act',
   list_checkpoints: 'answer',
   restore_checkpoint: 'transact',
+  fork_computer: 'act',
 };
 
 function withoutDescriptions(value: unknown): unknown {
