@@ -73,9 +73,10 @@ describe('WebMCP tools in the dock', () => {
         'checkpoint_computer',
         'list_checkpoints',
         'restore_checkpoint',
+        'fork_computer',
       ].includes(t.name),
     );
-    assert.equal(expected.length, 19, 'the computer tools this server allows');
+    assert.equal(expected.length, 20, 'the computer tools this server allows');
     const registered = (await pollUntil(async () => {
       const listed = await pageTools(page);
       return listed.length >= expected.length ? listed : null;

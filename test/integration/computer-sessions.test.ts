@@ -18,77 +18,8 @@ import { isPaddockError } from '../../src/shared/errors.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { OWNER } from '../../src/shared/principal.js';
 import type { CallerContext, Tool, ToolContext } from '../../src/tools/tool.js';
+import { type Result, type Session, startServer, withServer } from '../helpers/computer-server.js';
 import { pollUntil } from '../helpers/poll.js';
-
-type Result = Record<string, unknown>;
-/** Calls a computer tool as one caller. */
-type Session = (name: string, input?: Result) => Promise<Result>;
-
-interface Server {
-  service: ComputerService;
-  /** The data directory (inside `root`). */
-  dataDir: string;
-  /** A session: private unless it names a computer. */
-  session(id: string, computer?: string): Session;
-}
-
-const policy = createWhitelistSandbox(policySchema.parse({}));
-
-/** A service over a data directory; `root` is a directory of the test's own that holds it. */
-function startServer(root: string, computer: Record<string, unknown> = {}): Server {
-  const dataDir = join(root, 'data');
-  mkdirSync(dataDir, { recursive: true });
-  const logger = silentLogger();
-  const service = new ComputerService({
-    backend: new BwrapBackend({ logger }),
-    config: computerSchema.parse({ autoLaunch: false, ...computer }),
-    dataDir,
-    dockUrl: 'http://127.0.0.1:7331',
-    logger,
-  });
-  const tools = new Map<string, Tool>(createComputerTools(service).map((t) => [t.name, t]));
-  const session = (id: string, name?: string): Session => {
-    const caller: CallerContext = {
-      principal: OWNER,
-      caller: `mcp:${id}`,
-      via: 'direct',
-      attended: true,
-      computer: name ? { kind: 'named', name } : { kind: 'private', owner: `mcp:${id}` },
-    };
-    return async (tool, input = {}) => {
-      const ctx: ToolContext = {
-        invocationId: `inv_${id}`,
-        caller,
-        signal: new AbortController().signal,
-        deadline: Date.now() + 600_000,
-        policy,
-        logger,
-        notePolicyRule: () => undefined,
-        noteComputer: () => undefined,
-        progress: () => undefined,
-      } as ToolContext;
-      return (await tools.get(tool)!.execute(input, ctx)).structured!;
-    };
-  };
-  return { service, dataDir, session };
-}
-
-async function withServer(
-  computer: Record<string, unknown>,
-  fn: (server: Server, root: string) => Promise<void>,
-): Promise<void> {
-  const root = mkdtempSync(join(tmpdir(), 'paddock-sessions-'));
-  const server = startServer(root, computer);
-  try {
-    await fn(server, root);
-  } catch (e) {
-    console.error(JSON.stringify(server.service.list(), null, 2));
-    throw e;
-  } finally {
-    await server.service.close();
-    rmSync(root, { recursive: true, force: true });
-  }
-}
 
 /** Launches and waits until the computer runs; returns its generation. */
 async function launched(call: Session, profileId = 'shell'): Promise<number> {

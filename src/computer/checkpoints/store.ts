@@ -101,7 +101,13 @@ export class CheckpointStore {
 
   /** `computer`'s checkpoints, newest first. */
   async list(computer: string): Promise<CheckpointInfo[]> {
-    return (await this.manifests(this.dirOf(computer))).reverse().map(infoOf);
+    const dir = this.dirOf(computer);
+    try {
+      return (await this.manifests(dir)).reverse().map(infoOf);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return []; // none taken yet
+      throw e;
+    }
   }
 
   /**
