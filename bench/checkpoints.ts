@@ -22,7 +22,8 @@ const CHANGED = 10;
 const RUNS = 5;
 const ROUNDS = 3;
 
-function makeTree(root: string): void {
+/** Writes the seeded project-sized tree (20,000 files, 200 MB) under `root`. */
+export function makeTree(root: string): void {
   const rnd = random(30);
   const mean = TOTAL_BYTES / (DIRS * FILES_PER_DIR);
   const block = Buffer.alloc(4 * mean);

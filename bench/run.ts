@@ -45,6 +45,7 @@ async function loadSuites(): Promise<Suite[]> {
     ['stores', './stores.js', 'benchStores'],
     ['browser', './browser.js', 'benchBrowser'],
     ['checkpoints', './checkpoints.js', 'benchCheckpoints'],
+    ['checkpoint-tools', './checkpoint-tools.js', 'benchCheckpointTools'],
   ];
   for (const [name, path, fn] of optional) {
     try {

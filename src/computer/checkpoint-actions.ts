@@ -59,6 +59,8 @@ export async function takeCheckpoint(
     ...(o.label ? { label: o.label } : {}),
     ...(o.keep ? { keep: o.keep } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
+    // the computer's processes are frozen for the walk: a point in time, mmap writes included
+    ...(c.instance?.pause ? { pause: () => c.instance?.pause?.() ?? Promise.resolve(null) } : {}),
     origin: {
       trigger: o.trigger,
       profileId: c.profile.id,

@@ -134,6 +134,11 @@ export interface SandboxInstance {
    * backend has no host-side families (`session`).
    */
   adoptJob(name: string, guestPid: number, agentGuestPid: number): Promise<JobFamily | null>;
+  /**
+   * Freezes every process of the computer where it stands (a checkpoint's consistent moment);
+   * resolves to the thaw, or null when this backend cannot freeze (absent: never).
+   */
+  pause?(): Promise<(() => void) | null>;
   /** Kills everything of this computer and frees its host resources. Idempotent. */
   destroy(): Promise<void>;
 }

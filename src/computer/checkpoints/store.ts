@@ -57,7 +57,18 @@ export class CheckpointStore {
   async create(
     computer: string,
     source: string,
-    o: { label?: string; signal?: AbortSignal; keep?: string[]; origin?: CheckpointOrigin } = {},
+    o: {
+      label?: string;
+      signal?: AbortSignal;
+      keep?: string[];
+      origin?: CheckpointOrigin;
+      /**
+       * Freezes whatever writes to `source` for the walk and resolves to the thaw (null: it could
+       * not). With no earlier checkpoint, the tree is first walked unfrozen, so the frozen walk
+       * only picks up what changed meanwhile and the pause stays short.
+       */
+      pause?: () => Promise<(() => void) | null>;
+    } = {},
   ): Promise<CheckpointInfo> {
     const dir = this.dirOf(computer);
     await this.ensureLayout(dir);
@@ -65,17 +76,29 @@ export class CheckpointStore {
       const earlier = await this.manifests(dir);
       if (stale || (await readdir(join(dir, 'tmp'))).length > 0) await this.collectIn(dir, earlier);
       const last = earlier.at(-1) ?? null;
-      const snap = await inWorker<SnapshotResult>(
-        {
-          ...this.where(dir),
-          op: 'snapshot',
-          source,
-          previous: last?.root.tree ?? null,
-          maxBytes: this.opts.retention.maxBytes,
-          maxBytesSetting: RETENTION_SETTINGS.maxBytes,
-        },
-        o.signal,
-      );
+      const walk = (previous: string | null) =>
+        inWorker<SnapshotResult>(
+          {
+            ...this.where(dir),
+            op: 'snapshot',
+            source,
+            previous,
+            maxBytes: this.opts.retention.maxBytes,
+            maxBytesSetting: RETENTION_SETTINGS.maxBytes,
+          },
+          o.signal,
+        );
+      // the first checkpoint of a paused source is copied once while it runs (see `pause`)
+      const pre = o.pause && !last ? await walk(null) : null;
+      const thaw = o.pause ? await o.pause() : null;
+      const pausedAt = performance.now();
+      let snap: SnapshotResult;
+      try {
+        snap = await walk(pre?.root.tree ?? last?.root.tree ?? null);
+      } finally {
+        thaw?.();
+      }
+      const pausedMs = thaw ? Math.round(performance.now() - pausedAt) : null;
       const manifest: Manifest = {
         version: 1,
         id: timeOrderedId('ck', 8),
@@ -84,15 +107,16 @@ export class CheckpointStore {
         label: o.label ?? null,
         createdAt: new Date().toISOString(),
         root: snap.root,
-        addedBytes: snap.addedBytes,
+        addedBytes: snap.addedBytes + (pre?.addedBytes ?? 0),
         files: snap.files,
         bytes: snap.bytes,
         skipped: snap.skipped,
         ...(o.origin ? { origin: o.origin } : {}),
+        pausedMs,
       };
       if (this.opts.durable !== false) await promisify(execFile)('sync', ['-f', join(dir, 'objects')]);
       await this.writeAtomically(dir, join('manifests', `${manifest.id}.json`), JSON.stringify(manifest));
-      const usage = (await this.usage(dir)) + snap.addedBytes;
+      const usage = (await this.usage(dir)) + manifest.addedBytes;
       await this.writeAtomically(dir, 'usage.json', JSON.stringify({ bytes: usage }));
       await this.retain(dir, [...earlier, manifest], usage, new Set(o.keep ?? []));
       return infoOf(manifest);

@@ -70,6 +70,8 @@ export interface Manifest {
   skipped: number;
   /** Why and from what it was taken (absent in checkpoints of earlier versions). */
   origin?: CheckpointOrigin;
+  /** How long the computer's processes were frozen for the walk (null: they were not). */
+  pausedMs?: number | null;
 }
 
 /** What made a checkpoint. */
@@ -101,6 +103,8 @@ export interface CheckpointInfo {
   generation: number | null;
   /** The audit row this checkpoint precedes (the call it was taken for), or null. */
   before: { invocationId: string; tool: string; approvalId: string | null } | null;
+  /** How long the computer's processes were frozen while it was taken (null: not frozen). */
+  pausedMs: number | null;
 }
 
 /** Retention of one computer's checkpoints. */
@@ -132,5 +136,6 @@ export function infoOf(m: Manifest): CheckpointInfo {
     profileId: m.origin?.profileId ?? null,
     generation: m.origin?.generation ?? null,
     before: m.origin?.before ?? null,
+    pausedMs: m.pausedMs ?? null,
   };
 }

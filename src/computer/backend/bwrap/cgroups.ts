@@ -97,6 +97,30 @@ export class CgroupNode {
     }
   }
 
+  /**
+   * Stops every process of the group and below where it stands (cgroup2 `cgroup.freeze`, else the
+   * v1 freezer) and waits until the kernel says they all are, at most `timeoutMs`. Returns the
+   * thaw, or null when the group cannot be frozen (the caller goes on without a pause).
+   */
+  async freeze(timeoutMs = 1000): Promise<(() => void) | null> {
+    const unified = this.dirs.get('unified');
+    if (unified && tryWrite(join(unified, 'cgroup.freeze'), '1')) {
+      const thaw = () => void tryWrite(join(unified, 'cgroup.freeze'), '0');
+      if (await until(() => /frozen 1/.test(readSafe(join(unified, 'cgroup.events')) ?? ''), timeoutMs)) return thaw;
+      thaw();
+      return null;
+    }
+    const freezer = this.dirs.get('freezer');
+    if (freezer && tryWrite(join(freezer, 'freezer.state'), 'FROZEN')) {
+      const thaw = () => void tryWrite(join(freezer, 'freezer.state'), 'THAWED');
+      if (await until(() => (readSafe(join(freezer, 'freezer.state')) ?? '').trim() === 'FROZEN', timeoutMs))
+        return thaw;
+      thaw();
+      return null;
+    }
+    return null;
+  }
+
   /** Kills, waits until empty (or `timeoutMs`), then removes the group and its children. */
   async destroy(timeoutMs = 2000): Promise<boolean> {
     if (!this.isEmpty()) {
@@ -145,6 +169,18 @@ export class CgroupNode {
       await sleep(5);
     }
   }
+}
+
+/** Polls `check` (1, 2, 4… ms apart, at most 20) until it holds or `timeoutMs` passed. */
+async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  let delayMs = 1;
+  while (!check()) {
+    if (Date.now() >= deadline) return false;
+    await sleep(delayMs);
+    delayMs = Math.min(delayMs * 2, 20);
+  }
+  return true;
 }
 
 function applyLimits(dirs: ReadonlyMap<Kind, string>, limits: CgroupLimits): void {

@@ -119,6 +119,12 @@ export class BwrapInstance implements SandboxInstance {
     };
   }
 
+  /** Freezes every process of the computer (guest agent and jobs); the thaw, or null without cgroups. */
+  async pause(): Promise<(() => void) | null> {
+    if (!this.node || this.destroyed) return null;
+    return this.node.freeze();
+  }
+
   destroy(): Promise<void> {
     this.destroyed ??= this.teardown();
     return this.destroyed;
