@@ -29,7 +29,7 @@ async function running(call: Session, what: string): Promise<void> {
 
 /** stdout of a script that must succeed. */
 async function output(call: Session, script: string): Promise<string> {
-  const r = await call('run_command', { script, waitMs: 15_000 });
+  const r = await call('run_command', { script, waitMs: 10_000 });
   assert.equal(r.exitCode, 0, `${script}: ${String(r.stderr)}`);
   return String(r.stdout);
 }
@@ -188,7 +188,7 @@ describe('forks and named computers that keep their files (bwrap)', { concurrenc
       await running(call, 'the restored computer');
       await pollUntil(
         async () => {
-          const r = await call('run_command', { script: 'cat /workspace/data.txt', waitMs: 15_000 });
+          const r = await call('run_command', { script: 'cat /workspace/data.txt', waitMs: 10_000 });
           return r.stdout === 'precious\n';
         },
         'the removed file back',
