@@ -5,7 +5,8 @@
  * server's first byte, as ssh does; the same Python program in the computer and on the host), and
  * `npm ci` of a small real project's lockfile from a registry mirror this bench serves on loopback
  * from tarballs it packs out of node_modules (an empty cache each time, on both sides). The
- * servers run in a process of their own, so neither side pays for serving the other.
+ * servers run in a process of their own, so neither side pays for serving the other. Beside the
+ * download, the CPU each process on its path spent per MiB (egress-cpu.ts): what bounds it.
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -26,6 +27,7 @@ import { OWNER } from '../src/shared/principal.js';
 import { SqliteAuditStore } from '../src/store/sqlite/audit-store.js';
 import { openDatabase } from '../src/store/sqlite/database.js';
 import { SqliteLaunchLinkStore } from '../src/store/sqlite/launch-link-store.js';
+import { CpuTally, cpuSeconds, descendantsNamed, ownCpuSeconds, timeOutputSeconds } from './egress-cpu.js';
 import type { Figure } from './run.js';
 
 const BIG_BYTES = 50 * 1024 * 1024;
@@ -129,7 +131,7 @@ origin.listen(0, '127.0.0.1', () => registry.listen(0, '127.0.0.1', () => banner
 
 type Ports = { origin: number; registry: number; banner: number };
 
-async function startServers(registryDir: string): Promise<Ports & { close(): void }> {
+async function startServers(registryDir: string): Promise<Ports & { pid: number; close(): void }> {
   const child = spawn(process.execPath, ['-e', SERVERS_PROGRAM, String(BIG_BYTES), registryDir], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -141,7 +143,7 @@ async function startServers(registryDir: string): Promise<Ports & { close(): voi
     });
     child.once('exit', (code) => reject(new Error(`the bench servers exited (${code})`)));
   });
-  return { ...ports, close: () => child.kill() };
+  return { ...ports, pid: child.pid ?? 0, close: () => child.kill() };
 }
 
 /** Connect and read the server's first byte, CONNECTS times; prints the median in ms. */
@@ -234,14 +236,24 @@ export async function benchEgressNames(): Promise<Figure[]> {
     const packages = Object.keys((JSON.parse(lock) as { packages: object }).packages).length - 1;
     const download: { host: number[]; guest: number[] } = { host: [], guest: [] };
     const npm: { host: number[]; guest: number[] } = { host: [], guest: [] };
-    const curl = (url: string) => `curl -s -o /dev/null -w '%{time_total}' ${url}`;
+    const curl = (url: string) => `/usr/bin/time -f '%U %S' curl -s -o /dev/null -w '%{time_total}' ${url}`;
+    // where the CPU goes: the guest agent is the node process below this one that is not the servers
+    const agent = descendantsNamed(process.pid, 'node', [ports.pid])[0] ?? null;
+    const cpu = { host: new CpuTally(), guest: new CpuTally() };
+    const origin = () => cpuSeconds(ports.pid);
     for (let i = 0; i < RUNS; i++) {
       // 1. download
-      download.host.push(
-        Number((await run$('bash', ['-c', curl(`http://127.0.0.1:${ports.origin}/big`)])).stdout),
+      const onHost = await cpu.host.measure({ origin }, () =>
+        run$('bash', ['-c', curl(`http://127.0.0.1:${ports.origin}/big`)]),
       );
-      const inside = await run(`${NO_PROXY}; ${curl(`http://origin.bench:${ports.origin}/big`)}`);
+      download.host.push(Number(onHost.stdout));
+      cpu.host.add('curl', timeOutputSeconds(onHost.stderr));
+      const inside = await cpu.guest.measure(
+        { origin, server: ownCpuSeconds, ...(agent ? { agent: () => cpuSeconds(agent) } : {}) },
+        () => run(`${NO_PROXY}; ${curl(`http://origin.bench:${ports.origin}/big`)}`),
+      );
       download.guest.push(Number(inside.stdout.trim()));
+      cpu.guest.add('curl', timeOutputSeconds(inside.stderr));
       // 3. npm ci of the lockfile, an empty cache each time
       const dir = join(work, `host-${i}`);
       mkdirSync(dir);
@@ -276,6 +288,35 @@ export async function benchEgressNames(): Promise<Figure[]> {
       (await run$('bash', ['-c', connectScript('127.0.0.1', ports.banner)])).stdout.trim(),
     );
     const mbps = (s: number) => BIG_BYTES / 1024 / 1024 / s;
+    const mib = (RUNS * BIG_BYTES) / 1024 / 1024;
+    const path = (tally: CpuTally, roles: string[]) =>
+      roles.reduce((sum, r) => sum + tally.perMib(r, mib), 0);
+    const diagnostic = 'diagnostic: N cores move ≤ N × 1000 ÷ (path ms/MiB) MiB/s';
+    const cpuFigures: Figure[] = agent
+      ? [
+          {
+            name: 'CPU per MiB by name: the server (egress proxy, host end of the link)',
+            value: cpu.guest.perMib('server', mib),
+            unit: 'ms/MiB',
+            target: diagnostic,
+          },
+          {
+            name: 'CPU per MiB by name: the guest agent (guest end of the link, relay)',
+            value: cpu.guest.perMib('agent', mib),
+            unit: 'ms/MiB',
+            target: diagnostic,
+          },
+          {
+            name: 'CPU per MiB by name: whole path (origin, server, agent, curl)',
+            value: path(cpu.guest, ['origin', 'server', 'agent', 'curl']),
+            unit: 'ms/MiB',
+            target: diagnostic,
+            peers: [
+              { name: "the host's own download (origin, curl)", value: path(cpu.host, ['origin', 'curl']) },
+            ],
+          },
+        ]
+      : [];
     return [
       {
         name: '50 MB download by name (curl, no proxy variable)',
@@ -284,6 +325,7 @@ export async function benchEgressNames(): Promise<Figure[]> {
         target: '≥ 0.8× the host',
         peers: [{ name: 'curl on the host, same loopback server', value: mbps(median(download.host)) }],
       },
+      ...cpuFigures,
       {
         name: 'connection set-up by name (connect + first byte, median)',
         value: guestConnect,
