@@ -6,6 +6,7 @@
  * process gone meanwhile) the answer is simply empty.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 
 /** TCP state LISTEN in /proc/net/tcp. */
 const LISTEN = '0A';
@@ -20,14 +21,30 @@ export interface ListeningSocket {
 
 /** The listening TCP sockets of the network namespace `pid` lives in (IPv4 and IPv6). */
 export function listeningSockets(pid: number): ListeningSocket[] {
+  return parseTables(
+    TABLES.map((table) => {
+      try {
+        return readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+      } catch {
+        return '';
+      }
+    }),
+  );
+}
+
+/** {@link listeningSockets}, read off the event loop. */
+export async function listeningSocketsAsync(pid: number): Promise<ListeningSocket[]> {
+  return parseTables(
+    await Promise.all(TABLES.map((table) => readFile(`/proc/${pid}/net/${table}`, 'utf8').catch(() => ''))),
+  );
+}
+
+const TABLES = ['tcp', 'tcp6'] as const;
+
+/** The LISTEN rows of the texts of /proc/net/tcp and tcp6. */
+function parseTables(texts: string[]): ListeningSocket[] {
   const found: ListeningSocket[] = [];
-  for (const table of ['tcp', 'tcp6']) {
-    let text: string;
-    try {
-      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
-    } catch {
-      continue;
-    }
+  for (const text of texts) {
     for (const line of text.split('\n').slice(1)) {
       const fields = line.trim().split(/\s+/);
       // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
@@ -128,6 +145,8 @@ function childrenOf(pid: number): number[] {
  */
 export class ListeningTable {
   private read: { at: number; sockets: ListeningSocket[] } | null = null;
+  /** A read off the event loop is under way. */
+  private refreshing = false;
   /** A process inside the computer's network namespace and that namespace, once found. */
   private inside: { pid: number; ns: string } | null = null;
 
@@ -150,13 +169,38 @@ export class ListeningTable {
     return uniquePorts(this.sockets().filter((s) => held.has(s.inode)));
   }
 
+  /**
+   * Within `maxAgeMs` of the last read, that read. Up to four times that, the same read while a
+   * new one is made off the event loop (under a flood of status calls the reads never hold the
+   * loop). Older, or never read: read now.
+   */
   private sockets(): ListeningSocket[] {
     const at = this.now();
-    if (this.read && at - this.read.at < this.maxAgeMs) return this.read.sockets;
+    const read = this.read;
+    if (read && at - read.at < this.maxAgeMs) return read.sockets;
+    if (read && at - read.at < 4 * this.maxAgeMs) {
+      this.refresh();
+      return read.sockets;
+    }
     const pid = this.namespacePid();
     const sockets = pid === null ? [] : listeningSockets(pid);
     this.read = { at, sockets };
     return sockets;
+  }
+
+  private refresh(): void {
+    if (this.refreshing) return;
+    this.refreshing = true;
+    const at = this.now();
+    const pid = this.namespacePid();
+    void (pid === null ? Promise.resolve([]) : listeningSocketsAsync(pid))
+      .then((sockets) => {
+        // a synchronous read that landed meanwhile is newer
+        if (!this.read || this.read.at <= at) this.read = { at, sockets };
+      })
+      .finally(() => {
+        this.refreshing = false;
+      });
   }
 
   /**

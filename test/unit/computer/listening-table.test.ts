@@ -47,6 +47,23 @@ describe('the listening table of a computer', {
     await pollUntil(() => table.ports().length === 0, 'the gone listener to leave the table');
   });
 
+  it('a read older than four intervals is never answered: the table is read again at once', async (t) => {
+    const child = listenerInOwnNetns(8124);
+    t.after(() => child.kill('SIGKILL'));
+    await new Promise((r) => child.stdout?.once('data', r));
+    let clock = 0;
+    const table = new ListeningTable(
+      () => child.pid ?? null,
+      1000,
+      () => clock,
+    );
+    assert.deepEqual(table.ports(), [8124]);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    clock = 4000;
+    assert.deepEqual(table.ports(), [], 'an old read is not served while a new one is made');
+  });
+
   it('never answers with the host’s own listeners, whatever pid it is given', async (t) => {
     const server = createServer();
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
