@@ -1,6 +1,6 @@
 /**
  * `paddock computers list | stop NAME | rm NAME`: the computers of the data directory's server,
- * with the disk their kept workspaces use. With a server running, it answers (it owns the
+ * with the disk their kept workspaces use (and their checkpoints: computers-checkpoints.ts). With a server running, it answers (it owns the
  * computers); without one, nothing runs and the kept workspaces on disk are all there is.
  */
 import { locateConfig } from '../config/locate.js';
@@ -8,6 +8,8 @@ import { instancePaths } from '../mcp/instance.js';
 import { knock } from '../mcp/socket-client.js';
 import { PaddockError } from '../shared/errors.js';
 import { out, parseCommandArgs } from './args.js';
+import { checkpointCommand, isCheckpointCommand } from './computers-checkpoints.js';
+import { sizeText } from './format/bytes.js';
 
 const HELP = `Usage: paddock computers <command>
 
@@ -16,11 +18,26 @@ const HELP = `Usage: paddock computers <command>
   stop NAME         stop a running computer; its sessions get NOT_RUNNING until they launch again
   rm NAME           stop and forget a computer, and delete its kept workspace
 
-NAME is a named computer (paddock mcp --computer NAME) or a name as the list shows it.`;
+  checkpoints NAME [--json]
+                    the computer's checkpoints, newest first: id, time, what took it, files,
+                    bytes it added to disk, and the call it was taken just before
+  restore NAME ID   bring checkpoint ID back: the computer relaunches as a new generation (its
+                    processes are killed); the state it leaves is checkpointed first, so the
+                    answer names the checkpoint that undoes the restore
+  fork NAME ID NEW  boot a new named computer NEW from checkpoint ID; NAME keeps running
+  prune NAME --keep N | --all
+                    drop all but the newest N checkpoints (--all: every one; a named computer
+                    then boots with an empty /workspace), and free the disk only they used;
+                    with neither, only collect what interrupted checkpoints left
+
+NAME is a named computer (paddock mcp --computer NAME) or a name as the list shows it.
+A restore and a fork are tool calls as the operator (caller cli): audited, under permissions.`;
 
 const OPTIONS = {
   config: { type: 'string' as const },
   json: { type: 'boolean' as const },
+  keep: { type: 'string' as const },
+  all: { type: 'boolean' as const },
   help: { type: 'boolean' as const, short: 'h' },
 };
 
@@ -32,19 +49,6 @@ interface Row {
   idleMs: number | null;
   workspace: 'keep' | 'fresh';
   diskBytes: number | null;
-}
-
-function size(bytes: number | null): string {
-  if (bytes === null) return '-';
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = bytes / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
 
 function idle(ms: number | null): string {
@@ -93,10 +97,11 @@ export async function computersCommand(args: string[]): Promise<number> {
     );
     for (const r of rows)
       out(
-        `${r.name.padEnd(36)} ${(r.profileId ?? '-').padEnd(10)} ${r.lifecycle.padEnd(9)} ${idle(r.idleMs).padEnd(5)} ${r.workspace.padEnd(9)} ${size(r.diskBytes)}`,
+        `${r.name.padEnd(36)} ${(r.profileId ?? '-').padEnd(10)} ${r.lifecycle.padEnd(9)} ${idle(r.idleMs).padEnd(5)} ${r.workspace.padEnd(9)} ${sizeText(r.diskBytes)}`,
       );
     return 0;
   }
+  if (isCheckpointCommand(sub)) return checkpointCommand(sub, positionals.slice(1), values, dataDir, ask);
   if ((sub !== 'stop' && sub !== 'rm') || !name) {
     out(HELP);
     return 64;
@@ -123,6 +128,6 @@ export async function computersCommand(args: string[]): Promise<number> {
       );
     freed = bytes;
   }
-  out(`Removed ${name}${freed ? ` (freed ${size(freed)})` : ''}.`);
+  out(`Removed ${name}${freed ? ` (freed ${sizeText(freed)})` : ''}.`);
   return 0;
 }

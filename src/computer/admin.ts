@@ -1,9 +1,11 @@
 /**
- * `paddock computers list | stop NAME | rm NAME`, answered by the server that owns the
- * computers (over its socket). The listing joins the computers the server holds with the kept
+ * `paddock computers list | stop NAME | rm NAME` (and the checkpoint commands of
+ * checkpoint-admin.ts), answered by the server that owns the computers (over its socket). The listing joins the computers the server holds with the kept
  * workspaces on disk, so a named computer whose workspace outlived a restart is listed too.
  */
 import { PaddockError } from '../shared/errors.js';
+import type { Gateway } from '../tools/gateway.js';
+import { answerCheckpointRequest, isCheckpointAction } from './checkpoint-admin.js';
 import { listKeptWorkspaces, removeKeptWorkspace } from './kept-workspaces.js';
 import type { ComputerService } from './service.js';
 
@@ -40,6 +42,7 @@ export async function answerComputersRequest(
   service: ComputerService,
   dataDir: string,
   request: Record<string, unknown>,
+  gateway: Gateway | null = null,
 ): Promise<Record<string, unknown>> {
   const action = request.action;
   if (action === 'list') {
@@ -63,6 +66,7 @@ export async function answerComputersRequest(
       'INVALID_ARGUMENT',
       'Name the computer, e.g. `paddock computers stop review-box`.',
     );
+  if (isCheckpointAction(action)) return answerCheckpointRequest(service, gateway, name, request);
   if (action === 'stop') {
     const stopped = await service.stopComputer(name);
     if (!stopped)
@@ -77,5 +81,8 @@ export async function answerComputersRequest(
       throw new PaddockError('NOT_FOUND', `No computer "${name}" here; see \`paddock computers list\`.`);
     return { name, removed: true, freedBytes: freed ?? 0 };
   }
-  throw new PaddockError('INVALID_ARGUMENT', 'The action must be list, stop or rm.');
+  throw new PaddockError(
+    'INVALID_ARGUMENT',
+    'The action must be list, stop, rm, checkpoints, restore, fork or prune.',
+  );
 }

@@ -25,6 +25,8 @@ export interface CheckpointHost {
   requireRunning(signal?: AbortSignal): Promise<Generation>;
   workspaceKept(profileId: string): boolean;
   launch: ComputerManager['launch'];
+  /** Tells the computer's subscribers its checkpoints changed (a `checkpoint` event). */
+  checkpointsChanged?(checkpointId: string | null): void;
 }
 
 /** Options of one checkpoint. */
@@ -74,6 +76,7 @@ export async function takeCheckpoint(
     `Checkpoint ${info.id} taken of /workspace (${info.files} files, ${o.trigger}${o.before ? ` before ${o.before.tool} ${o.before.invocationId}` : ''}).`,
     { generation: c.generation },
   );
+  host.checkpointsChanged?.(info.id);
   return info;
 }
 

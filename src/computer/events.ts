@@ -54,7 +54,12 @@ export type ComputerEvent =
   /** An entry was added to the computer's log. */
   | { type: 'log'; computer: string; entry: ComputerLogEntry }
   /** The dock now watches this computer (a launch from anywhere, or the person's switch). */
-  | { type: 'watch'; computer: string };
+  | { type: 'watch'; computer: string }
+  /**
+   * The computer's checkpoints changed: one was taken (`checkpointId`, retention may have dropped
+   * older ones in the same step), or some were removed (null).
+   */
+  | { type: 'checkpoint'; computer: string; checkpointId: string | null };
 
 /** The event types, for subscribers that want only some. */
 export type ComputerEventType = ComputerEvent['type'];

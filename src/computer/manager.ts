@@ -221,6 +221,11 @@ export class ComputerManager implements ComputerSource {
     return { store: this.context.checkpoints, key: this.context.checkpointKey(this.name) };
   }
 
+  /** Tells the computer's subscribers (the dock's timeline) that its checkpoints changed. */
+  checkpointsChanged(checkpointId: string | null): void {
+    this.context.events.emit({ type: 'checkpoint', computer: this.name, checkpointId });
+  }
+
   /** Whether this computer's /workspace outlives its generations (a checkpoint is then restored in place only by a later version). */
   workspaceKept(profileId: string): boolean {
     return this.context.workspaceMode(this.name, this.context.profiles.get(profileId)) === 'keep';

@@ -11,6 +11,7 @@ import { PaddockError } from '../shared/errors.js';
 import { principalKey } from '../shared/principal.js';
 import type { LaunchLinkStore } from '../store/launch-links.js';
 import type { CallerContext, ComputerRef } from '../tools/tool.js';
+import type { CheckpointStore } from './checkpoints/store.js';
 import type { ComputerEvent } from './events.js';
 import { type CancelResult, ComputerManager } from './manager.js';
 import { ComputerPrincipals } from './principals.js';
@@ -218,6 +219,19 @@ export class ComputerService {
    */
   keyOfName(name: string): string {
     return name.startsWith('named:') || name.startsWith('private:') ? name : `named:${name}`;
+  }
+
+  /**
+   * Where computer `name`'s checkpoints are kept, and its manager when the server holds one (none
+   * is made for a computer that has only checkpoints on disk, e.g. after a restart).
+   */
+  checkpointsOf(name: string): { store: CheckpointStore; key: string; manager: ComputerManager | null } {
+    const key = this.keyOfName(name);
+    return {
+      store: this.context.checkpoints,
+      key: this.context.checkpointKey(key),
+      manager: this.managers.get(key) ?? null,
+    };
   }
 
   /** Stops computer `name` (`paddock computers stop`); false when it was not running. */

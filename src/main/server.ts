@@ -225,7 +225,8 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
         openLink: () => dock.loginLink(url),
         stop: () => requestStop(),
         approvals: (request) => answerApprovalRequest(paddock.approvals, request, 'cli'),
-        computers: (request) => answerComputersRequest(paddock.computer, loaded.dataDir, request),
+        computers: (request) =>
+          answerComputersRequest(paddock.computer, loaded.dataDir, request, paddock.gateway),
         clients: (request) => answerClientsRequest(paddock, mcp, request),
         ...(options.cli ? { cli: options.cli(paddock) } : {}),
       },

@@ -9,7 +9,7 @@
  * Retention keeps at most `maxCount` checkpoints and `maxBytes` of objects, dropping the oldest.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -189,6 +189,28 @@ export class CheckpointStore {
       await unlink(join(dir, 'manifests', `${id}.json`));
       return this.collectIn(dir, await this.manifests(dir));
     });
+  }
+
+  /**
+   * Keeps the newest `keepNewest` checkpoints of `computer` (0: none), removes the others, then
+   * collects once: every object no remaining checkpoint uses goes, with whatever an interrupted
+   * checkpoint left.
+   */
+  async prune(computer: string, keepNewest: number): Promise<{ removed: string[]; gc: GcResult }> {
+    const dir = this.dirOf(computer);
+    await this.ensureLayout(dir);
+    return this.lock.run(computer, join(dir, 'lock'), async () => {
+      const all = await this.manifests(dir);
+      const drop = all.slice(0, Math.max(0, all.length - Math.max(0, keepNewest)));
+      for (const m of drop) await unlink(join(dir, 'manifests', `${m.id}.json`));
+      const gc = await this.collectIn(dir, all.slice(drop.length));
+      return { removed: drop.map((m) => m.id), gc };
+    });
+  }
+
+  /** Whether `computer` has a store on disk (it has taken a checkpoint, or one is being taken). */
+  has(computer: string): boolean {
+    return existsSync(this.dirOf(computer));
   }
 
   /** Removes every object no checkpoint uses and whatever an interrupted checkpoint left. */
