@@ -6,10 +6,10 @@
  */
 import { CheckpointStore } from '../computer/checkpoints/store.js';
 import type { CheckpointInfo } from '../computer/checkpoints/types.js';
+import { sizeText } from '../shared/bytes-text.js';
 import { PaddockError } from '../shared/errors.js';
 import { neutralizeControls } from '../shared/terminal-text.js';
 import { out, UsageError } from './args.js';
-import { sizeText } from './format/bytes.js';
 
 const COMMANDS = ['checkpoints', 'restore', 'fork', 'prune'] as const;
 type CheckpointCommand = (typeof COMMANDS)[number];

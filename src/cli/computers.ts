@@ -6,10 +6,10 @@
 import { locateConfig } from '../config/locate.js';
 import { instancePaths } from '../mcp/instance.js';
 import { knock } from '../mcp/socket-client.js';
+import { sizeText } from '../shared/bytes-text.js';
 import { PaddockError } from '../shared/errors.js';
 import { out, parseCommandArgs } from './args.js';
 import { checkpointCommand, isCheckpointCommand } from './computers-checkpoints.js';
-import { sizeText } from './format/bytes.js';
 
 const HELP = `Usage: paddock computers <command>
 

@@ -141,6 +141,7 @@ export async function startServer(loaded: LoadedConfig, options: ServerOptions):
         },
       }),
       toolReview: dockToolReviewFromService(paddock.integrations),
+      readOnlyTool: (tool) => paddock.registry.get(tool)?.annotations.readOnlyHint === true,
       browser: paddock.browser,
       secureCookie: server.publicUrl?.startsWith('https://') ?? false,
     });

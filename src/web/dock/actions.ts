@@ -6,6 +6,7 @@
 import type { RawData, WebSocket } from 'ws';
 import { PaddockError, toPaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
+import type { DockCheckpointCalls } from './checkpoint-calls.js';
 import type { DockClient } from './client.js';
 import { type ClientMessage, clientMessageSchema } from './protocol.js';
 import type { Disposable, DockAgents, DockApprovals, DockComputer, DockTools } from './sources.js';
@@ -42,6 +43,8 @@ export interface DockActionDeps {
   vmHosts?: DockVmHosts | null;
   /** Upstream tools awaiting review; without it there is nothing to decide. */
   toolReview?: DockToolReview | null;
+  /** Restore and fork from the timeline; without them `checkpoint.*` requests are refused. */
+  checkpoints?: DockCheckpointCalls | null;
 }
 
 const MAX_TERMINAL_SUBSCRIPTIONS = 16;
@@ -165,6 +168,9 @@ export class DockActions {
       }
       case 'job.cancel':
         return this.cancelJob(message.jobId);
+      case 'checkpoint.restore':
+      case 'checkpoint.fork':
+        return this.checkpointAction(computer, message);
       default:
         return this.terminalAction(conn, computer, message);
     }
@@ -186,6 +192,26 @@ export class DockActions {
       );
     }
     return answer?.status === 'already_finished' ? `${jobId} had already finished.` : `Cancelled ${jobId}.`;
+  }
+
+  /** A restore or a fork from the timeline, on the computer the page showed when the person chose. */
+  private async checkpointAction(computer: DockComputer, message: CheckpointMessage): Promise<string> {
+    const calls = this.deps.checkpoints;
+    if (!calls) throw notYet('Restoring and forking checkpoints');
+    const watching = computer.watching?.() ?? null;
+    if (watching !== message.computer)
+      throw new PaddockError(
+        'INVALID_ARGUMENT',
+        `The dock shows ${watching ?? 'no computer'} now, not ${message.computer}; pick the checkpoint again from its timeline.`,
+      );
+    if (message.type === 'checkpoint.restore') {
+      const r = await calls.restore(message.checkpointId);
+      this.deps.logger.info('dock.restore', { checkpointId: message.checkpointId, caller: this.deps.caller });
+      return `Restoring checkpoint ${message.checkpointId} as generation ${r.generation}; the state it left is checkpoint ${r.savedAs}.`;
+    }
+    const r = await calls.fork(message.checkpointId, message.name);
+    this.deps.logger.info('dock.fork', { checkpointId: message.checkpointId, caller: this.deps.caller });
+    return `Forked checkpoint ${message.checkpointId} into ${r.name}; it boots.`;
   }
 
   /** A decision of the signed-in person (the websocket is reached only with a session). */
@@ -263,6 +289,7 @@ export class DockActions {
 }
 
 type AgentMessage = Extract<ClientMessage, { type: 'agent.run' | 'agent.show' }>;
+type CheckpointMessage = Extract<ClientMessage, { type: 'checkpoint.restore' | 'checkpoint.fork' }>;
 type ApprovalMessage = Extract<ClientMessage, { type: 'approval.decide' | 'approval.rule.remove' }>;
 
 /** Runs an agent now (trigger `api`) or sends one run's details to the asking page. */

@@ -14,8 +14,9 @@ import { PaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { ComputerRef } from '../../tools/tool.js';
 import { type ClientNames, callerLabel, computerLabel } from './client-names.js';
-import { dockJob, dockLog, watchedPreview, watchedTerminals } from './computer-views.js';
+import { dockCheckpoint, dockJob, dockLog, watchedPreview, watchedTerminals } from './computer-views.js';
 import type {
+  DockCheckpointsState,
   DockComputerSummary,
   DockJob,
   DockLogEntry,
@@ -223,6 +224,14 @@ class ServiceAdapter implements DockComputer {
     }));
   }
 
+  async checkpoints(): Promise<DockCheckpointsState | null> {
+    const watched = this.watched;
+    if (!watched) return null;
+    const { store, key } = watched.checkpoints;
+    const list = store.has(key) ? await store.list(key) : [];
+    return { computer: watched.name, checkpoints: list.map(dockCheckpoint) };
+  }
+
   launchedAt(): number | null {
     return this.watched?.computer?.launchedAt ?? null;
   }
@@ -256,6 +265,9 @@ class ServiceAdapter implements DockComputer {
     if (event.type === 'lifecycle') this.emit({ kind: 'computers' });
     if (event.computer !== this.watched?.name) return;
     switch (event.type) {
+      case 'checkpoint':
+        this.emit({ kind: 'checkpoints' });
+        return;
       case 'lifecycle':
         this.emit({ kind: 'status' });
         this.notifyTerminals();

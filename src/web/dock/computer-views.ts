@@ -1,8 +1,9 @@
 /**
  * What the dock shows of a computer, made from the computer service's objects: a job's row, a
- * log entry, and the terminals and preview of whichever computer the dock watches now.
+ * checkpoint, a log entry, and the terminals and preview of whichever computer the dock watches now.
  */
 
+import type { CheckpointInfo } from '../../computer/checkpoints/types.js';
 import { listeningPortsOf } from '../../computer/generation/services.js';
 import type { Job } from '../../computer/jobs/job.js';
 import type { ComputerLogEntry } from '../../computer/logs.js';
@@ -10,8 +11,23 @@ import type { ComputerManager } from '../../computer/manager.js';
 import type { TerminalService } from '../../computer/terminals/terminal-service.js';
 import type { Disposable } from '../../shared/disposable.js';
 import { PaddockError } from '../../shared/errors.js';
-import type { DockJob, DockLogEntry, DockPreview, DockTerminal } from './protocol.js';
+import type { DockCheckpoint, DockJob, DockLogEntry, DockPreview, DockTerminal } from './protocol.js';
 import type { PreviewSource, TerminalChunk, TerminalSource } from './sources.js';
+
+/** A checkpoint as the timeline shows it (its time in epoch milliseconds). */
+export function dockCheckpoint(c: CheckpointInfo): DockCheckpoint {
+  return {
+    id: c.id,
+    label: c.label,
+    createdAt: Date.parse(c.createdAt),
+    addedBytes: c.addedBytes,
+    files: c.files,
+    bytes: c.bytes,
+    trigger: c.trigger,
+    generation: c.generation,
+    before: c.before,
+  };
+}
 
 /** A job's row: its state, the last `tailBytes` of each stream and the ports it listens on. */
 export function dockJob(job: Job, tailBytes: number, portsOf: (job: Job) => number[]): DockJob {

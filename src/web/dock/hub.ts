@@ -11,9 +11,11 @@ import type { AuditStore, StoredInvocation } from '../../audit/types.js';
 import { PaddockError, toPaddockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { DockActions, type DockConnection, type DockLauncher } from './actions.js';
+import type { DockCheckpointCalls } from './checkpoint-calls.js';
 import { type ClientLimits, DEFAULT_CLIENT_LIMITS, DockClient } from './client.js';
 import {
   type DockAuditRow,
+  type DockCheckpointsState,
   type DockLaunchProgress,
   type DockSnapshot,
   MAX_CLIENT_MESSAGE_BYTES,
@@ -68,6 +70,10 @@ export interface DockHubOptions {
   vmHosts?: DockVmHosts | null;
   /** Upstream tools awaiting a person's review (a notice on every page). */
   toolReview?: DockToolReview | null;
+  /** Restore and fork from the timeline. */
+  checkpoints?: DockCheckpointCalls | null;
+  /** Whether a tool only reads (its audit rows are marked, and the timeline offers no undo of them). */
+  readOnlyTool?: (tool: string) => boolean;
 }
 
 export class DockHub {
@@ -81,6 +87,10 @@ export class DockHub {
   private launch: DockLaunchProgress | null = null;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly actions: DockActions;
+  /** The watched computer's checkpoints as last listed (null until listed). */
+  private checkpoints: DockCheckpointsState | null = null;
+  /** Counts listings, so a slow one never overwrites a newer one. */
+  private checkpointListings = 0;
 
   constructor(private readonly options: DockHubOptions) {
     this.limits = { ...DEFAULT_CLIENT_LIMITS, ...options.limits };
@@ -94,6 +104,7 @@ export class DockHub {
       tools: options.tools ?? null,
       vmHosts: options.vmHosts ?? null,
       toolReview: options.toolReview ?? null,
+      checkpoints: options.checkpoints ?? null,
     });
     this.heartbeat = setInterval(() => this.beat(), options.heartbeatMs ?? 30_000);
     this.heartbeat.unref();
@@ -151,6 +162,7 @@ export class DockHub {
       computers: c?.computers?.() ?? [],
       watching: c?.watching?.() ?? null,
       approvals: this.state?.approvals ?? null,
+      checkpoints: this.checkpoints,
     };
   }
 
@@ -268,6 +280,7 @@ export class DockHub {
     }
     if (!computer) return;
     this.sources.push(computer.onChange((change) => this.onComputerChange(computer, change)));
+    this.listCheckpoints(computer);
     const terminals = computer.terminals;
     if (terminals) {
       this.sources.push(
@@ -288,6 +301,21 @@ export class DockHub {
     this.sources = [];
     this.state?.dispose();
     this.state = null;
+    this.checkpoints = null;
+  }
+
+  /** Lists the watched computer's checkpoints again and pushes them to every page. */
+  private listCheckpoints(computer: DockComputer): void {
+    if (!computer.checkpoints) return;
+    const listing = ++this.checkpointListings;
+    computer.checkpoints().then(
+      (state) => {
+        if (listing !== this.checkpointListings || this.state === null) return;
+        this.checkpoints = state;
+        if (state) this.broadcast({ type: 'checkpoints', checkpoints: state }, 'checkpoints');
+      },
+      (e: unknown) => this.options.logger.warn('dock.checkpoints_failed', { error: (e as Error).message }),
+    );
   }
 
   private onComputerChange(computer: DockComputer, change: ComputerChange): void {
@@ -316,8 +344,13 @@ export class DockHub {
           'computers',
         );
         return;
+      case 'checkpoints':
+        this.listCheckpoints(computer);
+        return;
       case 'watch':
         // another computer: its terminals are other terminals, and every panel starts over
+        this.checkpoints = null;
+        this.listCheckpoints(computer);
         for (const conn of this.connections) {
           for (const sub of conn.terminals.values()) sub.dispose();
           conn.terminals.clear();
@@ -329,7 +362,12 @@ export class DockHub {
 
   private auditRow(row: StoredInvocation): DockAuditRow {
     const computer = this.options.computer;
-    return toDockAuditRow(row, computer?.computerOf?.bind(computer), computer?.callerLabel?.bind(computer));
+    const shown = toDockAuditRow(
+      row,
+      computer?.computerOf?.bind(computer),
+      computer?.callerLabel?.bind(computer),
+    );
+    return this.options.readOnlyTool?.(row.tool) ? { ...shown, readOnly: true } : shown;
   }
 
   private broadcast(message: Parameters<DockClient['send']>[0], key?: string): void {

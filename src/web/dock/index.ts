@@ -13,6 +13,7 @@ import type { Gateway } from '../../tools/gateway.js';
 import type { CallerContext } from '../../tools/tool.js';
 import type { SessionValidator, WebRoute, WebUpgradeRoute } from '../app.js';
 import { approvalsPageRoute } from './approvals-page.js';
+import { dockCheckpointCalls } from './checkpoint-calls.js';
 import type { ClientLimits } from './client.js';
 import { filesRoutes } from './files-routes.js';
 import { DockHub, type DockLauncher } from './hub.js';
@@ -63,6 +64,8 @@ export interface DockOptions {
   limits?: Partial<ClientLimits>;
   /** Upstream tools awaiting a person's review. */
   toolReview?: DockToolReview | null;
+  /** Whether a tool only reads (the timeline offers no undo of its calls). */
+  readOnlyTool?: (tool: string) => boolean;
   /** Browser computers: the pages that host them and the image they boot (both or neither). */
   browser?: { hosts: DockVmHosts; image: BrowserImage } | null;
 }
@@ -127,6 +130,8 @@ export function createDock(options: DockOptions): Dock {
     limits: options.limits,
     vmHosts: options.browser?.hosts ?? null,
     toolReview: options.toolReview ?? null,
+    checkpoints: dockCheckpointCalls(options.gateway ?? null, computer, DOCK_CALLER),
+    ...(options.readOnlyTool ? { readOnlyTool: options.readOnlyTool } : {}),
   });
   const issue = (base: string) => {
     const { code, expiresAt } = login.issueCode();

@@ -69,6 +69,31 @@ export const auditRowSchema = z.object({
   /** The approval that decided this `ask` call, and who decided (null for an expiry). */
   approvalId: z.string().nullable().optional(),
   approver: z.string().nullable().optional(),
+  /** The tool only reads (MCP `readOnlyHint`): the timeline offers no undo of it. */
+  readOnly: z.boolean().optional(),
+});
+
+/** One checkpoint of the watched computer, as its timeline shows it. */
+export const checkpointSchema = z.object({
+  id: z.string(),
+  label: z.string().nullable(),
+  /** Epoch milliseconds (the timeline orders checkpoints and audit rows by it). */
+  createdAt: z.number(),
+  addedBytes: z.number(),
+  files: z.number().int(),
+  bytes: z.number(),
+  trigger: z.enum(['manual', 'approval', 'restore', 'stop', 'run_command']),
+  generation: z.number().int().nullable(),
+  /** The audit row of the call it was taken just before (automatic checkpoints), or null. */
+  before: z
+    .object({ invocationId: z.string(), tool: z.string(), approvalId: z.string().nullable() })
+    .nullable(),
+});
+
+/** The checkpoints of the computer the dock watches, newest first. */
+export const checkpointsStateSchema = z.object({
+  computer: z.string(),
+  checkpoints: z.array(checkpointSchema),
 });
 
 /** A command job with the tail of its output. */

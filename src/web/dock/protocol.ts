@@ -15,6 +15,8 @@ import {
   type approvalSchema,
   approvalsStateSchema,
   auditRowSchema,
+  type checkpointSchema,
+  checkpointsStateSchema,
   computerSummarySchema,
   featuresSchema,
   jobSchema,
@@ -61,6 +63,8 @@ export const snapshotSchema = z.object({
   watching: z.string().nullable(),
   /** Null when the server keeps no approvals. */
   approvals: approvalsStateSchema.nullable(),
+  /** The watched computer's checkpoints (null until known, or without a computer). */
+  checkpoints: checkpointsStateSchema.nullable(),
 });
 
 /** A browser computer hosted by one page (an id the server gives; the page cannot choose it). */
@@ -101,6 +105,7 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('profiles'), profiles: z.array(profileSchema) }),
   z.object({ type: z.literal('audit'), row: auditRowSchema }),
   z.object({ type: z.literal('job'), job: jobSchema }),
+  z.object({ type: z.literal('checkpoints'), checkpoints: checkpointsStateSchema }),
   z.object({ type: z.literal('log'), entry: logEntrySchema }),
   z.object({ type: z.literal('terminal.list'), terminals: z.array(terminalInfoSchema) }),
   z.object({
@@ -232,6 +237,27 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
     .describe('Cancels a job of the watched computer through cancel_job (audited as the person).'),
   z
     .object({
+      type: z.literal('checkpoint.restore'),
+      computer: z.string().min(1).max(200).describe('The watched computer, as the page knows it.'),
+      checkpointId: z.string().min(1).max(100),
+      requestId,
+    })
+    .strict()
+    .describe(
+      'Restores a checkpoint of the watched computer through restore_checkpoint (audited as the person).',
+    ),
+  z
+    .object({
+      type: z.literal('checkpoint.fork'),
+      computer: z.string().min(1).max(200).describe('The watched computer, as the page knows it.'),
+      checkpointId: z.string().min(1).max(100),
+      name: z.string().min(1).max(63).describe('Name of the new computer.'),
+      requestId,
+    })
+    .strict()
+    .describe('Boots a new named computer from a checkpoint through fork_computer (audited as the person).'),
+  z
+    .object({
       type: z.literal('agent.run'),
       name: z.string().min(1).max(128).describe('The agent to run now (trigger `api`).'),
       input: z.string().max(MAX_AGENT_INPUT_CHARS).optional().describe('Input text of the run.'),
@@ -278,6 +304,8 @@ export type DockStatus = z.infer<typeof statusSchema>;
 export type DockProfile = z.infer<typeof profileSchema>;
 export type DockAuditRow = z.infer<typeof auditRowSchema>;
 export type DockJob = z.infer<typeof jobSchema>;
+export type DockCheckpoint = z.infer<typeof checkpointSchema>;
+export type DockCheckpointsState = z.infer<typeof checkpointsStateSchema>;
 export type DockLogEntry = z.infer<typeof logEntrySchema>;
 export type DockTerminal = z.infer<typeof terminalInfoSchema>;
 export type DockPreview = z.infer<typeof previewStateSchema>;

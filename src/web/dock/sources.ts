@@ -12,6 +12,7 @@ import type {
   DockAgentLoadError,
   DockAgentRun,
   DockApprovalsState,
+  DockCheckpointsState,
   DockComputerSummary,
   DockJob,
   DockLogEntry,
@@ -89,7 +90,9 @@ export type ComputerChange =
   /** A computer appeared, changed lifecycle or went: the switcher's list changed. */
   | { kind: 'computers' }
   /** The dock watches another computer: every panel starts over. */
-  | { kind: 'watch' };
+  | { kind: 'watch' }
+  /** The watched computer's checkpoints changed: pull `checkpoints()`. */
+  | { kind: 'checkpoints' };
 
 /** A launch link as the confirm page shows it. */
 export interface LaunchLinkView {
@@ -140,6 +143,8 @@ export interface DockComputer {
   computerOf?(generation: number): string | null;
   /** What a person calls a caller (the MCP client's name instead of `mcp:<uuid>`). */
   callerLabel?(caller: string): string;
+  /** The watched computer's checkpoints, newest first; null when it watches none. */
+  checkpoints?(): Promise<DockCheckpointsState | null>;
   /** When the watched computer's generation launched (epoch ms), if one did. */
   launchedAt?(): number | null;
   terminals: TerminalSource | null;

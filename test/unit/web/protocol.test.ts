@@ -11,6 +11,8 @@ describe('dock protocol: messages from the page', () => {
       { type: 'terminal.attach', terminalId: 'g1.term1', fromCursor: 't.12' },
       { type: 'terminal.activate', terminalId: 'g1.term2', requestId: 'r1' },
       { type: 'preview.navigate', path: '/index.html?x=1' },
+      { type: 'checkpoint.restore', computer: 'named:box', checkpointId: 'ck_1' },
+      { type: 'checkpoint.fork', computer: 'named:box', checkpointId: 'ck_1', name: 'twin' },
     ]) {
       assert.equal(clientMessageSchema.safeParse(m).success, true, JSON.stringify(m));
     }
@@ -26,6 +28,10 @@ describe('dock protocol: messages from the page', () => {
       { type: 'terminal.resize', terminalId: 'g1.term1', cols: 80, rows: 1e6 },
       { type: 'terminal.resize', terminalId: 'g1.term1', cols: 80.5, rows: 24 },
       { type: 'preview.navigate', path: '' },
+      { type: 'checkpoint.restore', checkpointId: 'ck_1' },
+      { type: 'checkpoint.restore', computer: 'named:box', checkpointId: 'ck_1', profileId: 'root' },
+      { type: 'checkpoint.fork', computer: 'named:box', checkpointId: 'ck_1', name: 'x'.repeat(64) },
+      { type: 'checkpoint.fork', computer: 'named:box', checkpointId: 'ck_1' },
       null,
       'launch',
     ]) {

@@ -1,4 +1,4 @@
-/** The activity panel: tool calls, jobs, logs and agents behind a segmented control. */
+/** The activity panel: tool calls, the timeline, jobs, logs and agents behind a segmented control. */
 import { AgentsPanel } from './agents.js';
 import { AuditList } from './audit.js';
 import { h } from './dom.js';
@@ -6,11 +6,13 @@ import { FileBrowser } from './files.js';
 import { JobList } from './jobs.js';
 import { LogList } from './logs.js';
 import type { DockSocket } from './socket.js';
+import { TimelineList } from './timeline.js';
 
-export type TabName = 'audit' | 'jobs' | 'files' | 'logs' | 'agents';
+export type TabName = 'audit' | 'timeline' | 'jobs' | 'files' | 'logs' | 'agents';
 
 const LABELS: Record<TabName, string> = {
   audit: 'Tool calls',
+  timeline: 'Timeline',
   jobs: 'Jobs',
   files: 'Files',
   logs: 'Logs',
@@ -24,8 +26,10 @@ export class ActivityPanel {
   readonly logs = new LogList();
   readonly files: FileBrowser;
   readonly agents: AgentsPanel;
+  readonly timeline: TimelineList;
   private readonly counts: Record<TabName, HTMLElement> = {
     audit: h('span', { class: 'count', 'data-testid': 'audit-count' }, '0'),
+    timeline: h('span', { class: 'count', 'data-testid': 'timeline-count', title: 'Checkpoints' }, '0'),
     jobs: h('span', { class: 'count' }, '0'),
     files: h('span', { class: 'count dot-only' }),
     logs: h('span', { class: 'count dot-only' }),
@@ -37,8 +41,12 @@ export class ActivityPanel {
   constructor(socket: DockSocket, toast: (text: string, kind?: 'err' | 'ok') => void) {
     this.agents = new AgentsPanel(socket, toast);
     this.files = new FileBrowser(toast);
+    this.timeline = new TimelineList(socket, toast);
+    this.timeline.onCount = (n) => {
+      this.counts.timeline.textContent = String(n);
+    };
     const segmented = h('div', { class: 'segmented', role: 'tablist' });
-    for (const name of ['audit', 'jobs', 'files', 'logs', 'agents'] as const) {
+    for (const name of ['audit', 'timeline', 'jobs', 'files', 'logs', 'agents'] as const) {
       const b = h(
         'button',
         { type: 'button', role: 'tab', 'data-tab': name },
@@ -71,6 +79,7 @@ export class ActivityPanel {
         'div',
         { class: 'activity-body' },
         this.audit.el,
+        this.timeline.el,
         this.jobs.el,
         this.files.el,
         this.logs.el,
@@ -84,6 +93,7 @@ export class ActivityPanel {
     this.current = name;
     const panes: Record<TabName, HTMLElement> = {
       audit: this.audit.el,
+      timeline: this.timeline.el,
       jobs: this.jobs.el,
       files: this.files.el,
       logs: this.logs.el,

@@ -132,6 +132,9 @@ class DockPage {
     this.preview.set(s.preview);
     if (s.features.preview) this.preview.ports.ask();
     this.activity.audit.reset(s.audit);
+    this.activity.timeline.resetRows(s.audit);
+    this.activity.timeline.setWatched(s.watching);
+    this.activity.timeline.setCheckpoints(s.checkpoints);
     this.activity.jobs.reset(s.jobs, s.status.generation);
     this.activity.logs.reset(s.logs);
     this.activity.setAgentsAvailable(s.agents !== null);
@@ -192,6 +195,10 @@ class DockPage {
         return;
       case 'audit':
         this.activity.audit.add(msg.row);
+        this.activity.timeline.addRow(msg.row);
+        return;
+      case 'checkpoints':
+        this.activity.timeline.setCheckpoints(msg.checkpoints);
         return;
       case 'job':
         this.activity.jobs.upsert(msg.job);
@@ -237,6 +244,7 @@ class DockPage {
       case 'computers':
         this.statusBar.setComputers(msg.computers, msg.watching);
         this.activity.audit.setWatched(msg.watching);
+        this.activity.timeline.setWatched(msg.watching);
         return;
       case 'webmcp.tools':
         void this.webmcp.register(msg.tools);
