@@ -202,7 +202,7 @@ export class ComputerManager implements ComputerSource {
     signal?: AbortSignal,
   ): Promise<CheckpointInfo | null> {
     const c = this.current;
-    if (!c || c.lifecycle !== 'running' || c.profile.backend === 'browser') return null;
+    if (c?.lifecycle !== 'running' || c.profile.backend === 'browser') return null;
     return takeCheckpoint(this, c, {
       trigger,
       before,

@@ -4,21 +4,12 @@
  * workspaces that are kept only when asked.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
-import { BwrapBackend } from '../../src/computer/backend/bwrap/backend.js';
-import { ComputerService } from '../../src/computer/service.js';
-import { createComputerTools } from '../../src/computer/tools/index.js';
-import { computerSchema } from '../../src/config/computer-schema.js';
-import { policySchema } from '../../src/config/schema.js';
-import { createWhitelistSandbox } from '../../src/policy/index.js';
 import { isPaddockError } from '../../src/shared/errors.js';
-import { silentLogger } from '../../src/shared/logger.js';
-import { OWNER } from '../../src/shared/principal.js';
-import type { CallerContext, Tool, ToolContext } from '../../src/tools/tool.js';
-import { type Result, type Session, startServer, withServer } from '../helpers/computer-server.js';
+import { type Session, startServer, withServer } from '../helpers/computer-server.js';
 import { pollUntil } from '../helpers/poll.js';
 
 /** Launches and waits until the computer runs; returns its generation. */

@@ -106,7 +106,8 @@ export class CgroupNode {
     const unified = this.dirs.get('unified');
     if (unified && tryWrite(join(unified, 'cgroup.freeze'), '1')) {
       const thaw = () => void tryWrite(join(unified, 'cgroup.freeze'), '0');
-      if (await until(() => /frozen 1/.test(readSafe(join(unified, 'cgroup.events')) ?? ''), timeoutMs)) return thaw;
+      if (await until(() => /frozen 1/.test(readSafe(join(unified, 'cgroup.events')) ?? ''), timeoutMs))
+        return thaw;
       thaw();
       return null;
     }
