@@ -23,6 +23,8 @@ export interface ApprovalRow {
   decided_by: string | null;
   decided_via: string | null;
   reason: string | null;
+  /** Null in rows of databases migrated before checkpoints. */
+  checkpoint_id?: string | null;
 }
 
 /** A row of `approval_rules`. */
@@ -60,6 +62,7 @@ export function approvalFromRow(r: ApprovalRow): Approval {
     decidedBy: r.decided_by,
     decidedVia: r.decided_via as DecidedVia | null,
     reason: r.reason,
+    checkpointId: r.checkpoint_id ?? null,
   };
 }
 

@@ -39,12 +39,17 @@ export interface Approval {
   decidedBy: string | null;
   decidedVia: DecidedVia | null;
   reason: string | null;
+  /**
+   * The checkpoint of the computer taken just before the approved call ran (restoring it undoes
+   * the call); null when none was taken (a refusal, or no running computer the call acts on).
+   */
+  checkpointId: string | null;
 }
 
 /** A new pending approval (the store adds status and the decision fields). */
 export type ApprovalRequest = Omit<
   Approval,
-  'status' | 'scope' | 'decidedAt' | 'decidedBy' | 'decidedVia' | 'reason'
+  'status' | 'scope' | 'decidedAt' | 'decidedBy' | 'decidedVia' | 'reason' | 'checkpointId'
 >;
 
 /** "Always allow this tool for this agent", written by a decision; removed by the operator. */
@@ -82,6 +87,12 @@ export interface ApprovalStore {
   /** Ends a pending approval; undefined when it was not pending (someone else ended it first). */
   end(id: string, end: ApprovalEnd): Promise<Approval | undefined>;
   get(id: string): Promise<Approval | undefined>;
+  /**
+   * Names the checkpoint taken before the call this approval let run. Only the approval's own
+   * call (`invocationId`, once approved) sets it, and only once: undefined otherwise (a later call
+   * that a session grant or a rule let run keeps its checkpoint in its audit row only).
+   */
+  setCheckpoint(id: string, invocationId: string, checkpointId: string): Promise<Approval | undefined>;
   /** The process whose call waits for this approval. */
   ownerPid(id: string): Promise<number | null>;
   /** How many approvals of this caller are pending. */

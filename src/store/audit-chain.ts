@@ -47,9 +47,14 @@ export type ChainContent = Pick<
   | 'approver'
   | 'principal'
   | 'state'
+  | 'checkpointId'
 >;
 
-/** SHA-256 (hex) of a row's content: a JSON array of its fields in a fixed order. */
+/**
+ * SHA-256 (hex) of a row's content: a JSON array of its fields in a fixed order. Fields added
+ * after the chain existed are appended only when set, so the digest of every row written before
+ * them (and of every row that leaves them unset) stays what it was.
+ */
 export function contentDigest(row: ChainContent): string {
   const fields = [
     1, // version of this layout
@@ -76,6 +81,7 @@ export function contentDigest(row: ChainContent): string {
     row.state,
     row.principal ?? null,
   ];
+  if (row.checkpointId != null) fields.push(row.checkpointId);
   return sha256(JSON.stringify(fields));
 }
 

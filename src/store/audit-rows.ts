@@ -31,7 +31,7 @@ export interface PreparedInvocation extends Omit<StoredInvocation, 'seq' | 'endS
 
 /**
  * The values both stores insert first, in column order: id … policy_rule, state, owner_pid,
- * input_sha256, approval_id, approver, principal. `success` as the store's driver wants it (SQLite has
+ * input_sha256, approval_id, approver, principal, checkpoint_id. `success` as the store's driver wants it (SQLite has
  * no booleans).
  */
 export function insertValues(
@@ -63,6 +63,7 @@ export function insertValues(
     stored.approvalId,
     stored.approver,
     stored.principal,
+    stored.checkpointId ?? null,
   ];
 }
 
@@ -98,6 +99,7 @@ export function prepareInvocation(
     approvalId: row.approvalId ?? null,
     approver: row.approver ?? null,
     principal: row.principal ?? null,
+    checkpointId: row.checkpointId ?? null,
     state,
   };
 }
@@ -227,6 +229,7 @@ export interface InvocationRow {
   approval_id: string | null;
   approver: string | null;
   principal: string | null;
+  checkpoint_id: string | null;
 }
 
 /** The chain columns after {@link INVOCATION_COLUMNS}. */
@@ -250,7 +253,7 @@ export const UNLINKED_WHERE =
 /** The columns of an {@link InvocationRow}. */
 export const INVOCATION_COLUMNS =
   'seq, end_seq, id, started_at, duration_ms, tool, source, caller, via, parent_id, generation, job_id, input, ' +
-  'output_bytes, sent_bytes, success, error_code, error_message, policy_rule, state, input_sha256, approval_id, approver, principal';
+  'output_bytes, sent_bytes, success, error_code, error_message, policy_rule, state, input_sha256, approval_id, approver, principal, checkpoint_id';
 
 /** A stored row from its columns. */
 export function fromInvocationRow(r: InvocationRow): StoredInvocation {
@@ -279,5 +282,6 @@ export function fromInvocationRow(r: InvocationRow): StoredInvocation {
     approvalId: r.approval_id,
     approver: r.approver,
     principal: r.principal,
+    checkpointId: r.checkpoint_id,
   };
 }

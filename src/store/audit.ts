@@ -41,6 +41,11 @@ export interface InvocationRecord {
    * `agent:<name>`; null for rows written before principals were recorded.
    */
   principal?: string | null;
+  /**
+   * The checkpoint of the computer taken just before this call ran (calls a person approved that
+   * act on a running computer); restoring it undoes the call. Null otherwise.
+   */
+  checkpointId?: string | null;
 }
 
 /**

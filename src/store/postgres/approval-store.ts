@@ -56,6 +56,16 @@ export class PgApprovalStore implements ApprovalStore {
     return approvalFromRow(rows[0] as Row);
   }
 
+  async setCheckpoint(id: string, invocationId: string, checkpointId: string): Promise<Approval | undefined> {
+    const rows = await this.db.rows<Row>(
+      STORE,
+      `UPDATE approvals SET checkpoint_id = $1
+        WHERE id = $2 AND invocation_id = $3 AND status = 'approved' AND checkpoint_id IS NULL RETURNING *`,
+      [checkpointId, id, invocationId],
+    );
+    return rows[0] ? approvalFromRow(rows[0]) : undefined;
+  }
+
   async end(id: string, end: ApprovalEnd): Promise<Approval | undefined> {
     const reason = end.reason === null ? null : end.reason.slice(0, MAX_REASON_CHARS);
     const rows = await this.db.rows<Row>(

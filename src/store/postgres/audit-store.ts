@@ -58,15 +58,15 @@ const advanceHead = (
 const INSERT = {
   name: 'paddock_audit_insert_chained',
   text: `WITH full_input AS (
-      INSERT INTO audit_inputs (sha256, input) SELECT $20::text, $24::text WHERE $20::text IS NOT NULL
+      INSERT INTO audit_inputs (sha256, input) SELECT $20::text, $25::text WHERE $20::text IS NOT NULL
       ON CONFLICT (sha256) DO NOTHING
-    ), head AS (${advanceHead('$26', "$18::text <> 'running'")})
+    ), head AS (${advanceHead('$27', "$18::text <> 'running'")})
     INSERT INTO tool_invocations (id, started_at, duration_ms, tool, source, caller, via, parent_id,
       generation, job_id, input, output_bytes, sent_bytes, success, error_code, error_message,
-      policy_rule, state, owner_pid, input_sha256, approval_id, approver, principal, owner_host, end_seq,
-      chain_prev, chain_hash)
+      policy_rule, state, owner_pid, input_sha256, approval_id, approver, principal, checkpoint_id,
+      owner_host, end_seq, chain_prev, chain_hash)
     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-      $21, $22, $23, $25, head.end_seq, head.prev, head.hash
+      $21, $22, $23, $24, $26, head.end_seq, head.prev, head.hash
     FROM (SELECT 1) AS one LEFT JOIN head ON true
     RETURNING seq, end_seq`,
 };

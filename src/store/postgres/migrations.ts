@@ -246,6 +246,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         FROM tool_invocations;
     `,
   },
+  {
+    version: 5,
+    name: 'call_checkpoints',
+    // The checkpoint of the computer taken before a call a person approved, named by the call's
+    // row and by its approval. Rows and approvals written before this step keep NULL.
+    sql: `
+      ALTER TABLE tool_invocations ADD COLUMN checkpoint_id text;
+      ALTER TABLE approvals ADD COLUMN checkpoint_id text;
+    `,
+  },
 ];
 
 /** Key of the session advisory lock held while migrating (any bigint unique to Paddock). */

@@ -22,6 +22,7 @@ export class SqliteApprovalStore implements ApprovalStore {
   private readonly endRow: BetterSqlite3.Statement;
   private readonly byId: BetterSqlite3.Statement;
   private readonly pendingOf: BetterSqlite3.Statement;
+  private readonly setCheckpointRow: BetterSqlite3.Statement;
 
   constructor(private readonly db: BetterSqlite3.Database) {
     applyMigrations(db);
@@ -31,6 +32,8 @@ export class SqliteApprovalStore implements ApprovalStore {
     this.endRow = db.prepare(`UPDATE approvals SET status = ?, decided_by = ?, decided_via = ?, reason = ?,
       scope = ?, decided_at = ? WHERE id = ? AND status = 'pending'`);
     this.byId = db.prepare('SELECT * FROM approvals WHERE id = ?');
+    this.setCheckpointRow = db.prepare(`UPDATE approvals SET checkpoint_id = ?
+      WHERE id = ? AND invocation_id = ? AND status = 'approved' AND checkpoint_id IS NULL`);
     this.pendingOf = db.prepare(
       "SELECT count(*) AS n FROM approvals WHERE caller = ? AND status = 'pending'",
     );
@@ -68,6 +71,11 @@ export class SqliteApprovalStore implements ApprovalStore {
   async get(id: string): Promise<Approval | undefined> {
     const row = this.byId.get(id) as ApprovalRow | undefined;
     return row ? approvalFromRow(row) : undefined;
+  }
+
+  async setCheckpoint(id: string, invocationId: string, checkpointId: string): Promise<Approval | undefined> {
+    const changes = this.setCheckpointRow.run(checkpointId, id, invocationId).changes;
+    return changes === 1 ? this.get(id) : undefined;
   }
 
   /** The process whose call waits for this approval. */

@@ -47,9 +47,9 @@ export interface SqliteAuditStoreOptions extends AuditRowLimits {
 // end seqs and links come from the chain's head (see SqliteChain), read in the same transaction
 const INSERT_SQL = `INSERT INTO tool_invocations (id, started_at, duration_ms, tool, source, caller, via,
   parent_id, generation, job_id, input, output_bytes, sent_bytes, success, error_code, error_message,
-  policy_rule, state, owner_pid, input_sha256, approval_id, approver, principal, end_seq, chain_prev,
-  chain_hash)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  policy_rule, state, owner_pid, input_sha256, approval_id, approver, principal, checkpoint_id, end_seq,
+  chain_prev, chain_hash)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 const COMPLETE_SET = `UPDATE tool_invocations SET state = 'ended', duration_ms = ?, output_bytes = ?,
   sent_bytes = ?, success = ?, error_code = ?, error_message = ?, policy_rule = ?, end_seq = ?,

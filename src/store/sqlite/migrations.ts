@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { PaddockError } from '../../shared/errors.js';
+import { CALL_CHECKPOINTS_MIGRATION } from './migrations-checkpoints.js';
 import { AUDIT_CHAIN_MIGRATION, TOOL_PINS_MIGRATION } from './migrations-trust.js';
 
 /** One step of the schema. Versions are 1, 2, 3… in list order; a released step is never edited. */
@@ -295,6 +296,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   TOOL_PINS_MIGRATION,
   AUDIT_CHAIN_MIGRATION,
+  CALL_CHECKPOINTS_MIGRATION,
 ];
 
 const LEDGER_SQL = `

@@ -166,6 +166,25 @@ function chainSuite(kind: string, open: Open): void {
         await expectProblem(db, 'inserted', 11, 'inv_forged');
       }));
 
+    it('verifies rows that name a checkpoint beside rows from before the field, and names either kind when its checkpoint is edited', () =>
+      withDb(async (db, rows) => {
+        const [a, b = a] = db.stores as [Stores, Stores?];
+        const approved = started({ tool: 'run_command', approvalId: 'apr_1', checkpointId: 'ck_a' });
+        await a.audit.begin(approved);
+        await b.audit.complete(approved.id, { durationMs: 2, outputBytes: 1, success: true });
+        await b.audit.record(invocation({ approvalId: 'apr_2', checkpointId: 'ck_b' }));
+        await a.audit.record(invocation());
+        const report = await verifyChain(a.audit, { pageSize: 4 });
+        assert.equal(report.problem, null);
+        assert.equal(report.checked, 17);
+        await db.sql("UPDATE tool_invocations SET checkpoint_id = 'ck_other' WHERE end_seq = 15");
+        await expectProblem(db, 'changed', 15, approved.id);
+        await db.sql("UPDATE tool_invocations SET checkpoint_id = 'ck_a' WHERE end_seq = 15");
+        assert.equal((await verifyChain(a.audit)).ok, true, 'the row as it was verifies again');
+        await db.sql("UPDATE tool_invocations SET checkpoint_id = 'ck_planted' WHERE end_seq = 2");
+        await expectProblem(db, 'changed', 2, rows[1]!.id);
+      }));
+
     it('names an ended row written outside the chain', () =>
       withDb(async (db) => {
         await db.sql(
@@ -176,6 +195,46 @@ function chainSuite(kind: string, open: Open): void {
       }));
   });
 }
+
+describe('the content digest of a row', () => {
+  const row = {
+    id: 'inv_pinned',
+    startedAt: 1_767_225_600_000,
+    durationMs: 12.5,
+    tool: 'run_command',
+    source: 'computer',
+    caller: 'mcp:s1',
+    via: 'direct' as const,
+    parentId: null,
+    generation: 3,
+    jobId: 'g3.job1',
+    input: '{"script":"rm -rf /workspace/project"}',
+    inputSha256: null,
+    outputBytes: 42,
+    sentBytes: null,
+    success: true,
+    errorCode: null,
+    errorMessage: null,
+    policyRule: null,
+    approvalId: 'apr_1',
+    approver: 'cli',
+    principal: 'owner',
+    state: 'ended' as const,
+  };
+
+  it('is unchanged for a row without a checkpoint, so rows written before the field still verify', () => {
+    // computed by the build before checkpoint ids existed
+    const before = '2b00b167ff3e38ee51beb1dd36c7b9ed9252963347aa84c17728d43d24962a16';
+    assert.equal(contentDigest(row), before);
+    assert.equal(contentDigest({ ...row, checkpointId: null }), before);
+  });
+
+  it('covers the checkpoint a row names', () => {
+    const named = contentDigest({ ...row, checkpointId: 'ck_1' });
+    assert.notEqual(named, contentDigest(row));
+    assert.notEqual(named, contentDigest({ ...row, checkpointId: 'ck_2' }));
+  });
+});
 
 const dir = mkdtempSync(join(tmpdir(), 'paddock-chain-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,6 +3,7 @@
  * implementation (sqlite.test.ts, postgres.test.ts) through one factory.
  */
 import { auditContract } from './contract-audit.js';
+import { checkpointsContract } from './contract-checkpoints.js';
 import { pinsContract } from './contract-pins.js';
 import { recordsContract } from './contract-records.js';
 import { runsContract } from './contract-runs.js';
@@ -16,4 +17,5 @@ export function storeContract(factory: StoreFactory): void {
   runsContract(factory);
   recordsContract(factory);
   pinsContract(factory);
+  checkpointsContract(factory);
 }
