@@ -162,7 +162,8 @@ function summaryLine(a: ApprovalView): string {
     a.status === 'pending'
       ? `expires ${when(a.expiresAt)}`
       : `${a.decidedBy ? `by ${a.decidedBy} ` : ''}${when(a.decidedAt)}`;
-  return `${a.id}  ${a.status.padEnd(11)}  ${a.tool}  ${a.caller}${a.agent ? ` (agent ${a.agent})` : ''}  ${end}`;
+  const checkpoint = a.checkpointId ? `  checkpoint ${a.checkpointId} before it` : '';
+  return `${a.id}  ${a.status.padEnd(11)}  ${a.tool}  ${a.caller}${a.agent ? ` (agent ${a.agent})` : ''}  ${end}${checkpoint}`;
 }
 
 function ruleLine(r: ApprovalRule): string {
@@ -193,6 +194,9 @@ function details(a: ApprovalView): string {
           `  Decided:     ${when(a.decidedAt)}${a.decidedBy ? ` by ${a.decidedBy}` : ''}${a.decidedVia ? ` (${a.decidedVia})` : ''}${a.scope ? `, ${a.scope}` : ''}`,
           ...(a.reason ? [`  Reason:      ${a.reason}`] : []),
         ]),
+    ...(a.checkpointId
+      ? [`  Checkpoint:  ${a.checkpointId} (taken before the call ran; restore_checkpoint undoes the call)`]
+      : []),
     `  Arguments (sha256 ${a.argumentsSha256}):`,
     ...args.split('\n').map((l) => `    ${l}`),
   ].join('\n');

@@ -46,6 +46,7 @@ import type { Tool } from '../tools/tool.js';
 import { InputValidator } from '../tools/validation.js';
 
 import { DockVmHosts } from '../web/dock/vm-hosts.js';
+import { checkpointBeforeApproved } from './approval-checkpoints.js';
 import { type Closer, closeInReverse } from './common.js';
 
 /** The bwrap backend; without cgroups, its sandboxes are tracked by pid file for the next start's sweep. */
@@ -207,6 +208,11 @@ export async function createPaddock(loaded: LoadedConfig, options: CreateOptions
     const gateway = new Gateway({
       tracer,
       approvals,
+      checkpointBeforeApproved: checkpointBeforeApproved({
+        computers: () => computer,
+        approvals: stores.approvals,
+        logger: logger.child({ domain: 'checkpoints' }),
+      }),
       registry,
       audit,
       policy,

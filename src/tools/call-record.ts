@@ -34,6 +34,8 @@ export interface Lineage {
   policyRule?: string;
   approvalId?: string;
   approver?: string | null;
+  /** The checkpoint of the computer taken before this approved call ran. */
+  checkpointId?: string;
 }
 
 /** Sources whose tools Paddock itself declares: their read-only annotation is trusted. */
@@ -47,6 +49,15 @@ const DECLARED_HERE = new Set(['builtin', 'computer']);
 export function changesNothing(tool: Tool): boolean {
   const trusted = DECLARED_HERE.has(tool.source) || tool.source.startsWith('plugin:');
   return trusted && tool.annotations.readOnlyHint === true;
+}
+
+/**
+ * Whether a call of `tool` may change the caller's computer: one of the tools Paddock declares
+ * for it (the `computer` tool set, `shell` and the file tools of the built-ins included) that is
+ * not read-only.
+ */
+export function actsOnComputer(tool: Tool): boolean {
+  return DECLARED_HERE.has(tool.source) && tool.toolsets.includes('computer') && !changesNothing(tool);
 }
 
 /** One call as it arrived. */
@@ -163,6 +174,7 @@ export class CallRecord {
       input: this.input,
       approvalId: this.lineage.approvalId ?? null,
       approver: this.lineage.approver ?? null,
+      ...(this.lineage.checkpointId ? { checkpointId: this.lineage.checkpointId } : {}),
     };
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The gateway: the one pipeline every call passes, whoever makes it. Each stage is a function of
- * its own file — lookup.ts, admission.ts, call-record.ts (the audit row), execution.ts — so the
- * pipeline reads as its stages in `Gateway.call`.
+ * its own file — lookup.ts, admission.ts, approved-checkpoint.ts (the undo of an approved call),
+ * call-record.ts (the audit row), execution.ts — so the pipeline reads as its stages in
+ * `Gateway.call`.
  */
 import type { AuditStore } from '../audit/types.js';
 import type { Sandbox } from '../policy/types.js';
@@ -11,6 +12,7 @@ import { startCallSpan } from '../telemetry/attributes.js';
 import { NOOP_TRACER, type Tracer } from '../telemetry/types.js';
 import { type AdmissionDeps, admit } from './admission.js';
 import type { ApprovalGate } from './approval-gate.js';
+import { type CheckpointBeforeApproved, checkpointApproved } from './approved-checkpoint.js';
 import { type CallOutcome, CallRecord } from './call-record.js';
 import { execute } from './execution.js';
 import { type LateTools, lookupTool, reachable } from './lookup.js';
@@ -41,6 +43,11 @@ export interface GatewayDeps {
   firstListingWaitMs?: number;
   /** Spans of calls (off by default). */
   tracer?: Tracer;
+  /**
+   * Checkpoints the caller's computer before a call a person approved that may change it (see
+   * approved-checkpoint.ts); without it approved calls run without a checkpoint.
+   */
+  checkpointBeforeApproved?: CheckpointBeforeApproved;
 }
 
 export type { CallOutcome } from './call-record.js';
@@ -105,8 +112,9 @@ export class Gateway {
 
   /**
    * Runs one call through the pipeline; never throws, and every outcome has an audit row:
-   * lookup → admission (permission, validation, policy, approval) → the row before an acting
-   * call runs → execution within the deadline → the row's end, committed before the answer.
+   * lookup → admission (permission, validation, policy, approval) → a checkpoint of the computer
+   * before an approved call that may change it → the row before an acting call runs → execution
+   * within the deadline → the row's end, committed before the answer.
    */
   async call(name: string, input: unknown, caller: CallerContext): Promise<CallOutcome> {
     const deadline = this.deadlineOf(caller);
@@ -118,6 +126,8 @@ export class Gateway {
     call.found(found.tool);
     const refused = await admit(this.admission, found.tool, input, caller, call, deadline);
     if (refused) return call.fail(refused);
+    const noUndo = await checkpointApproved(this.deps.checkpointBeforeApproved, found.tool, caller, call);
+    if (noUndo) return call.fail(noUndo);
     if (!(await call.beforeRun(found.tool))) return call.unrecorded();
     return call.finish(await execute(found.tool, input, caller, call, deadline, this.deps));
   }

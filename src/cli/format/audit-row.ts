@@ -12,12 +12,13 @@ type FormattableRow = Pick<
   StoredInvocation,
   'startedAt' | 'durationMs' | 'tool' | 'caller' | 'via' | 'success' | 'errorCode'
 > &
-  Partial<Pick<StoredInvocation, 'state' | 'approvalId' | 'approver' | 'input'>>;
+  Partial<Pick<StoredInvocation, 'state' | 'approvalId' | 'approver' | 'checkpointId' | 'input'>>;
 
 /**
  * One line for people reading `paddock audit`: time, duration, tool, caller, via, outcome
  * (`running`, `INTERRUPTED`, `ok` or `FAIL` with the error code), in aligned columns, e.g.
- * `2025-01-31 09:00:00.123     12ms  http_get              cli           direct   FAIL POLICY_DENIED`.
+ * `2025-01-31 09:00:00.123     12ms  http_get              cli           direct   FAIL POLICY_DENIED`;
+ * an approved call names its approval, its approver and the checkpoint taken before it.
  * Control characters in stored values are shown as `?` so a row cannot drive the terminal.
  */
 export function formatAuditRow(row: FormattableRow, options: FormatAuditRowOptions = {}): string {
@@ -37,7 +38,7 @@ export function formatAuditRow(row: FormattableRow, options: FormatAuditRowOptio
     clean(row.caller).padEnd(12),
     clean(row.via).padEnd(8),
     row.approvalId
-      ? `${outcome}  (approval ${clean(row.approvalId)}${row.approver ? ` by ${clean(row.approver)}` : ''})`
+      ? `${outcome}  (approval ${clean(row.approvalId)}${row.approver ? ` by ${clean(row.approver)}` : ''}${row.checkpointId ? `, checkpoint ${clean(row.checkpointId)} before it` : ''})`
       : outcome,
     ...(what ? [clean(what)] : []),
   ].join('  ');

@@ -56,6 +56,7 @@ export function dockApprovalsFromService(
         decidedBy: a.decidedBy ? label(a.decidedBy) : a.status === 'expired' ? 'nobody (expired)' : null,
         decidedAt: a.decidedAt,
         reason: a.reason,
+        checkpointId: a.checkpointId,
       }));
     },
   };

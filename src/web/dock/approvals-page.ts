@@ -1,6 +1,7 @@
 /**
  * `/approvals`: the history of approvals as a person reads it — when, which tool and what the
- * call would have done, who asked, the decision, who made it and why. Server-rendered, signed-in
+ * call would have done, who asked, the decision, who made it and why, and the checkpoint taken
+ * before an approved call ran. Server-rendered, signed-in
  * only (not a public route); the dock's panel decides the pending ones.
  */
 import type { WebRoute } from '../app.js';
@@ -38,7 +39,8 @@ export function approvalsPageRoute(history: DockApprovalHistory): WebRoute {
 <td>${escapeHtml(r.askedBy)}</td>
 <td class="decision">${escapeHtml(STATUS_WORDS[r.status] ?? r.status)}${r.scope && r.scope !== 'once' ? ` (${escapeHtml(r.scope)})` : ''}</td>
 <td>${escapeHtml(r.decidedBy ?? '')}<br>${escapeHtml(when(r.decidedAt))}</td>
-<td class="reason">${escapeHtml(r.reason ?? '')}</td></tr>`,
+<td class="reason">${escapeHtml(r.reason ?? '')}</td>
+<td class="checkpoint">${r.checkpointId ? `<code>${escapeHtml(r.checkpointId)}</code>` : ''}</td></tr>`,
         )
         .join('');
       sendPage(
@@ -50,7 +52,7 @@ export function approvalsPageRoute(history: DockApprovalHistory): WebRoute {
 ${
   rows.length === 0
     ? '<p id="no-approvals">No call has asked for approval yet.</p>'
-    : `<table id="approvals"><thead><tr><th>Asked</th><th>Call</th><th>Asked by</th><th>Decision</th><th>Decided by</th><th>Reason</th></tr></thead><tbody>${body}</tbody></table>`
+    : `<table id="approvals"><thead><tr><th>Asked</th><th>Call</th><th>Asked by</th><th>Decision</th><th>Decided by</th><th>Reason</th><th title="Taken just before the approved call ran: restoring it undoes the call">Checkpoint before</th></tr></thead><tbody>${body}</tbody></table>`
 }
 <p class="note">From a shell: <code>paddock approvals list</code>.</p>
 <p><a href="/">Back to the dock</a></p>`,

@@ -71,6 +71,8 @@ export const auditRowSchema = z.object({
   approver: z.string().nullable().optional(),
   /** The tool only reads (MCP `readOnlyHint`): the timeline offers no undo of it. */
   readOnly: z.boolean().optional(),
+  /** The checkpoint of the computer taken before this approved call ran (restoring it undoes the call). */
+  checkpointId: z.string().nullable().optional(),
 });
 
 /** One checkpoint of the watched computer, as its timeline shows it. */

@@ -201,6 +201,8 @@ export interface DockApprovalHistoryRow {
   decidedBy: string | null;
   decidedAt: number | null;
   reason: string | null;
+  /** The checkpoint taken before the approved call ran, or null. */
+  checkpointId: string | null;
 }
 
 /** The newest approvals, at most `limit`. */

@@ -46,6 +46,7 @@ export function toDockAuditRow(
     computer: row.generation != null && computerOf ? computerOf(row.generation) : null,
     approvalId: row.approvalId ?? null,
     approver: row.approver ?? null,
+    checkpointId: row.checkpointId ?? null,
     ...(callerLabel ? { callerLabel: callerLabel(row.caller) } : {}),
     summary: summarizeCall(row.tool, row.input),
     input:

@@ -187,6 +187,7 @@ export class AuditList {
         row.parentId ? ` · parent ${row.parentId}` : '',
         row.jobId ? ` · job ${row.jobId}` : '',
         row.approvalId ? ` · approval ${row.approvalId}${row.approver ? ` by ${row.approver}` : ''}` : '',
+        row.checkpointId ? ` · checkpoint ${row.checkpointId} before it` : '',
         ` · ${row.source}`,
       ),
     );

@@ -24,6 +24,19 @@ describe('formatAuditRow', () => {
     assert.match(line, /\sFAIL POLICY_DENIED$/);
   });
 
+  it('names the approval, its approver and the checkpoint taken before an approved call', () => {
+    const line = formatAuditRow(
+      { ...base, tool: 'run_command', approvalId: 'apr_1', approver: 'cli', checkpointId: 'ck_1' },
+      { utc: true },
+    );
+    assert.match(line, /\sok {2}\(approval apr_1 by cli, checkpoint ck_1 before it\)$/);
+    const forged = formatAuditRow(
+      { ...base, approvalId: 'apr_1', checkpointId: 'ck_\u001b[2J' },
+      { utc: true },
+    );
+    assert.equal(forged.includes('\u001b'), false, 'a stored id cannot drive the terminal');
+  });
+
   it('aligns the columns of rows with short values', () => {
     const a = formatAuditRow(base, { utc: true });
     const b = formatAuditRow({ ...base, tool: 'x', caller: 'cli', durationMs: 2500 }, { utc: true });
