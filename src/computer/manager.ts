@@ -203,6 +203,10 @@ export class ComputerManager implements ComputerSource {
   ): Promise<CheckpointInfo | null> {
     const c = this.current;
     if (c?.lifecycle !== 'running' || c.profile.backend === 'browser') return null;
+    // one checkpoint per call: an approved run_command was checkpointed by the gateway already
+    const { store, key } = this.checkpoints;
+    const latest = store.latest(key);
+    if (latest?.before?.invocationId === before.invocationId) return latest;
     return takeCheckpoint(this, c, {
       trigger,
       before,
