@@ -8,7 +8,12 @@
 import { existsSync } from 'node:fs';
 import { PaddockError } from '../shared/errors.js';
 import type { CheckpointStore } from './checkpoints/store.js';
-import type { CheckpointInfo, CheckpointOrigin, CheckpointTrigger } from './checkpoints/types.js';
+import {
+  type CheckpointInfo,
+  type CheckpointOrigin,
+  type CheckpointTrigger,
+  sameImage,
+} from './checkpoints/types.js';
 import type { Generation } from './generation/generation.js';
 import type { ComputerManager, LaunchResult } from './manager.js';
 
@@ -61,6 +66,8 @@ export async function takeCheckpoint(
     ...(o.label ? { label: o.label } : {}),
     ...(o.keep ? { keep: o.keep } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
+    // on an image, the writable root layer too (null without one)
+    rootLayer: c.rootLayer,
     // the computer's processes are frozen for the walk: a point in time, mmap writes included
     ...(c.instance?.pause ? { pause: () => c.instance?.pause?.() ?? Promise.resolve(null) } : {}),
     origin: {
@@ -73,7 +80,7 @@ export async function takeCheckpoint(
   host.log.add(
     'info',
     'computer.checkpoint',
-    `Checkpoint ${info.id} taken of /workspace (${info.files} files, ${o.trigger}${o.before ? ` before ${o.before.tool} ${o.before.invocationId}` : ''}).`,
+    `Checkpoint ${info.id} taken of ${info.layers.includes('root') ? '/workspace and the root layer' : '/workspace'} (${info.files} files, ${o.trigger}${o.before ? ` before ${o.before.tool} ${o.before.invocationId}` : ''}).`,
     { generation: c.generation },
   );
   host.checkpointsChanged?.(info.id);
@@ -105,6 +112,15 @@ export async function restoreCheckpoint(
       'This computer keeps its /workspace on its own disk across launches, and a checkpoint is not restored into a kept workspace yet; fork_computer the checkpoint into a new named computer instead.',
     );
   }
+  // a root layer made over another image is refused before anything is saved
+  const root = target.rootLayer;
+  const here = c.rootLayer;
+  if (root && !(here && sameImage(root.image, here.image)))
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      `Checkpoint ${target.id} holds a root layer made over the image "${root.image.name}", and this computer runs ${here ? `on "${here.image.name}"${here.image.name === root.image.name ? ' (rebuilt since)' : ''}` : 'without an image'}: launch a profile on that image first, then restore.`,
+      { checkpointId: target.id, image: root.image.name },
+    );
   const saved = await takeCheckpoint(host, c, {
     label: `before restoring ${target.id}`,
     trigger: 'restore',
@@ -113,6 +129,14 @@ export async function restoreCheckpoint(
   });
   const launched = host.launch(c.profile.id, undefined, {
     seedWorkspace: (dir) => store.restore(key, target.id, dir),
+    ...(root
+      ? {
+          seedRoot: {
+            image: root.image,
+            fill: (dir: string) => store.restore(key, target.id, dir, { layer: 'root' }),
+          },
+        }
+      : {}),
   });
   host.log.add(
     'info',

@@ -12,7 +12,7 @@ import type { CheckpointStore } from './checkpoints/store.js';
 import type { CheckpointInfo } from './checkpoints/types.js';
 import type { Generation } from './generation/generation.js';
 import { jobEndedServing, listeningPortsOf, ServicePorts, servicesOf } from './generation/services.js';
-import { afterBootScripts, startGeneration } from './generation/start.js';
+import { afterBootScripts, type RootSeed, startGeneration } from './generation/start.js';
 import { restoreWorkspace } from './generation/workspace-carry.js';
 import { guestExecResolver } from './guest-resolvers.js';
 import { IdempotencyCache } from './idempotency.js';
@@ -143,7 +143,12 @@ export class ComputerManager implements ComputerSource {
   launch(
     profileId: string,
     afterBoot?: (c: Generation) => Promise<void>,
-    options: { keepWorkspace?: boolean; seedWorkspace?: (dir: string) => Promise<void> } = {},
+    options: {
+      keepWorkspace?: boolean;
+      seedWorkspace?: (dir: string) => Promise<void>;
+      /** A restored root layer (generation/start.ts). */
+      seedRoot?: RootSeed;
+    } = {},
   ): LaunchResult {
     const replaced = this.current?.generation ?? null;
     // a named computer booting again after a stop, a crash or a restart gets its latest checkpoint back
@@ -161,6 +166,7 @@ export class ComputerManager implements ComputerSource {
       active: this.active,
       ...(options.keepWorkspace ? { keepWorkspace: true } : {}),
       ...(seed ? { seedWorkspace: seed } : {}),
+      ...(options.seedRoot ? { seedRoot: options.seedRoot } : {}),
     });
     this.current = computer;
     this.context.launched(this.name, computer.generation);
