@@ -133,6 +133,7 @@ export async function restoreCheckpoint(
       ? {
           seedRoot: {
             image: root.image,
+            bytes: root.bytes,
             fill: (dir: string) => store.restore(key, target.id, dir, { layer: 'root' }),
           },
         }

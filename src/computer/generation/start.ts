@@ -35,8 +35,13 @@ export interface GenerationRequest {
 /** A root layer to start a generation with. */
 export interface RootSeed {
   image: ImageIdentity;
+  /** Bytes of its files: the launch copies them onto the disk, so the boot may take longer. */
+  bytes: number;
   fill: (dir: string) => Promise<void>;
 }
+
+/** Bytes per second the launch is granted for copying a restored root layer onto the disk. */
+const SEED_COPY_BYTES_PER_S = 10 * 1024 * 1024;
 
 /** What became of the replaced generation's /workspace. */
 export type PreviousWorkspace = 'none' | 'kept' | 'carried' | 'deleted';
@@ -153,7 +158,8 @@ export function startGeneration(
       ...(keptDir ? { keptDir } : {}),
       retentionBytes: profile.limits.outputBytes ?? ctx.config.retentionBytes,
       bootTimeoutMs:
-        profile.backend === 'browser' ? ctx.config.browserBootTimeoutMs : ctx.config.bootTimeoutMs,
+        (profile.backend === 'browser' ? ctx.config.browserBootTimeoutMs : ctx.config.bootTimeoutMs) +
+        (rootSeed && req.seedRoot ? Math.ceil((req.seedRoot.bytes / SEED_COPY_BYTES_PER_S) * 1000) : 0),
       warm,
       before: room ? Promise.all([teardown, room]).then(() => undefined) : waitFor,
       egress: ctx.egress?.forComputer(generation, profile, log, req.name) ?? null,
