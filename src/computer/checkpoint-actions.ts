@@ -7,13 +7,9 @@
  */
 import { existsSync } from 'node:fs';
 import { PaddockError } from '../shared/errors.js';
+import { assertRootFits, rootSeedOf } from './checkpoints/root-seed.js';
 import type { CheckpointStore } from './checkpoints/store.js';
-import {
-  type CheckpointInfo,
-  type CheckpointOrigin,
-  type CheckpointTrigger,
-  sameImage,
-} from './checkpoints/types.js';
+import type { CheckpointInfo, CheckpointOrigin, CheckpointTrigger } from './checkpoints/types.js';
 import type { Generation } from './generation/generation.js';
 import type { ComputerManager, LaunchResult } from './manager.js';
 
@@ -113,14 +109,7 @@ export async function restoreCheckpoint(
     );
   }
   // a root layer made over another image is refused before anything is saved
-  const root = target.rootLayer;
-  const here = c.rootLayer;
-  if (root && !(here && sameImage(root.image, here.image)))
-    throw new PaddockError(
-      'INVALID_ARGUMENT',
-      `Checkpoint ${target.id} holds a root layer made over the image "${root.image.name}", and this computer runs ${here ? `on "${here.image.name}"${here.image.name === root.image.name ? ' (rebuilt since)' : ''}` : 'without an image'}: launch a profile on that image first, then restore.`,
-      { checkpointId: target.id, image: root.image.name },
-    );
+  assertRootFits(target, c.rootLayer?.image ?? null);
   const saved = await takeCheckpoint(host, c, {
     label: `before restoring ${target.id}`,
     trigger: 'restore',
@@ -129,15 +118,7 @@ export async function restoreCheckpoint(
   });
   const launched = host.launch(c.profile.id, undefined, {
     seedWorkspace: (dir) => store.restore(key, target.id, dir),
-    ...(root
-      ? {
-          seedRoot: {
-            image: root.image,
-            bytes: root.bytes,
-            fill: (dir: string) => store.restore(key, target.id, dir, { layer: 'root' }),
-          },
-        }
-      : {}),
+    seedRoot: rootSeedOf(store, key, target),
   });
   host.log.add(
     'info',
@@ -195,8 +176,10 @@ export async function forkCheckpoint(
       `Computer "${to.name.replace(/^named:/, '')}" keeps its /workspace on its own disk, and a fork is not written into a kept workspace yet; fork into a name without computer.named.<name>.workspace: keep.`,
     );
   }
+  // a root layer comes along; the launch refuses it over another image than it was made over
   const launched = to.launch(profile, undefined, {
     seedWorkspace: (dir) => source.store.restore(source.key, id, dir),
+    seedRoot: rootSeedOf(source.store, source.key, manifest),
   });
   to.log.add('info', 'computer.fork', `Forked from checkpoint ${id} of ${from.name}.`, {
     generation: launched.generation,

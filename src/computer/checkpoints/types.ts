@@ -82,6 +82,17 @@ export interface RootLayer {
   skipped: number;
 }
 
+/**
+ * A root layer to start a generation with: `fill` writes it into the empty directory it is given;
+ * it was made over `image`, which the generation's image must be; `bytes` of files (the launch
+ * copies them onto the disk, so the boot may take longer).
+ */
+export interface RootSeed {
+  image: ImageIdentity;
+  bytes: number;
+  fill: (dir: string) => Promise<void>;
+}
+
 /** The parts of a computer a checkpoint can hold. */
 export type CheckpointLayer = 'workspace' | 'root';
 

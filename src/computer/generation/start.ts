@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProfileConfig } from '../../config/computer-schema.js';
 import { PaddockError } from '../../shared/errors.js';
-import { type ImageIdentity, imageIdentityOf, sameImage } from '../checkpoints/types.js';
+import { imageIdentityOf, type RootSeed, sameImage } from '../checkpoints/types.js';
 import type { ComputerLog } from '../logs.js';
 import type { ComputerContext } from '../service-context.js';
 import { Generation } from './generation.js';
@@ -30,14 +30,6 @@ export interface GenerationRequest {
    * empty directory it is given, taken over `image`, which the profile's image must be.
    */
   seedRoot?: RootSeed;
-}
-
-/** A root layer to start a generation with. */
-export interface RootSeed {
-  image: ImageIdentity;
-  /** Bytes of its files: the launch copies them onto the disk, so the boot may take longer. */
-  bytes: number;
-  fill: (dir: string) => Promise<void>;
 }
 
 /** Bytes per second the launch is granted for copying a restored root layer onto the disk. */
