@@ -11,6 +11,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
+import { type Session, withServer } from '../helpers/computer-server.js';
 import { debianProfile, debianTestStore, imageSkipReason } from '../helpers/images.js';
 import { pollUntil } from '../helpers/poll.js';
 import { storeHolds } from '../unit/computer/checkpoints/tree-fixture.js';
@@ -139,5 +140,56 @@ describe('checkpoints of a computer on an image (bwrap)', { concurrency: false, 
     } finally {
       rmSync(marker, { recursive: true, force: true });
     }
+  });
+});
+
+describe('root layers of named computers (bwrap)', { concurrency: false, skip }, () => {
+  let imagesDir = '';
+  before(async () => {
+    imagesDir = await debianTestStore();
+  });
+
+  it('a fork boots with the checkpoint’s root layer, and a named computer booting again after a stop gets its root layer back', async () => {
+    const profiles = [debianProfile('deb', 'root')];
+    await withServer(
+      { profiles },
+      async ({ session, service }) => {
+        const origin = session('o', 'origin');
+        const running = async (call: Session, what: string) =>
+          pollUntil(async () => (await call('get_computer_status')).lifecycle === 'running', what, 60_000);
+        const out = async (call: Session, script: string) => {
+          const r = await call('run_command', { script, waitMs: 30_000 });
+          assert.equal(r.exitCode, 0, `${script}: ${String(r.stderr)}`);
+          return String(r.stdout);
+        };
+        await origin('launch_computer', { profileId: 'deb' });
+        await running(origin, 'the origin');
+        await out(origin, 'echo installed > /usr/local/bin/tool && rm /usr/bin/tac');
+        const ck = await origin('checkpoint_computer', {});
+        assert.deepEqual(ck.layers, ['workspace', 'root']);
+
+        await origin('fork_computer', { checkpointId: ck.checkpointId, name: 'branch' });
+        const branch = session('b', 'branch');
+        await running(branch, 'the fork');
+        assert.equal(
+          await out(branch, 'cat /usr/local/bin/tool; test ! -e /usr/bin/tac && echo gone'),
+          'installed\ngone\n',
+        );
+
+        // a stop checkpoints the root layer, the next boot lays it back
+        await out(branch, 'echo branch-only > /usr/local/bin/later');
+        assert.equal(await service.stopComputer('branch'), true);
+        const again = await branch('launch_computer', { profileId: 'deb' });
+        assert.match(String(again.restoredFrom), /^ck_/);
+        await running(branch, 'the fork after its stop');
+        assert.equal(
+          await out(branch, 'cat /usr/local/bin/later; test ! -e /usr/bin/tac && echo gone'),
+          'branch-only\ngone\n',
+        );
+        // the origin never saw any of it
+        assert.equal(await out(origin, 'ls /usr/local/bin'), 'tool\n');
+      },
+      imagesDir,
+    );
   });
 });
