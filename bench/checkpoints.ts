@@ -4,7 +4,8 @@
  * followed by a flush, since a checkpoint flushes its objects), then 10 files changed and the
  * incremental checkpoint's time and the disk it added beside the bytes changed, then a restore
  * beside `cp -a`. All in one directory on one filesystem, in the same run; on a shared machine each
- * figure alternates with its peer over a few rounds and both report medians.
+ * figure alternates with its peer over a few rounds and both report medians. Then the root layer
+ * of a computer on an image (checkpoints-root.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CheckpointStore } from '../src/computer/checkpoints/store.js';
 import { random } from '../test/helpers/fuzz.js';
+import { benchRootLayerCheckpoints } from './checkpoints-root.js';
 import type { Figure } from './run.js';
 import { median } from './stats.js';
 
@@ -110,6 +112,7 @@ export async function benchCheckpoints(): Promise<Figure[]> {
     }
     const restoreMs = median(restores);
     const cpRestore = median(cpRestores);
+    const rootLayer = await benchRootLayerCheckpoints();
     return [
       {
         name: `first checkpoint, 20k files / 200 MB (median of ${ROUNDS})`,
@@ -141,6 +144,7 @@ export async function benchCheckpoints(): Promise<Figure[]> {
         target: '≤ 1 s (to running)',
         peers: [{ name: 'cp -a', value: cpRestore }],
       },
+      ...rootLayer,
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -7,6 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { PaddockError } from '../shared/errors.js';
+import { assertRootFits, rootSeedOf } from './checkpoints/root-seed.js';
 import type { CheckpointStore } from './checkpoints/store.js';
 import type { CheckpointInfo, CheckpointOrigin, CheckpointTrigger } from './checkpoints/types.js';
 import type { Generation } from './generation/generation.js';
@@ -61,6 +62,8 @@ export async function takeCheckpoint(
     ...(o.label ? { label: o.label } : {}),
     ...(o.keep ? { keep: o.keep } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
+    // on an image, the writable root layer too (null without one)
+    rootLayer: c.rootLayer,
     // the computer's processes are frozen for the walk: a point in time, mmap writes included
     ...(c.instance?.pause ? { pause: () => c.instance?.pause?.() ?? Promise.resolve(null) } : {}),
     origin: {
@@ -73,7 +76,7 @@ export async function takeCheckpoint(
   host.log.add(
     'info',
     'computer.checkpoint',
-    `Checkpoint ${info.id} taken of /workspace (${info.files} files, ${o.trigger}${o.before ? ` before ${o.before.tool} ${o.before.invocationId}` : ''}).`,
+    `Checkpoint ${info.id} taken of ${info.layers.includes('root') ? '/workspace and the root layer' : '/workspace'} (${info.files} files, ${o.trigger}${o.before ? ` before ${o.before.tool} ${o.before.invocationId}` : ''}).`,
     { generation: c.generation },
   );
   host.checkpointsChanged?.(info.id);
@@ -105,6 +108,8 @@ export async function restoreCheckpoint(
       'This computer keeps its /workspace on its own disk across launches, and a checkpoint is not restored into a kept workspace yet; fork_computer the checkpoint into a new named computer instead.',
     );
   }
+  // a root layer made over another image is refused before anything is saved
+  assertRootFits(target, c.rootLayer?.image ?? null);
   const saved = await takeCheckpoint(host, c, {
     label: `before restoring ${target.id}`,
     trigger: 'restore',
@@ -113,6 +118,7 @@ export async function restoreCheckpoint(
   });
   const launched = host.launch(c.profile.id, undefined, {
     seedWorkspace: (dir) => store.restore(key, target.id, dir),
+    seedRoot: rootSeedOf(store, key, target),
   });
   host.log.add(
     'info',
@@ -170,8 +176,10 @@ export async function forkCheckpoint(
       `Computer "${to.name.replace(/^named:/, '')}" keeps its /workspace on its own disk, and a fork is not written into a kept workspace yet; fork into a name without computer.named.<name>.workspace: keep.`,
     );
   }
+  // a root layer comes along; the launch refuses it over another image than it was made over
   const launched = to.launch(profile, undefined, {
     seedWorkspace: (dir) => source.store.restore(source.key, id, dir),
+    seedRoot: rootSeedOf(source.store, source.key, manifest),
   });
   to.log.add('info', 'computer.fork', `Forked from checkpoint ${id} of ${from.name}.`, {
     generation: launched.generation,

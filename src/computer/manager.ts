@@ -8,8 +8,9 @@ import { raceAbort } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import type { CallerContext } from '../tools/tool.js';
 import { checkpointOnStop, takeCheckpoint } from './checkpoint-actions.js';
+import { comebackRootSeed } from './checkpoints/root-seed.js';
 import type { CheckpointStore } from './checkpoints/store.js';
-import type { CheckpointInfo } from './checkpoints/types.js';
+import type { CheckpointInfo, RootSeed } from './checkpoints/types.js';
 import type { Generation } from './generation/generation.js';
 import { jobEndedServing, listeningPortsOf, ServicePorts, servicesOf } from './generation/services.js';
 import { afterBootScripts, startGeneration } from './generation/start.js';
@@ -143,7 +144,12 @@ export class ComputerManager implements ComputerSource {
   launch(
     profileId: string,
     afterBoot?: (c: Generation) => Promise<void>,
-    options: { keepWorkspace?: boolean; seedWorkspace?: (dir: string) => Promise<void> } = {},
+    options: {
+      keepWorkspace?: boolean;
+      seedWorkspace?: (dir: string) => Promise<void>;
+      /** A restored root layer (checkpoints/root-seed.ts). */
+      seedRoot?: RootSeed;
+    } = {},
   ): LaunchResult {
     const replaced = this.current?.generation ?? null;
     // a named computer booting again after a stop, a crash or a restart gets its latest checkpoint back
@@ -153,6 +159,7 @@ export class ComputerManager implements ComputerSource {
         : null;
     const { store, key } = this.checkpoints;
     const seed = comeback ? (dir: string) => store.restore(key, comeback.id, dir) : options.seedWorkspace;
+    const seedRoot = comeback ? this.comebackRoot(profileId, comeback.id) : options.seedRoot;
     const { computer, previousWorkspace, carried } = startGeneration(this.context, {
       name: this.name,
       profileId,
@@ -161,6 +168,7 @@ export class ComputerManager implements ComputerSource {
       active: this.active,
       ...(options.keepWorkspace ? { keepWorkspace: true } : {}),
       ...(seed ? { seedWorkspace: seed } : {}),
+      ...(seedRoot ? { seedRoot } : {}),
     });
     this.current = computer;
     this.context.launched(this.name, computer.generation);
@@ -190,6 +198,28 @@ export class ComputerManager implements ComputerSource {
     if (this.context.profiles.get(profileId).backend === 'browser') return null;
     const { store, key } = this.checkpoints;
     return store.latest(key);
+  }
+
+  /**
+   * The root layer a named computer booting again from checkpoint `id` gets back: the
+   * checkpoint's, when the profile runs on the image it was made over (else none, logged).
+   */
+  private comebackRoot(profileId: string, id: string): RootSeed | undefined {
+    let image: ReturnType<ComputerContext['imageOf']>;
+    try {
+      image = this.context.imageOf(this.context.profiles.get(profileId));
+    } catch {
+      return undefined; // the launch itself says what is missing
+    }
+    const { store, key } = this.checkpoints;
+    const { seed, skipped } = comebackRootSeed(store, key, id, image);
+    if (skipped)
+      this.log.add(
+        'warn',
+        'computer.restore',
+        `The root layer of checkpoint ${id} is not restored (${skipped}); the computer boots on its image's own root with its /workspace restored.`,
+      );
+    return seed;
   }
 
   /**

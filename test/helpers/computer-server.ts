@@ -6,6 +6,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BwrapBackend } from '../../src/computer/backend/bwrap/backend.js';
+import { ImageStore, imageIdsOf } from '../../src/computer/images/index.js';
+import { ProfileImages } from '../../src/computer/images/profile-image.js';
 import { ComputerService } from '../../src/computer/service.js';
 import { createComputerTools } from '../../src/computer/tools/index.js';
 import { computerSchema } from '../../src/config/computer-schema.js';
@@ -29,14 +31,30 @@ export interface Server {
 
 const policy = createWhitelistSandbox(policySchema.parse({}));
 
-/** A service over a data directory; `root` is a directory of the test's own that holds it. */
-export function startServer(root: string, computer: Record<string, unknown> = {}): Server {
+/**
+ * A service over a data directory; `root` is a directory of the test's own that holds it.
+ * `imagesDir`: an image store that profiles with an image boot from.
+ */
+export function startServer(
+  root: string,
+  computer: Record<string, unknown> = {},
+  imagesDir?: string,
+): Server {
   const dataDir = join(root, 'data');
   mkdirSync(dataDir, { recursive: true });
   const logger = silentLogger();
+  const backend = new BwrapBackend({ logger });
+  const config = computerSchema.parse({ autoLaunch: false, ...computer });
   const service = new ComputerService({
-    backend: new BwrapBackend({ logger }),
-    config: computerSchema.parse({ autoLaunch: false, ...computer }),
+    backend,
+    config,
+    ...(imagesDir
+      ? {
+          images: new ProfileImages(new ImageStore(imagesDir, imageIdsOf(config)).open(), dataDir, () =>
+            backend.imageSupport(),
+          ),
+        }
+      : {}),
     dataDir,
     dockUrl: 'http://127.0.0.1:7331',
     logger,
@@ -71,9 +89,10 @@ export function startServer(root: string, computer: Record<string, unknown> = {}
 export async function withServer(
   computer: Record<string, unknown>,
   fn: (server: Server, root: string) => Promise<void>,
+  imagesDir?: string,
 ): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'paddock-sessions-'));
-  const server = startServer(root, computer);
+  const server = startServer(root, computer, imagesDir);
   try {
     await fn(server, root);
   } catch (e) {

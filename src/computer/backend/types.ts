@@ -62,6 +62,12 @@ export interface SandboxSpec {
    * the computer's own on its disk. `user`: the account jobs and terminals run as.
    */
   image?: SandboxImage;
+  /**
+   * A host directory that becomes the computer's writable root layer (a restored checkpoint's,
+   * complete before the launch): copied onto the fresh disk before the overlay is mounted. Only
+   * with `image`, never with `keptDir`.
+   */
+  seedRoot?: string;
 }
 
 /** A computer's image as the backend mounts it. */
@@ -127,6 +133,12 @@ export interface SandboxInstance {
    * in the sandbox's own mount namespace.
    */
   readonly hostWorkspace: string | null;
+  /**
+   * The writable root layer of a computer on an image: where the host reaches the overlay's upper
+   * directory while the sandbox runs (`hostPath`, through its `/proc/<pid>/root`) and the image
+   * beneath it; null or absent without an image.
+   */
+  readonly rootLayer?: { hostPath: string; image: SandboxImage } | null;
   /** Whether the disk limit holds for everything the computer's jobs can write (absent: no disk). */
   readonly diskQuota?: { enforced: boolean; detail: string };
   /**

@@ -22,7 +22,9 @@ export interface GcResult {
 /** The objects reachable from `manifests`, each with its size in bytes. */
 export function markReachable(objects: ObjectStore, manifests: Manifest[]): Map<string, number> {
   const marked = new Map<string, number>();
-  const trees = manifests.map((m) => m.root.tree);
+  const trees = manifests.flatMap((m) =>
+    m.rootLayer ? [m.root.tree, m.rootLayer.root.tree] : [m.root.tree],
+  );
   while (trees.length > 0) {
     const hash = trees.pop() as string;
     if (marked.has(hash)) continue;

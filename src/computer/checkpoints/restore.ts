@@ -2,10 +2,13 @@
  * Writing a checkpoint's tree into an empty directory: directories first (owner-only until the
  * end), then files copied out of their objects, then hard links, then symlinks, and last each
  * directory's owner, mode and mtime, deepest first (a read-only directory must not stop its own
- * children being made, and making a child changes its parent's mtime). No symlink exists until
- * every file and hard link is in place, so no step can be led outside the directory by one.
- * Synchronous, in the checkpoint worker.
+ * children being made, and making a child changes its parent's mtime). A root layer's whiteouts
+ * (character devices 0/0, by `mknod`) and opaque directories (`setfattr`) are made after the
+ * files, still before any symlink: no symlink exists until every file, hard link, whiteout and
+ * attribute is in place, so no step — nor a program given a path — can be led outside the
+ * directory by one. Synchronous, in the checkpoint worker.
  */
+import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
@@ -23,7 +26,7 @@ import {
 import { join } from 'node:path';
 import { PaddockError } from '../../shared/errors.js';
 import type { ObjectStore } from './objects.js';
-import type { DirEntry, FileEntry, LinkEntry, SymlinkEntry } from './types.js';
+import type { DirEntry, FileEntry, LinkEntry, SymlinkEntry, WhiteoutEntry } from './types.js';
 
 type Placed<T> = { path: string; entry: T };
 
@@ -54,6 +57,7 @@ export function restoreTree(objects: ObjectStore, root: DirEntry, dest: string):
   const files: Placed<FileEntry>[] = [];
   const links: Placed<LinkEntry>[] = [];
   const symlinks: Placed<SymlinkEntry>[] = [];
+  const whiteouts: Placed<WhiteoutEntry>[] = [];
   // directories in walk order (parents before children), made as they are met
   for (let i = 0; i < dirs.length; i++) {
     const { path, entry } = dirs[i] as Placed<DirEntry>;
@@ -65,6 +69,7 @@ export function restoreTree(objects: ObjectStore, root: DirEntry, dest: string):
         dirs.push({ path: p, entry: e });
       } else if (e.type === 'file') files.push({ path: p, entry: e });
       else if (e.type === 'hardlink') links.push({ path: p, entry: e });
+      else if (e.type === 'whiteout') whiteouts.push({ path: p, entry: e });
       else symlinks.push({ path: p, entry: e });
     }
   }
@@ -79,6 +84,23 @@ export function restoreTree(objects: ObjectStore, root: DirEntry, dest: string):
     for (const part of entry.target.split('/')) checkName(part);
     linkSync(join(dest, entry.target), path);
   }
+  runBatched(
+    ['/bin/sh', '-c', MKNOD_EACH, 'sh'],
+    whiteouts.map((w) => w.path),
+    'make whiteouts',
+  );
+  for (const { path, entry } of whiteouts) {
+    chownSync(path, entry.uid, entry.gid);
+    chmodSync(path, entry.mode);
+    const t = secondsOf(entry.mtimeNs);
+    utimesSync(path, t, t);
+  }
+  const opaque = dirs.filter((d) => d.entry.opaque).map((d) => d.path);
+  runBatched(
+    ['/usr/bin/setfattr', '-n', 'trusted.overlay.opaque', '-v', 'y', '--'],
+    opaque,
+    'mark opaque directories',
+  );
   for (const { path, entry } of symlinks) {
     symlinkSync(entry.target, path);
     lchownSync(path, entry.uid, entry.gid);
@@ -90,6 +112,28 @@ export function restoreTree(objects: ObjectStore, root: DirEntry, dest: string):
     chmodSync(path, entry.mode);
     const t = secondsOf(entry.mtimeNs);
     utimesSync(path, t, t);
+  }
+}
+
+/** Makes each argument a character device 0/0 (an overlayfs whiteout), stopping at the first failure. */
+const MKNOD_EACH = 'for p; do /usr/bin/mknod -m 000 -- "$p" c 0 0 || exit 1; done';
+/** Bytes of paths given to one program run (well under the kernel's limit on arguments). */
+const ARGS_BYTES = 96 * 1024;
+
+/** Runs `argv` with as many of `paths` as fit, until all are done; any failure throws. */
+function runBatched(argv: string[], paths: string[], what: string): void {
+  for (let i = 0; i < paths.length; ) {
+    const chunk: string[] = [];
+    for (let bytes = 0; i < paths.length && (chunk.length === 0 || bytes < ARGS_BYTES); i++) {
+      chunk.push(paths[i] as string);
+      bytes += Buffer.byteLength(paths[i] as string) + 1;
+    }
+    const r = spawnSync(argv[0] as string, [...argv.slice(1), ...chunk], { encoding: 'utf8' });
+    if (r.error || r.status !== 0)
+      throw new PaddockError(
+        'INTERNAL',
+        `Could not ${what} of the root layer (${r.error?.message ?? r.stderr.trim().slice(0, 300)}); mknod and setfattr (the "attr" package) must be installed and Paddock must run as root.`,
+      );
   }
 }
 

@@ -9,6 +9,7 @@ import { type BigIntStats, closeSync, fstatSync } from 'node:fs';
 import { PaddockError } from '../../shared/errors.js';
 import { lstatAt, namesOf, openDirAt, openFileAt, readlinkAt } from './at.js';
 import type { ObjectStore } from './objects.js';
+import { opaqueDirs } from './opaque-dirs.js';
 import type { DirEntry, FileEntry, Tree, TreeEntry } from './types.js';
 
 /**
@@ -31,6 +32,13 @@ export interface SnapshotOptions {
   maxBytes: number;
   /** Names the setting `maxBytes` comes from, for the error. */
   maxBytesSetting: string;
+  /**
+   * The tree is an overlay's upper layer (a computer's root layer): keep its whiteouts (character
+   * devices 0/0) and which directories are opaque, instead of skipping devices.
+   */
+  overlay?: boolean;
+  /** Bytes the same checkpoint already holds in another tree (counted against `maxBytes` too). */
+  heldBefore?: number;
 }
 
 /** The snapshot's root and what it cost. */
@@ -41,6 +49,8 @@ export interface SnapshotResult {
   files: number;
   bytes: number;
   skipped: number;
+  /** Bytes of the distinct objects this snapshot names (what it counts against `maxBytes`). */
+  heldBytes: number;
 }
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -64,9 +74,10 @@ const same = (a: BigIntStats, b: BigIntStats): boolean =>
 export function snapshotTree(root: number, opts: SnapshotOptions): SnapshotResult {
   const { objects } = opts;
   const counts = { addedBytes: 0, files: 0, bytes: 0, skipped: 0 };
-  let ownBytes = 0;
+  let ownBytes = opts.heldBefore ?? 0;
   const seenObjects = new Set<string>();
   const firstOfInode = new Map<bigint, { path: string; copied: boolean }>();
+  const opaque = opts.overlay ? opaqueDirs(root) : null;
 
   /** Counts object `hash` as part of this checkpoint (once), against `maxBytes`. */
   const account = (hash: string, size: number): void => {
@@ -191,18 +202,26 @@ export function snapshotTree(root: number, opts: SnapshotOptions): SnapshotResul
               entry = walk(sub, path, cst, child, before?.type === 'dir' ? before.tree : null);
           }
         } else if (cst.isFile()) entry = fileEntry(dir, child, path, cst, before);
+        else if (opaque && cst.isCharacterDevice() && cst.rdev === 0n)
+          // overlayfs links whiteouts to one shared inode: each is its own entry, never a hard link
+          entry = { ...meta(child, cst), type: 'whiteout' };
         else counts.skipped++;
         if (entry) entries.push(entry);
       }
       const stored = objects.putTree({ entries });
       counts.addedBytes += stored.added;
       account(stored.hash, stored.size);
-      return { ...meta(name, st), type: 'dir', tree: stored.hash };
+      return {
+        ...meta(name, st),
+        type: 'dir',
+        tree: stored.hash,
+        ...(opaque?.has(st.ino) ? { opaque: true as const } : {}),
+      };
     } finally {
       closeSync(dir);
     }
   };
 
   const rootEntry = walk(root, '', fstatSync(root, { bigint: true }), '', opts.previous);
-  return { root: rootEntry, ...counts };
+  return { root: rootEntry, ...counts, heldBytes: ownBytes };
 }

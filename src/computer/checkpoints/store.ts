@@ -7,6 +7,8 @@
  * - `tmp/` work in progress, `usage.json` the bytes its objects hold, `lock` the writer's pid.
  *
  * Retention keeps at most `maxCount` checkpoints and `maxBytes` of objects, dropping the oldest.
+ * A checkpoint of a computer on an image also holds its writable root layer (the overlay's upper
+ * directory, whiteouts and opaque directories included), beside /workspace, in the same objects.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -21,13 +23,16 @@ import { KeyedLock } from './lock.js';
 import type { SnapshotResult } from './snapshot.js';
 import {
   type CheckpointInfo,
+  type CheckpointLayer,
   type CheckpointOrigin,
+  type ImageIdentity,
   infoOf,
   type Manifest,
   RETENTION_SETTINGS,
   type Retention,
+  type RootLayer,
 } from './types.js';
-import { inWorker } from './worker-protocol.js';
+import { inWorker, type SnapshotRequest } from './worker-protocol.js';
 
 const ID_PATTERN = /^ck_[0-9a-z]{9}[A-Za-z0-9_-]{11}$/;
 
@@ -38,6 +43,23 @@ export interface CheckpointStoreOptions {
   retention: Retention;
   /** Flush objects to disk before a manifest makes them a checkpoint (default true). */
   durable?: boolean;
+}
+
+/** Options of a checkpoint. */
+export interface CreateOptions {
+  label?: string;
+  signal?: AbortSignal;
+  /** Checkpoints retention must not drop in this step. */
+  keep?: string[];
+  origin?: CheckpointOrigin;
+  /**
+   * Freezes whatever writes to `source` (and the root layer) for the walk and resolves to the thaw
+   * (null: it could not). With no earlier checkpoint, the trees are first walked unfrozen, so the
+   * frozen walk only picks up what changed meanwhile and the pause stays short.
+   */
+  pause?: () => Promise<(() => void) | null>;
+  /** Also the computer's writable root layer: the host path of its overlay's upper directory, and its image. */
+  rootLayer?: { path: string; image: ImageIdentity } | null;
 }
 
 /** Checkpoints of directory trees, kept per computer with retention and garbage collection. */
@@ -53,52 +75,64 @@ export class CheckpointStore {
     return join(this.opts.dataDir, 'checkpoints', computer);
   }
 
-  /** Takes a checkpoint of the tree at `source` for `computer`, then applies retention. */
-  async create(
-    computer: string,
-    source: string,
-    o: {
-      label?: string;
-      signal?: AbortSignal;
-      keep?: string[];
-      origin?: CheckpointOrigin;
-      /**
-       * Freezes whatever writes to `source` for the walk and resolves to the thaw (null: it could
-       * not). With no earlier checkpoint, the tree is first walked unfrozen, so the frozen walk
-       * only picks up what changed meanwhile and the pause stays short.
-       */
-      pause?: () => Promise<(() => void) | null>;
-    } = {},
-  ): Promise<CheckpointInfo> {
+  /**
+   * Takes a checkpoint of the tree at `source` (a /workspace) for `computer`, and of its root
+   * layer when `o.rootLayer` names one, then applies retention.
+   */
+  async create(computer: string, source: string, o: CreateOptions = {}): Promise<CheckpointInfo> {
     const dir = this.dirOf(computer);
     await this.ensureLayout(dir);
     return this.lock.run(computer, join(dir, 'lock'), async (stale) => {
       const earlier = await this.manifests(dir);
       if (stale || (await readdir(join(dir, 'tmp'))).length > 0) await this.collectIn(dir, earlier);
       const last = earlier.at(-1) ?? null;
-      const walk = (previous: string | null) =>
+      const walk = (from: string, previous: string | null, extra: Partial<SnapshotRequest> = {}) =>
         inWorker<SnapshotResult>(
           {
             ...this.where(dir),
             op: 'snapshot',
-            source,
+            source: from,
             previous,
             maxBytes: this.opts.retention.maxBytes,
             maxBytesSetting: RETENTION_SETTINGS.maxBytes,
+            ...extra,
           },
           o.signal,
         );
+      const layer = o.rootLayer ?? null;
+      // the root layer counts against maxBytes with the workspace, and keeps whiteouts and opaque marks
+      const walkRoot = (path: string, previous: string | null, held: number) =>
+        walk(path, previous, { overlay: true, heldBefore: held });
       // the first checkpoint of a paused source is copied once while it runs (see `pause`)
-      const pre = o.pause && !last ? await walk(null) : null;
+      const pre = o.pause && !last ? await walk(source, null) : null;
+      const preRoot = pre && layer ? await walkRoot(layer.path, null, pre.heldBytes) : null;
       const thaw = o.pause ? await o.pause() : null;
       const pausedAt = performance.now();
       let snap: SnapshotResult;
+      let rootSnap: SnapshotResult | null = null;
       try {
-        snap = await walk(pre?.root.tree ?? last?.root.tree ?? null);
+        snap = await walk(source, pre?.root.tree ?? last?.root.tree ?? null);
+        if (layer)
+          rootSnap = await walkRoot(
+            layer.path,
+            preRoot?.root.tree ?? last?.rootLayer?.root.tree ?? null,
+            snap.heldBytes,
+          );
       } finally {
         thaw?.();
       }
       const pausedMs = thaw ? Math.round(performance.now() - pausedAt) : null;
+      const rootLayer: RootLayer | null =
+        layer && rootSnap
+          ? {
+              root: rootSnap.root,
+              image: layer.image,
+              files: rootSnap.files,
+              bytes: rootSnap.bytes,
+              skipped: rootSnap.skipped,
+            }
+          : null;
+      const extraBytes = (pre?.addedBytes ?? 0) + (preRoot?.addedBytes ?? 0) + (rootSnap?.addedBytes ?? 0);
       const manifest: Manifest = {
         version: 1,
         id: timeOrderedId('ck', 8),
@@ -107,12 +141,13 @@ export class CheckpointStore {
         label: o.label ?? null,
         createdAt: new Date().toISOString(),
         root: snap.root,
-        addedBytes: snap.addedBytes + (pre?.addedBytes ?? 0),
+        addedBytes: snap.addedBytes + extraBytes,
         files: snap.files,
         bytes: snap.bytes,
         skipped: snap.skipped,
         ...(o.origin ? { origin: o.origin } : {}),
         pausedMs,
+        ...(rootLayer ? { rootLayer } : {}),
       };
       if (this.opts.durable !== false) await promisify(execFile)('sync', ['-f', join(dir, 'objects')]);
       await this.writeAtomically(dir, join('manifests', `${manifest.id}.json`), JSON.stringify(manifest));
@@ -170,13 +205,29 @@ export class CheckpointStore {
     );
   }
 
-  /** Writes checkpoint `id` of `computer` into `dest`, which must be absent or an empty directory. */
-  async restore(computer: string, id: string, dest: string): Promise<void> {
+  /**
+   * Writes checkpoint `id` of `computer` into `dest`, which must be absent or an empty directory:
+   * its /workspace, or with `layer: 'root'` its root layer (an overlay upper directory, to be
+   * mounted only after it is complete).
+   */
+  async restore(
+    computer: string,
+    id: string,
+    dest: string,
+    o: { layer?: CheckpointLayer } = {},
+  ): Promise<void> {
     const dir = this.dirOf(computer);
     await this.ensureLayout(dir);
     await this.lock.run(computer, join(dir, 'lock'), async () => {
       const m = await this.get(computer, id);
-      await inWorker({ ...this.where(dir), op: 'restore', root: m.root, dest });
+      if (o.layer === 'root' && !m.rootLayer)
+        throw new PaddockError(
+          'INVALID_ARGUMENT',
+          `Checkpoint ${id} holds no root layer (it was taken of a computer without an image); restore its /workspace only.`,
+          { checkpointId: id },
+        );
+      const root = o.layer === 'root' ? (m.rootLayer as RootLayer).root : m.root;
+      await inWorker({ ...this.where(dir), op: 'restore', root, dest });
     });
   }
 

@@ -4,6 +4,8 @@
  * are objects named by the SHA-256 of their bytes, so an unchanged directory or file costs nothing
  * in a later checkpoint.
  */
+import { basename } from 'node:path';
+import type { SandboxImage } from '../backend/types.js';
 
 /** What every entry records about its inode, restored exactly. */
 export interface EntryMeta {
@@ -38,18 +40,61 @@ export interface SymlinkEntry extends EntryMeta {
   target: string;
 }
 
-/** A directory: its entries are tree `tree`. */
+/**
+ * A directory: its entries are tree `tree`. `opaque` (root layers only): overlayfs's
+ * `trusted.overlay.opaque=y`, the directory hides every entry of the image beneath it.
+ */
 export interface DirEntry extends EntryMeta {
   type: 'dir';
   tree: string;
+  opaque?: true;
 }
 
-export type TreeEntry = FileEntry | LinkEntry | SymlinkEntry | DirEntry;
+/**
+ * An overlayfs whiteout (root layers only): a character device 0/0 in the writable layer that
+ * hides the image's entry of the same name (a file the computer deleted).
+ */
+export interface WhiteoutEntry extends EntryMeta {
+  type: 'whiteout';
+}
+
+export type TreeEntry = FileEntry | LinkEntry | SymlinkEntry | DirEntry | WhiteoutEntry;
 
 /** One directory's entries, sorted by name. */
 export interface Tree {
   entries: TreeEntry[];
 }
+
+/** Which image a root layer lies over: its store name and its layers, top first. */
+export interface ImageIdentity {
+  name: string;
+  /** The layer directories' names (`top`, then each layer's id): a rebuilt image differs here. */
+  layers: string[];
+}
+
+/** The writable root layer of a computer on an image, beside its /workspace. */
+export interface RootLayer {
+  /** The overlay's upper directory itself (its name is empty). */
+  root: DirEntry;
+  image: ImageIdentity;
+  files: number;
+  bytes: number;
+  skipped: number;
+}
+
+/**
+ * A root layer to start a generation with: `fill` writes it into the empty directory it is given;
+ * it was made over `image`, which the generation's image must be; `bytes` of files (the launch
+ * copies them onto the disk, so the boot may take longer).
+ */
+export interface RootSeed {
+  image: ImageIdentity;
+  bytes: number;
+  fill: (dir: string) => Promise<void>;
+}
+
+/** The parts of a computer a checkpoint can hold. */
+export type CheckpointLayer = 'workspace' | 'root';
 
 /** The record that makes a checkpoint exist: written last, by rename. */
 export interface Manifest {
@@ -72,6 +117,8 @@ export interface Manifest {
   origin?: CheckpointOrigin;
   /** How long the computer's processes were frozen for the walk (null: they were not). */
   pausedMs?: number | null;
+  /** The computer's writable root layer, when it ran on an image (absent: /workspace only). */
+  rootLayer?: RootLayer;
 }
 
 /** What made a checkpoint. */
@@ -105,6 +152,10 @@ export interface CheckpointInfo {
   before: { invocationId: string; tool: string; approvalId: string | null } | null;
   /** How long the computer's processes were frozen while it was taken (null: not frozen). */
   pausedMs: number | null;
+  /** What it holds: always `workspace`, and `root` when it has the computer's root layer. */
+  layers: CheckpointLayer[];
+  /** The image its root layer lies over (null: no root layer). */
+  image: string | null;
 }
 
 /** Retention of one computer's checkpoints. */
@@ -121,21 +172,36 @@ export const RETENTION_SETTINGS = {
   maxBytes: 'computer.checkpoints.maxBytes',
 } as const;
 
-/** The manifest's public part. */
+/** The manifest's public part: files, bytes and skipped count both layers. */
 export function infoOf(m: Manifest): CheckpointInfo {
+  const r = m.rootLayer;
   return {
     id: m.id,
     seq: m.seq,
     label: m.label,
     createdAt: m.createdAt,
     addedBytes: m.addedBytes,
-    files: m.files,
-    bytes: m.bytes,
-    skipped: m.skipped,
+    files: m.files + (r?.files ?? 0),
+    bytes: m.bytes + (r?.bytes ?? 0),
+    skipped: m.skipped + (r?.skipped ?? 0),
+    layers: r ? ['workspace', 'root'] : ['workspace'],
+    image: r?.image.name ?? null,
     trigger: m.origin?.trigger ?? 'manual',
     profileId: m.origin?.profileId ?? null,
     generation: m.origin?.generation ?? null,
     before: m.origin?.before ?? null,
     pausedMs: m.pausedMs ?? null,
   };
+}
+
+/** The identity of the image a backend mounts. */
+export function imageIdentityOf(image: SandboxImage): ImageIdentity {
+  return { name: image.name, layers: image.lowerDirs.map((d) => basename(d)) };
+}
+
+/** Whether a root layer taken over `a` may be laid over `b`: the same image, layer for layer. */
+export function sameImage(a: ImageIdentity, b: ImageIdentity): boolean {
+  return (
+    a.name === b.name && a.layers.length === b.layers.length && a.layers.every((l, i) => l === b.layers[i])
+  );
 }

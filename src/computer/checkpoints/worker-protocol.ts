@@ -11,10 +11,21 @@ interface Where {
   tmpDir: string;
 }
 
+/** A snapshot's part of a worker request (see snapshot.ts). */
+export interface SnapshotRequest {
+  op: 'snapshot';
+  source: string;
+  previous: string | null;
+  maxBytes: number;
+  maxBytesSetting: string;
+  overlay?: boolean;
+  heldBefore?: number;
+}
+
 /** One operation of the worker. */
 export type WorkerRequest = Where &
   (
-    | { op: 'snapshot'; source: string; previous: string | null; maxBytes: number; maxBytesSetting: string }
+    | SnapshotRequest
     | { op: 'restore'; root: DirEntry; dest: string }
     | { op: 'collect'; manifests: Manifest[] }
   );

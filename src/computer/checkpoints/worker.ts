@@ -23,6 +23,8 @@ function run(req: WorkerRequest): unknown {
         previous: req.previous,
         maxBytes: req.maxBytes,
         maxBytesSetting: req.maxBytesSetting,
+        ...(req.overlay ? { overlay: true } : {}),
+        ...(req.heldBefore ? { heldBefore: req.heldBefore } : {}),
       });
     case 'restore':
       restoreTree(objects, req.root, req.dest);

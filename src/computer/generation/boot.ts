@@ -42,7 +42,7 @@ export interface BootedSandbox {
 /** The generic parts of a sandbox of `profile`: nothing in it names a computer. */
 export function sandboxSpec(
   profile: ProfileConfig,
-  where: { generation: number; hostDir: string; name?: string; keptDir?: string },
+  where: { generation: number; hostDir: string; name?: string; keptDir?: string; seedRoot?: string },
   files: Record<string, string | Uint8Array>,
   image?: SandboxImage,
 ): SandboxSpec {
@@ -51,6 +51,7 @@ export function sandboxSpec(
     hostDir: where.hostDir,
     ...(where.name ? { name: where.name } : {}),
     ...(where.keptDir ? { keptDir: where.keptDir } : {}),
+    ...(where.seedRoot ? { seedRoot: where.seedRoot } : {}),
     mounts: profile.mounts.map((m) => ({ source: m.source, target: m.target, readOnly: m.readOnly })),
     env: baseJobEnv('/bin/sh'),
     limits: profile.limits,

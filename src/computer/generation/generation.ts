@@ -11,6 +11,7 @@ import type { FrameKindValue } from '../../guest/frames.js';
 import type { CallArgs, CallOp, CallResult, GuestEvent, Hello } from '../../guest/protocol.js';
 import { PaddockError } from '../../shared/errors.js';
 import type { ComputerBackend, SandboxImage, SandboxInstance } from '../backend/types.js';
+import { type ImageIdentity, imageIdentityOf } from '../checkpoints/types.js';
 import type { ComputerEvent, Lifecycle } from '../events.js';
 import { JobTable } from '../jobs/job-table.js';
 import { ListeningTable } from '../jobs/listening-ports.js';
@@ -45,6 +46,8 @@ export interface GenerationOptions {
   egress?: ComputerEgress | null;
   /** The profile's image as the backend mounts it (absent: the host's directories). */
   image?: SandboxImage | undefined;
+  /** A restored root layer on the host, laid onto the fresh disk at launch (removed once booted). */
+  seedRoot?: string;
   emit(event: ComputerEvent): void;
 }
 
@@ -121,6 +124,7 @@ export class Generation {
               generation,
               hostDir: this.options.hostDir,
               ...(this.options.keptDir ? { keptDir: this.options.keptDir } : {}),
+              ...(this.options.seedRoot ? { seedRoot: this.options.seedRoot } : {}),
             },
             this.options.egress?.guestFiles() ?? {},
             this.options.image,
@@ -129,6 +133,8 @@ export class Generation {
         ));
       this.sandbox = sandbox;
       this.instance = sandbox.instance;
+      // the launch copied the restored root layer onto the disk: the host copy has served
+      if (this.options.seedRoot) await rm(this.options.seedRoot, { recursive: true, force: true });
       this.client = sandbox.client;
       this.hello = sandbox.hello;
       this.bootSource = warm ? 'warm' : 'cold';
@@ -297,6 +303,15 @@ export class Generation {
    */
   get hostWorkspace(): string {
     return this.instance?.hostWorkspace ?? join(this.options.keptDir ?? this.options.hostDir, 'workspace');
+  }
+
+  /**
+   * The writable root layer of a computer on an image while it runs: where the host reaches the
+   * overlay's upper directory, and the image beneath it; null without an image (or not running).
+   */
+  get rootLayer(): { path: string; image: ImageIdentity } | null {
+    const layer = this.instance?.rootLayer;
+    return layer ? { path: layer.hostPath, image: imageIdentityOf(layer.image) } : null;
   }
 
   /** Tells subscribers where the generation stands (the manager announces a launch with it). */

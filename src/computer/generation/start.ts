@@ -4,11 +4,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ProfileConfig } from '../../config/computer-schema.js';
 import { PaddockError } from '../../shared/errors.js';
+import { imageIdentityOf, type RootSeed, sameImage } from '../checkpoints/types.js';
 import type { ComputerLog } from '../logs.js';
 import type { ComputerContext } from '../service-context.js';
 import { Generation } from './generation.js';
-import { carriedWorkspaceDir, copyWorkspace } from './workspace-carry.js';
+import { carriedRootDir, carriedWorkspaceDir, copyWorkspace, writeWhole } from './workspace-carry.js';
 
 export interface GenerationRequest {
   /** The computer's key. */
@@ -23,7 +25,15 @@ export interface GenerationRequest {
   keepWorkspace?: boolean;
   /** Fill the new fresh /workspace from elsewhere instead: writes the files into the empty directory it is given. */
   seedWorkspace?: (dir: string) => Promise<void>;
+  /**
+   * The new generation's writable root layer (a restored checkpoint's): `fill` writes it into the
+   * empty directory it is given, taken over `image`, which the profile's image must be.
+   */
+  seedRoot?: RootSeed;
 }
+
+/** Bytes per second the launch is granted for copying a restored root layer onto the disk. */
+const SEED_COPY_BYTES_PER_S = 10 * 1024 * 1024;
 
 /** What became of the replaced generation's /workspace. */
 export type PreviousWorkspace = 'none' | 'kept' | 'carried' | 'deleted';
@@ -67,13 +77,14 @@ export function startGeneration(
   // keepWorkspace: the old /workspace is copied aside now and into the new one once it runs;
   // seedWorkspace (a restored checkpoint): the files are written aside now, copied in the same way
   const freshAfter = ctx.workspaceMode(req.name, profile) === 'fresh';
+  const rootSeed = req.seedRoot ? rootSeedDir(ctx, req.seedRoot, profile, generation, freshAfter) : null;
   const carried =
     (previous && freshBefore && req.keepWorkspace && freshAfter) || (req.seedWorkspace && freshAfter)
       ? carriedWorkspaceDir(ctx.generationDir(generation))
       : null;
   const keptDir = ctx.keptDir(req.name, profile);
   // a warm sandbox's disk is another's: a carried workspace boots cold, in this generation's directory
-  const warm = carried ? null : ctx.takeWarm(req.name, profile);
+  const warm = carried || rootSeed ? null : ctx.takeWarm(req.name, profile);
   const stale = () =>
     previous?.destroy(
       new PaddockError(
@@ -91,9 +102,21 @@ export function startGeneration(
     : previous
       ? (dir: string) => copyWorkspace(previous.hostWorkspace, dir)
       : null;
+  const seedRoot = req.seedRoot?.fill;
+  const prepare = async (): Promise<void> => {
+    if (carried && fill) await fill(carried);
+    if (rootSeed && seedRoot)
+      // without it the launch fails (a seed that is not there), never boots the image's bare root
+      await writeWhole(rootSeed, seedRoot).catch((e: unknown) => {
+        log.add('err', 'computer.restore', `The root layer could not be written: ${(e as Error).message}`, {
+          generation,
+        });
+        throw e;
+      });
+  };
   const teardown =
-    carried && fill
-      ? fill(carried).then(stale, (e: unknown) =>
+    (carried && fill) || rootSeed
+      ? prepare().then(stale, (e: unknown) =>
           stale().then(() => {
             throw e;
           }),
@@ -127,11 +150,13 @@ export function startGeneration(
       ...(keptDir ? { keptDir } : {}),
       retentionBytes: profile.limits.outputBytes ?? ctx.config.retentionBytes,
       bootTimeoutMs:
-        profile.backend === 'browser' ? ctx.config.browserBootTimeoutMs : ctx.config.bootTimeoutMs,
+        (profile.backend === 'browser' ? ctx.config.browserBootTimeoutMs : ctx.config.bootTimeoutMs) +
+        (rootSeed && req.seedRoot ? Math.ceil((req.seedRoot.bytes / SEED_COPY_BYTES_PER_S) * 1000) : 0),
       warm,
       before: room ? Promise.all([teardown, room]).then(() => undefined) : waitFor,
       egress: ctx.egress?.forComputer(generation, profile, log, req.name) ?? null,
       image: warm ? undefined : ctx.imageOf(profile),
+      ...(rootSeed ? { seedRoot: rootSeed } : {}),
       emit: (event) => ctx.events.emit(event),
     });
   } catch (e) {
@@ -153,6 +178,32 @@ export function startGeneration(
         ? 'deleted'
         : 'kept';
   return { computer, previousWorkspace, carried };
+}
+
+/**
+ * Where generation `generation`'s restored root layer is written; refused unless the profile runs
+ * on the image it was taken over, with a fresh disk.
+ */
+function rootSeedDir(
+  ctx: ComputerContext,
+  seed: RootSeed,
+  profile: ProfileConfig,
+  generation: number,
+  fresh: boolean,
+): string {
+  const image = ctx.imageOf(profile);
+  if (!image || !sameImage(imageIdentityOf(image), seed.image))
+    throw new PaddockError(
+      'INVALID_ARGUMENT',
+      `This root layer was taken over the image "${seed.image.name}", and profile "${profile.id}" ${image ? `now runs on "${image.name}"${image.name === seed.image.name ? ' as rebuilt since' : ''}` : 'has no image'}: a root layer only fits the image it was made over. Launch a profile on that image, or restore into a computer on it.`,
+      { image: seed.image.name },
+    );
+  if (!fresh)
+    throw new PaddockError(
+      'UNSUPPORTED_CAPABILITY',
+      `Profile "${profile.id}" keeps its disk across launches; a root layer is restored only onto a fresh one.`,
+    );
+  return carriedRootDir(ctx.generationDir(generation));
 }
 
 /**

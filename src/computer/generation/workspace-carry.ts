@@ -4,16 +4,43 @@
  * generation's own host directory, which goes with it), and into the new /workspace as soon as
  * the new generation runs, before its startup script. The copies keep owners, modes and symbolic
  * links as they are (`cp -a`, never following a link the computer made).
+ *
+ * A restored checkpoint's root layer is written the same way beside the new generation, but is
+ * never copied into a running computer: the launch copies it onto the fresh disk before the
+ * overlay is mounted (backend/bwrap/launch-namespace.ts), so it exists whole under its final name
+ * or not at all.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PaddockError } from '../../shared/errors.js';
 
 /** Where the carried workspace of a generation lives, inside its own host directory. */
 export function carriedWorkspaceDir(generationDir: string): string {
   return join(generationDir, 'carried-workspace');
+}
+
+/** Where the restored root layer of a generation waits for its launch, inside its own host directory. */
+export function carriedRootDir(generationDir: string): string {
+  return join(generationDir, 'carried-root');
+}
+
+/**
+ * Has `write` fill a directory beside `dir`, which becomes `dir` only once complete: a launch
+ * never lays a half-written root layer over its image (it finds none and fails instead).
+ */
+export async function writeWhole(dir: string, write: (dir: string) => Promise<void>): Promise<void> {
+  const partial = `${dir}.partial`;
+  mkdirSync(join(dir, '..'), { recursive: true, mode: 0o711 });
+  await rm(partial, { recursive: true, force: true });
+  try {
+    await write(partial);
+    await rename(partial, dir);
+  } catch (e) {
+    await rm(partial, { recursive: true, force: true });
+    throw e;
+  }
 }
 
 /** Copies `from` (a workspace directory) to `to`, which must not exist yet. */

@@ -21,7 +21,7 @@ export function checkpointTools(computers: ComputerSource): Tool[] {
       title: 'Checkpoint the computer',
       kind: 'act',
       description:
-        "Saves the computer's /workspace as it is now (files, modes, owners, links, empty directories) so restore_checkpoint can bring it back later. " +
+        "Saves the computer's /workspace as it is now (files, modes, owners, links, empty directories), and on a computer with its own system image everything written over that image too (installed packages, /etc edits, deleted files), so restore_checkpoint can bring it back later. " +
         'Take one before risky work (a migration, a large refactor, deleting files); only files changed since the previous checkpoint are stored again. ' +
         'Processes are not saved, only files. The oldest checkpoints are removed when the retention limits are reached.',
       input: inputObject(
@@ -51,7 +51,7 @@ export function checkpointTools(computers: ComputerSource): Tool[] {
       title: 'List checkpoints',
       kind: 'answer',
       description:
-        "Lists the computer's checkpoints, newest first: id, label, time, bytes it added to disk, files and bytes it holds, what took it (trigger: manual, approval, restore, stop, run_command) and, for an automatic one, the audit row of the call it was taken just before (before.invocationId). " +
+        "Lists the computer's checkpoints, newest first: id, label, time, bytes it added to disk, files and bytes it holds, what took it (trigger: manual, approval, restore, stop, run_command) and, for an automatic one, the audit row of the call it was taken just before (before.invocationId), and its layers (workspace, and root with the image it lies over). " +
         'Pass an id to restore_checkpoint to bring that state back. Continue with nextCursor while it is not null.',
       input: inputObject(
         {
@@ -89,7 +89,7 @@ export function checkpointTools(computers: ComputerSource): Tool[] {
       title: 'Restore a checkpoint',
       kind: 'transact',
       description:
-        'Brings the /workspace of a checkpoint back by relaunching the computer as a new generation: every process of the current one is killed and its job and terminal ids stop working, as after launch_computer. ' +
+        'Brings the /workspace (and root layer, when it has one) of a checkpoint back by relaunching the computer as a new generation: every process of the current one is killed and its job and terminal ids stop working, as after launch_computer. ' +
         'The state it leaves is checkpointed first (savedAs in the answer), so a restore can itself be undone. ' +
         'Poll get_computer_status until lifecycle is running before using other tools. An unknown id answers NOT_FOUND; list_checkpoints shows the ids.',
       input: inputObject(

@@ -307,6 +307,10 @@ export class BwrapBackend implements ComputerBackend {
     const hostWorkspace = storage.hostWorkspace.inLaunchNamespace
       ? `/proc/${child.pid}/root${storage.hostWorkspace.path}`
       : storage.hostWorkspace.path;
+    const rootLayer =
+      storage.rootLayer && spec.image
+        ? { hostPath: `/proc/${child.pid}/root${storage.rootLayer}`, image: spec.image }
+        : null;
     return new BwrapInstance({
       child,
       exited,
@@ -314,6 +318,7 @@ export class BwrapBackend implements ComputerBackend {
       spec,
       logger: this.logger,
       hostWorkspace,
+      rootLayer,
       diskQuota: storage.quota,
       removeOnDestroy: storage.removeOnDestroy,
     });

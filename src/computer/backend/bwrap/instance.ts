@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { sleep } from '../../../shared/abort.js';
 import { PaddockError } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logger.js';
-import type { JobFamily, JobRlimits, SandboxInstance, SandboxSpec } from '../types.js';
+import type { JobFamily, JobRlimits, SandboxImage, SandboxInstance, SandboxSpec } from '../types.js';
 import { sandboxName } from './args.js';
 import type { CgroupNode } from './cgroups.js';
 import { findDescendantByInnerPid } from './proc.js';
@@ -29,6 +29,7 @@ export interface BwrapInstanceParts {
   spec: SandboxSpec;
   logger: Logger;
   hostWorkspace: string;
+  rootLayer: { hostPath: string; image: SandboxImage } | null;
   diskQuota: DiskQuota;
   /** This generation's own directories, removed with it (never a kept workspace). */
   removeOnDestroy: string[];
@@ -44,6 +45,7 @@ export class BwrapInstance implements SandboxInstance {
   readonly hostPid: number;
   readonly exited;
   readonly hostWorkspace: string;
+  readonly rootLayer: { hostPath: string; image: SandboxImage } | null;
   readonly diskQuota: DiskQuota;
   private readonly child: ChildProcess;
   private readonly node: CgroupNode | null;
@@ -61,6 +63,7 @@ export class BwrapInstance implements SandboxInstance {
     this.logger = parts.logger;
     this.exited = parts.exited;
     this.hostWorkspace = parts.hostWorkspace;
+    this.rootLayer = parts.rootLayer;
     this.diskQuota = parts.diskQuota;
     this.removeOnDestroy = parts.removeOnDestroy;
     this.fromGuest = child.stdout!;

@@ -46,6 +46,8 @@ export interface PreparedStorage {
   mounts: MountSpec[];
   /** /workspace as the host reaches it: a host path, or one only the launch namespace has. */
   hostWorkspace: { path: string; inLaunchNamespace: boolean };
+  /** The overlay's upper directory, a path only the launch namespace has (null: no image). */
+  rootLayer?: string | null;
   /** Removed with the generation: its own directories (never a kept directory). */
   removeOnDestroy: string[];
   quota: DiskQuota;
@@ -71,6 +73,11 @@ export async function prepareStorage(spec: SandboxSpec, ctx: StorageContext): Pr
     throw new PaddockError(
       'UNSUPPORTED_CAPABILITY',
       `A computer on an image needs Paddock to run as root with a disk per computer (${runAs ? (ctx.disk.ok ? '' : ctx.disk.reason) : 'Paddock does not run as root'}); use a profile without an image here.`,
+    );
+  if (spec.seedRoot && (!spec.image || kept))
+    throw new PaddockError(
+      'UNSUPPORTED_CAPABILITY',
+      'A root layer can be restored only onto a fresh computer on an image; relaunch with a profile that has one and no kept workspace.',
     );
   if (kept) mkdirSync(kept, { recursive: true, mode: 0o700 });
   if (!runAs) {
@@ -134,6 +141,7 @@ export async function prepareStorage(spec: SandboxSpec, ctx: StorageContext): Pr
         lowerDirs: spec.image.lowerDirs,
         target: root,
         rootId: hostIdOf(0, runAs),
+        ...(spec.seedRoot ? { seed: spec.seedRoot } : {}),
       });
     return {
       workspace: join(disk, 'workspace'),
@@ -142,6 +150,7 @@ export async function prepareStorage(spec: SandboxSpec, ctx: StorageContext): Pr
       launch: { dir: launchDir, mounts },
       mounts: staged.mounts,
       hostWorkspace: { path: join(disk, 'workspace'), inLaunchNamespace: true },
+      rootLayer: spec.image ? join(disk, 'root', 'upper') : null,
       removeOnDestroy,
       quota: {
         enforced: true,
