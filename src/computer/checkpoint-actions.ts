@@ -211,3 +211,27 @@ export async function checkpointOnStop(host: CheckpointHost, c: Generation | nul
     );
   }
 }
+
+/**
+ * Checkpoints `host`'s running computer just before a call (`trigger` approval or run_command),
+ * naming that call's audit row; null when no server computer runs (nothing to keep). One call
+ * gets one checkpoint: an approved run_command the gateway checkpointed already is not taken again.
+ */
+export async function checkpointBeforeCall(
+  host: CheckpointHost,
+  trigger: 'approval' | 'run_command',
+  before: { invocationId: string; tool: string; approvalId: string | null },
+  signal?: AbortSignal,
+): Promise<CheckpointInfo | null> {
+  const c = host.computer;
+  if (c?.lifecycle !== 'running' || c.profile.backend === 'browser') return null;
+  const { store, key } = host.checkpoints;
+  const latest = store.latest(key);
+  if (latest?.before?.invocationId === before.invocationId) return latest;
+  return takeCheckpoint(host, c, {
+    trigger,
+    before,
+    label: `before ${before.tool}`,
+    ...(signal ? { signal } : {}),
+  });
+}

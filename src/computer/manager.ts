@@ -7,14 +7,14 @@ import type { ExecResolver } from '../policy/types.js';
 import { raceAbort } from '../shared/abort.js';
 import { PaddockError } from '../shared/errors.js';
 import type { CallerContext } from '../tools/tool.js';
-import { checkpointOnStop, takeCheckpoint } from './checkpoint-actions.js';
-import { comebackRootSeed } from './checkpoints/root-seed.js';
+import { checkpointOnStop } from './checkpoint-actions.js';
 import type { CheckpointStore } from './checkpoints/store.js';
 import type { CheckpointInfo, RootSeed } from './checkpoints/types.js';
+import { type ComebackHost, comebackOf } from './comeback.js';
 import type { Generation } from './generation/generation.js';
-import { jobEndedServing, listeningPortsOf, ServicePorts, servicesOf } from './generation/services.js';
+import { followServices, listeningPortsOf, servicesOf } from './generation/services.js';
 import { afterBootScripts, startGeneration } from './generation/start.js';
-import { restoreWorkspace } from './generation/workspace-carry.js';
+import { carryInto } from './generation/workspace-carry.js';
 import { guestExecResolver } from './guest-resolvers.js';
 import { IdempotencyCache } from './idempotency.js';
 import type { Job, JobResult } from './jobs/job.js';
@@ -25,7 +25,13 @@ import { ComputerLog } from './logs.js';
 import { PreviewService } from './preview/preview-service.js';
 import type { ProfileInfo } from './profiles.js';
 import { ComputerContext, type ComputerServiceOptions } from './service-context.js';
-import { type ComputerStatus, describeStatus, type LaunchResult, replacedSentence } from './status.js';
+import {
+  type ComputerStatus,
+  comebackSentence,
+  describeStatus,
+  type LaunchResult,
+  replacedSentence,
+} from './status.js';
 import { TerminalService } from './terminals/terminal-service.js';
 import type { WarmPool } from './warm-pool.js';
 
@@ -88,19 +94,7 @@ export class ComputerManager implements ComputerSource {
       emit({ type: 'terminal', computer: name, generation: this.current?.generation ?? null }),
     );
     this.preview.onChange((state) => emit({ type: 'preview', computer: name, state }));
-    // the preview says when the job that served it ended (not only on the next request)
-    const ports = new ServicePorts(
-      () => this.current,
-      (generation, jobId, open) =>
-        emit({ type: 'job.ports', computer: name, generation, jobId, ports: open }),
-    );
-    ctx.events.on((e) => {
-      if (e.computer !== name) return;
-      if (e.type === 'job.started') ports.wake();
-      if (e.type !== 'job.exited') return;
-      const ended = jobEndedServing(this.current, e.jobId, this.preview.state());
-      if (ended) this.preview.jobEnded(e.generation, e.jobId, ended.state, ended.how);
-    });
+    followServices(name, ctx.events, () => this.current, this.preview);
   }
 
   /** The computer `caller` acts on: this one (the shape tools take, shared with ComputerService). */
@@ -155,11 +149,10 @@ export class ComputerManager implements ComputerSource {
     // a named computer booting again after a stop, a crash or a restart gets its latest checkpoint back
     const comeback =
       !options.seedWorkspace && !options.keepWorkspace && !this.active
-        ? this.latestToBootFrom(profileId)
+        ? comebackOf(this.comebackHost, profileId)
         : null;
-    const { store, key } = this.checkpoints;
-    const seed = comeback ? (dir: string) => store.restore(key, comeback.id, dir) : options.seedWorkspace;
-    const seedRoot = comeback ? this.comebackRoot(profileId, comeback.id) : options.seedRoot;
+    const seed = comeback?.seedWorkspace ?? options.seedWorkspace;
+    const seedRoot = comeback ? comeback.seedRoot : options.seedRoot;
     const { computer, previousWorkspace, carried } = startGeneration(this.context, {
       name: this.name,
       profileId,
@@ -174,7 +167,9 @@ export class ComputerManager implements ComputerSource {
     this.context.launched(this.name, computer.generation);
     computer.emitLifecycle();
     void computer.booted
-      .then(() => (carried && computer.lifecycle === 'running' ? this.carryIn(computer, carried) : undefined))
+      .then(() =>
+        carried && computer.lifecycle === 'running' ? carryInto(computer, carried, this.log) : undefined,
+      )
       .then(() =>
         afterBootScripts(computer, this.log, (script) => this.startScript(computer, script), afterBoot),
       );
@@ -184,65 +179,22 @@ export class ComputerManager implements ComputerSource {
       lifecycle: computer.lifecycle,
       url: this.watchUrl,
       previousWorkspace,
-      ...(comeback ? { restoredFrom: comeback.id } : {}),
-      message: `${replacedSentence(replaced, previousWorkspace)}${comeback ? `Its /workspace comes back from checkpoint ${comeback.id} (${comeback.label ?? comeback.trigger}, ${comeback.createdAt}). ` : ''}The computer is booting; poll get_computer_status until lifecycle is running or error.`,
+      ...(comeback ? { restoredFrom: comeback.checkpoint.id } : {}),
+      message: `${replacedSentence(replaced, previousWorkspace)}${comeback ? comebackSentence(comeback.checkpoint) : ''}The computer is booting; poll get_computer_status until lifecycle is running or error.`,
     };
   }
 
-  /**
-   * The checkpoint a named computer with a fresh workspace boots from when no generation of it
-   * runs: its latest, if it has any (none for private computers, whose files go with their owner).
-   */
-  private latestToBootFrom(profileId: string): CheckpointInfo | null {
-    if (!this.name.startsWith('named:') || this.workspaceKept(profileId)) return null;
-    if (this.context.profiles.get(profileId).backend === 'browser') return null;
-    const { store, key } = this.checkpoints;
-    return store.latest(key);
-  }
-
-  /**
-   * The root layer a named computer booting again from checkpoint `id` gets back: the
-   * checkpoint's, when the profile runs on the image it was made over (else none, logged).
-   */
-  private comebackRoot(profileId: string, id: string): RootSeed | undefined {
-    let image: ReturnType<ComputerContext['imageOf']>;
-    try {
-      image = this.context.imageOf(this.context.profiles.get(profileId));
-    } catch {
-      return undefined; // the launch itself says what is missing
-    }
-    const { store, key } = this.checkpoints;
-    const { seed, skipped } = comebackRootSeed(store, key, id, image);
-    if (skipped)
-      this.log.add(
-        'warn',
-        'computer.restore',
-        `The root layer of checkpoint ${id} is not restored (${skipped}); the computer boots on its image's own root with its /workspace restored.`,
-      );
-    return seed;
-  }
-
-  /**
-   * Checkpoints the running computer just before a call (`trigger` approval or run_command),
-   * naming that call's audit row; null when no server computer runs (nothing to keep).
-   */
-  async checkpointBefore(
-    trigger: 'approval' | 'run_command',
-    before: { invocationId: string; tool: string; approvalId: string | null },
-    signal?: AbortSignal,
-  ): Promise<CheckpointInfo | null> {
-    const c = this.current;
-    if (c?.lifecycle !== 'running' || c.profile.backend === 'browser') return null;
-    // one checkpoint per call: an approved run_command was checkpointed by the gateway already
-    const { store, key } = this.checkpoints;
-    const latest = store.latest(key);
-    if (latest?.before?.invocationId === before.invocationId) return latest;
-    return takeCheckpoint(this, c, {
-      trigger,
-      before,
-      label: `before ${before.tool}`,
-      ...(signal ? { signal } : {}),
-    });
+  /** What a comeback reads of this computer (comeback.ts). */
+  private get comebackHost(): ComebackHost {
+    const ctx = this.context;
+    return {
+      name: this.name,
+      log: this.log,
+      checkpoints: this.checkpoints,
+      workspaceKept: (profileId) => this.workspaceKept(profileId),
+      profile: (profileId) => ctx.profiles.get(profileId),
+      imageOf: (profile) => ctx.imageOf(profile),
+    };
   }
 
   /** Whether every run_command is checkpointed first (`computer.checkpoints.before`). */
@@ -263,25 +215,6 @@ export class ComputerManager implements ComputerSource {
   /** Whether this computer's /workspace outlives its generations (a checkpoint is then restored in place only by a later version). */
   workspaceKept(profileId: string): boolean {
     return this.context.workspaceMode(this.name, this.context.profiles.get(profileId)) === 'keep';
-  }
-
-  /** Puts the replaced generation's /workspace (copied aside at launch) into `c`'s. */
-  private async carryIn(c: Generation, carried: string): Promise<void> {
-    try {
-      await restoreWorkspace(carried, c.hostWorkspace);
-      this.log.add('info', 'computer.workspace_carried', 'The previous /workspace was copied in.', {
-        generation: c.generation,
-      });
-    } catch (e) {
-      this.log.add(
-        'err',
-        'computer.workspace_carried',
-        `The previous /workspace could not be copied in: ${(e as Error).message}`,
-        {
-          generation: c.generation,
-        },
-      );
-    }
   }
 
   status(): ComputerStatus {

@@ -117,3 +117,13 @@ export function describeStatus(
     url: dockUrl,
   };
 }
+
+/** The launch answer's sentence about the checkpoint a named computer comes back from. */
+export function comebackSentence(c: {
+  id: string;
+  label: string | null;
+  trigger: string;
+  createdAt: string;
+}): string {
+  return `Its files come back from checkpoint ${c.id} (${c.label ?? c.trigger}, ${c.createdAt}). `;
+}

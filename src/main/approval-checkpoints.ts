@@ -3,6 +3,7 @@
  * the computers: the caller's computer is checkpointed only when it runs — no computer is
  * created or started for it — and the approval record is told the checkpoint's id.
  */
+import { checkpointBeforeCall } from '../computer/checkpoint-actions.js';
 import type { ComputerService } from '../computer/service.js';
 import type { Logger } from '../shared/logger.js';
 import type { ApprovalStore } from '../store/approvals.js';
@@ -31,7 +32,8 @@ export function checkpointBeforeApproved(deps: ApprovedCheckpointDeps): Checkpoi
       return null;
     }
     try {
-      const checkpoint = await manager.checkpointBefore(
+      const checkpoint = await checkpointBeforeCall(
+        manager,
         'approval',
         { invocationId, tool: tool.name, approvalId },
         caller.signal,

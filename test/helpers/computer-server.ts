@@ -60,6 +60,7 @@ export function startServer(
     logger,
   });
   const tools = new Map<string, Tool>(createComputerTools(service).map((t) => [t.name, t]));
+  let calls = 0;
   const session = (id: string, name?: string): Session => {
     const caller: CallerContext = {
       principal: OWNER,
@@ -70,7 +71,7 @@ export function startServer(
     };
     return async (tool, input = {}) => {
       const ctx: ToolContext = {
-        invocationId: `inv_${id}`,
+        invocationId: `inv_${id}_${++calls}`,
         caller,
         signal: new AbortController().signal,
         deadline: Date.now() + 600_000,

@@ -129,7 +129,8 @@ describe('forks and named computers that keep their files (bwrap)', { concurrenc
 
         const again = await launched(keeper);
         assert.equal(again.restoredFrom, stopped[0]?.id);
-        assert.match(String(again.message), /comes back from checkpoint/);
+        assert.match(String(again.message), /come back from checkpoint/);
+        assert.doesNotMatch(String(again.message), /copied into the new computer/);
         await pollUntil(
           async () =>
             (await output(
@@ -183,7 +184,12 @@ describe('forks and named computers that keep their files (bwrap)', { concurrenc
       const [beforeRm] = list;
       assert.equal(beforeRm?.trigger, 'run_command');
       assert.equal(beforeRm?.before?.tool, 'run_command');
-      assert.equal(beforeRm?.before?.invocationId, 'inv_r', 'it names the call it precedes');
+      assert.match(String(beforeRm?.before?.invocationId), /^inv_r_\d+$/, 'it names the call it precedes');
+      assert.notEqual(
+        beforeRm?.before?.invocationId,
+        list[1]?.before?.invocationId,
+        'each names its own call',
+      );
       await call('restore_checkpoint', { checkpointId: beforeRm!.id });
       await running(call, 'the restored computer');
       await pollUntil(

@@ -3,6 +3,7 @@
  * ports the computer listens on: what get_computer_status, the dock and the preview show.
  */
 
+import type { ComputerEvents } from '../events.js';
 import type { JobState } from '../jobs/job.js';
 import { portsOfProcesses } from '../jobs/listening-ports.js';
 import type { PreviewState } from '../preview/preview-state.js';
@@ -121,4 +122,32 @@ export class ServicePorts {
       this.changed(c.generation, s.jobId, s.ports);
     }
   }
+}
+
+/** What {@link followServices} tells the preview. */
+interface PreviewFollower {
+  state(): PreviewState;
+  jobEnded(generation: number, jobId: string, state: string, how: string): void;
+}
+
+/**
+ * Follows computer `name`'s services on its event bus: their ports while they run (`job.ports`
+ * events), and the preview told when the job that served it ended (not only on its next request).
+ */
+export function followServices(
+  name: string,
+  events: ComputerEvents,
+  current: () => Generation | null,
+  preview: PreviewFollower,
+): void {
+  const ports = new ServicePorts(current, (generation, jobId, open) =>
+    events.emit({ type: 'job.ports', computer: name, generation, jobId, ports: open }),
+  );
+  events.on((e) => {
+    if (e.computer !== name) return;
+    if (e.type === 'job.started') ports.wake();
+    if (e.type !== 'job.exited') return;
+    const ended = jobEndedServing(current(), e.jobId, preview.state());
+    if (ended) preview.jobEnded(e.generation, e.jobId, ended.state, ended.how);
+  });
 }

@@ -172,7 +172,7 @@ export function startGeneration(
   );
   const previousWorkspace: PreviousWorkspace = !previous
     ? 'none'
-    : carried
+    : carried && !req.seedWorkspace
       ? 'carried'
       : freshBefore
         ? 'deleted'

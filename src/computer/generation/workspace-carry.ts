@@ -15,6 +15,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PaddockError } from '../../shared/errors.js';
+import type { ComputerLog } from '../logs.js';
 
 /** Where the carried workspace of a generation lives, inside its own host directory. */
 export function carriedWorkspaceDir(generationDir: string): string {
@@ -78,4 +79,25 @@ export function copyWorkspace(from: string, to: string, signal?: AbortSignal): P
 export async function restoreWorkspace(carried: string, workspace: string): Promise<void> {
   await copyWorkspace(`${carried}/.`, workspace);
   await rm(carried, { recursive: true, force: true });
+}
+
+/** Puts the replaced generation's /workspace (copied aside at launch) into `c`'s, logging how it went. */
+export async function carryInto(
+  c: { generation: number; hostWorkspace: string },
+  carried: string,
+  log: ComputerLog,
+): Promise<void> {
+  try {
+    await restoreWorkspace(carried, c.hostWorkspace);
+    log.add('info', 'computer.workspace_carried', 'The previous /workspace was copied in.', {
+      generation: c.generation,
+    });
+  } catch (e) {
+    log.add(
+      'err',
+      'computer.workspace_carried',
+      `The previous /workspace could not be copied in: ${(e as Error).message}`,
+      { generation: c.generation },
+    );
+  }
 }

@@ -1,8 +1,10 @@
 /**
  * run_command, read_job, cancel_job.
  */
+
 import { s } from '../../tools/schema.js';
 import type { Tool } from '../../tools/tool.js';
+import { checkpointBeforeCall } from '../checkpoint-actions.js';
 import type { ComputerSource } from '../manager.js';
 import { computerTool, guestPathProperty, inputObject, requestIdProperty, structured } from './common.js';
 
@@ -72,7 +74,8 @@ export function jobTools(computers: ComputerSource): Tool[] {
         // computer.checkpoints.before: [run_command] makes every command undoable
         if (manager.checkpointsBeforeRunCommand) {
           await manager.requireRunning(ctx.signal);
-          await manager.checkpointBefore(
+          await checkpointBeforeCall(
+            manager,
             'run_command',
             { invocationId: ctx.invocationId, tool: 'run_command', approvalId: null },
             ctx.signal,
