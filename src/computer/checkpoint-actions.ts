@@ -1,9 +1,9 @@
 /**
  * What a computer does with its checkpoints (the store is checkpoints/store.ts): take one of the
  * running generation, restore one as a new generation, fork one into another named computer,
- * the automatic ones (before a call a person approved, before a restore, when a named computer
- * stops, optionally before every run_command), and bringing a named computer back from its
- * latest checkpoint when it boots again after a stop, a crash or a restart.
+ * and the automatic ones (before a call a person approved, before a restore, when a named
+ * computer stops, optionally before every run_command). A named computer booting again from its
+ * latest checkpoint is comeback.ts.
  */
 import { existsSync } from 'node:fs';
 import { PaddockError } from '../shared/errors.js';
