@@ -384,6 +384,7 @@ export class ComputerManager implements ComputerSource {
     if (!this.alone) throw new Error('a computer of a ComputerService is closed by the service');
     this.context.close();
     await this.stop(new PaddockError('NOT_RUNNING', 'The server is shutting down.'));
+    this.context.checkpoints.close();
     await this.context.drainPool();
     await this.context.backend.dispose();
   }

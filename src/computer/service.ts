@@ -266,6 +266,7 @@ export class ComputerService {
     const reason = new PaddockError('NOT_RUNNING', 'The server is shutting down.');
     await Promise.all([...this.managers.values()].map((m) => m.stop(reason)));
     this.managers.clear();
+    this.context.checkpoints.close();
     await this.context.drainPool();
     await this.options.backend.dispose();
   }

@@ -20,6 +20,8 @@ import {
 import { join } from 'node:path';
 import type { Tree } from './types.js';
 
+/** Trees remembered at most (a few KiB each); past it the memory starts over. */
+const MAX_REMEMBERED_TREES = 20_000;
 /** Files up to this size are read whole; larger ones stream through in chunks of it. */
 const CHUNK_BYTES = 1024 * 1024;
 
@@ -34,6 +36,8 @@ export interface Stored {
 /** The objects of one computer's checkpoints. */
 export class ObjectStore {
   private readonly buf = Buffer.allocUnsafe(CHUNK_BYTES + 1);
+  /** Trees read or written lately, by hash: the next walk reads its previous trees from here. */
+  private readonly trees = new Map<string, { tree: Tree; size: number }>();
 
   constructor(
     readonly objectsDir: string,
@@ -115,12 +119,43 @@ export class ObjectStore {
 
   /** Stores a tree; its bytes are canonical JSON, so equal trees are one object. */
   putTree(tree: Tree): Stored {
-    return this.putBytes(Buffer.from(JSON.stringify(tree)));
+    const bytes = Buffer.from(JSON.stringify(tree));
+    const stored = this.putBytes(bytes);
+    this.remember(stored.hash, tree, bytes.length);
+    return stored;
   }
 
-  /** Reads tree `hash`. */
+  /**
+   * Tree `hash` as stored, when this store remembers it (read or written lately, so on disk):
+   * what a walk uses for a directory whose entries did not change. Null when not remembered.
+   */
+  knownTree(hash: string): Stored | null {
+    const size = this.trees.get(hash)?.size;
+    return size === undefined ? null : { hash, size, added: 0 };
+  }
+
+  /**
+   * Reads tree `hash` (from the trees this store read or wrote lately, else from disk). A tree is
+   * never changed under its hash, so a remembered one is the object's content; callers must not
+   * change what they get.
+   */
   readTree(hash: string): Tree {
-    return JSON.parse(readFileSync(this.pathOf(hash), 'utf8')) as Tree;
+    const known = this.trees.get(hash);
+    if (known) return known.tree;
+    const bytes = readFileSync(this.pathOf(hash));
+    const tree = JSON.parse(bytes.toString('utf8')) as Tree;
+    this.remember(hash, tree, bytes.length);
+    return tree;
+  }
+
+  /** Forgets the remembered trees (before a collection removes objects). */
+  forgetTrees(): void {
+    this.trees.clear();
+  }
+
+  private remember(hash: string, tree: Tree, size: number): void {
+    if (this.trees.size >= MAX_REMEMBERED_TREES) this.trees.clear();
+    this.trees.set(hash, { tree, size });
   }
 
   /** A fresh name in the temporary directory (removed by garbage collection if left behind). */

@@ -208,7 +208,10 @@ export function snapshotTree(root: number, opts: SnapshotOptions): SnapshotResul
         else counts.skipped++;
         if (entry) entries.push(entry);
       }
-      const stored = objects.putTree({ entries });
+      // a directory whose entries all stayed as they were is the previous tree, not stored again
+      const unchanged =
+        prev && prevTree && sameEntries(entries, prev.entries) ? objects.knownTree(prevTree) : null;
+      const stored = unchanged ?? objects.putTree({ entries });
       counts.addedBytes += stored.added;
       account(stored.hash, stored.size);
       return {
@@ -224,4 +227,17 @@ export function snapshotTree(root: number, opts: SnapshotOptions): SnapshotResul
 
   const rootEntry = walk(root, '', fstatSync(root, { bigint: true }), '', opts.previous);
   return { root: rootEntry, ...counts, heldBytes: ownBytes };
+}
+
+/** Whether two lists of entries say the same, entry by entry (every field of an entry is a primitive). */
+function sameEntries(a: TreeEntry[], b: TreeEntry[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as unknown as Record<string, unknown>;
+    const y = b[i] as unknown as Record<string, unknown>;
+    const keys = Object.keys(x);
+    if (keys.length !== Object.keys(y).length) return false;
+    for (const k of keys) if (x[k] !== y[k]) return false;
+  }
+  return true;
 }

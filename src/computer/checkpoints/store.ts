@@ -32,7 +32,7 @@ import {
   type Retention,
   type RootLayer,
 } from './types.js';
-import { inWorker, type SnapshotRequest } from './worker-protocol.js';
+import { CheckpointWorkers, type SnapshotRequest } from './worker-protocol.js';
 
 const ID_PATTERN = /^ck_[0-9a-z]{9}[A-Za-z0-9_-]{11}$/;
 
@@ -65,6 +65,8 @@ export interface CreateOptions {
 /** Checkpoints of directory trees, kept per computer with retention and garbage collection. */
 export class CheckpointStore {
   private readonly lock = new KeyedLock();
+  /** A worker thread per computer's store, kept between requests (their tree caches). */
+  private readonly workers = new CheckpointWorkers();
 
   constructor(private readonly opts: CheckpointStoreOptions) {}
 
@@ -87,7 +89,7 @@ export class CheckpointStore {
       if (stale || (await readdir(join(dir, 'tmp'))).length > 0) await this.collectIn(dir, earlier);
       const last = earlier.at(-1) ?? null;
       const walk = (from: string, previous: string | null, extra: Partial<SnapshotRequest> = {}) =>
-        inWorker<SnapshotResult>(
+        this.workers.run<SnapshotResult>(
           {
             ...this.where(dir),
             op: 'snapshot',
@@ -156,6 +158,11 @@ export class CheckpointStore {
       await this.retain(dir, [...earlier, manifest], usage, new Set(o.keep ?? []));
       return infoOf(manifest);
     });
+  }
+
+  /** Ends the worker threads (after the last checkpoint of a shutdown; a later request starts one again). */
+  close(): void {
+    this.workers.close();
   }
 
   /** `computer`'s checkpoints, newest first. */
@@ -227,7 +234,7 @@ export class CheckpointStore {
           { checkpointId: id },
         );
       const root = o.layer === 'root' ? (m.rootLayer as RootLayer).root : m.root;
-      await inWorker({ ...this.where(dir), op: 'restore', root, dest });
+      await this.workers.run({ ...this.where(dir), op: 'restore', root, dest });
     });
   }
 
@@ -304,7 +311,7 @@ export class CheckpointStore {
   }
 
   private async collectIn(dir: string, manifests: Manifest[]): Promise<GcResult> {
-    const result = await inWorker<GcResult>({ ...this.where(dir), op: 'collect', manifests });
+    const result = await this.workers.run<GcResult>({ ...this.where(dir), op: 'collect', manifests });
     await this.writeAtomically(dir, 'usage.json', JSON.stringify({ bytes: result.keptBytes }));
     return result;
   }
