@@ -38,6 +38,7 @@ export class ObjectStore {
   private readonly buf = Buffer.allocUnsafe(CHUNK_BYTES + 1);
   /** Trees read or written lately, by hash: the next walk reads its previous trees from here. */
   private readonly trees = new Map<string, { tree: Tree; size: number }>();
+  private prepared = false;
 
   constructor(
     readonly objectsDir: string,
@@ -46,6 +47,9 @@ export class ObjectStore {
 
   /** Makes the 256 prefix directories (once per store). */
   prepare(): void {
+    // a worker keeps its store between requests: once made (and still there), the directories stay
+    if (this.prepared && existsSync(join(this.objectsDir, 'ff')) && existsSync(this.tmpDir)) return;
+    this.prepared = true;
     for (let i = 0; i < 256; i++)
       mkdirSync(join(this.objectsDir, i.toString(16).padStart(2, '0')), { recursive: true, mode: 0o700 });
     mkdirSync(this.tmpDir, { recursive: true, mode: 0o700 });

@@ -154,7 +154,8 @@ export class CheckpointStore {
       if (this.opts.durable !== false) await promisify(execFile)('sync', ['-f', join(dir, 'objects')]);
       await this.writeAtomically(dir, join('manifests', `${manifest.id}.json`), JSON.stringify(manifest));
       const usage = (await this.usage(dir)) + manifest.addedBytes;
-      await this.writeAtomically(dir, 'usage.json', JSON.stringify({ bytes: usage }));
+      // usage.json is a hint (exact after a collection, and a crash leads to one): renamed, not flushed
+      await this.writeAtomically(dir, 'usage.json', JSON.stringify({ bytes: usage }), false);
       await this.retain(dir, [...earlier, manifest], usage, new Set(o.keep ?? []));
       return infoOf(manifest);
     });
@@ -312,7 +313,7 @@ export class CheckpointStore {
 
   private async collectIn(dir: string, manifests: Manifest[]): Promise<GcResult> {
     const result = await this.workers.run<GcResult>({ ...this.where(dir), op: 'collect', manifests });
-    await this.writeAtomically(dir, 'usage.json', JSON.stringify({ bytes: result.keptBytes }));
+    await this.writeAtomically(dir, 'usage.json', JSON.stringify({ bytes: result.keptBytes }), false);
     return result;
   }
 
@@ -336,17 +337,18 @@ export class CheckpointStore {
     while (bytes > maxBytes && (await dropOldest())) bytes = (await this.collectIn(dir, live)).keptBytes;
   }
 
-  /** Writes `rel` under `dir` through a flushed temporary file and a rename. */
-  private async writeAtomically(dir: string, rel: string, text: string): Promise<void> {
+  /** Writes `rel` under `dir` through a temporary file and a rename, flushed (file and directory) unless `flush` is false. */
+  private async writeAtomically(dir: string, rel: string, text: string, flush = true): Promise<void> {
     const tmp = join(dir, 'tmp', `${process.pid}.${rel.replaceAll('/', '_')}`);
     const h = await open(tmp, 'w', 0o600);
     try {
       await h.writeFile(text);
-      await h.sync();
+      if (flush) await h.sync();
     } finally {
       await h.close();
     }
     await rename(tmp, join(dir, rel));
+    if (!flush) return;
     const d = await open(join(dir, rel, '..'), 'r');
     try {
       await d.sync();
