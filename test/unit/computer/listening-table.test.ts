@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { ListeningTable } from '../../../src/computer/jobs/listening-ports.js';
 import { pollUntil } from '../../helpers/poll.js';
 
@@ -29,38 +29,33 @@ function listenerInOwnNetns(port: number): ChildProcess {
 describe('the listening table of a computer', {
   skip: isRoot ? false : 'network namespaces need root',
 }, () => {
-  it('answers from one read per interval, and a listener gone shows once the interval passed', async (t) => {
-    const child = listenerInOwnNetns(8123);
+  /** A table over a listener on `port` at clock 0, read once, then the listener killed. */
+  async function tableOfKilledListener(t: TestContext, port: number) {
+    const child = listenerInOwnNetns(port);
     t.after(() => child.kill('SIGKILL'));
     await new Promise((r) => child.stdout?.once('data', r));
-    let clock = 0;
+    const clock = { now: 0 };
     const table = new ListeningTable(
       () => child.pid ?? null,
       1000,
-      () => clock,
+      () => clock.now,
     );
-    assert.deepEqual(table.ports(), [8123]);
+    assert.deepEqual(table.ports(), [port]);
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
+    return { table, clock };
+  }
+
+  it('answers from one read per interval, and a listener gone shows once the interval passed', async (t) => {
+    const { table, clock } = await tableOfKilledListener(t, 8123);
     assert.deepEqual(table.ports(), [8123], 'the same interval answers from the same read');
-    clock = 1000;
+    clock.now = 1000;
     await pollUntil(() => table.ports().length === 0, 'the gone listener to leave the table');
   });
 
   it('a read older than four intervals is never answered: the table is read again at once', async (t) => {
-    const child = listenerInOwnNetns(8124);
-    t.after(() => child.kill('SIGKILL'));
-    await new Promise((r) => child.stdout?.once('data', r));
-    let clock = 0;
-    const table = new ListeningTable(
-      () => child.pid ?? null,
-      1000,
-      () => clock,
-    );
-    assert.deepEqual(table.ports(), [8124]);
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
-    clock = 4000;
+    const { table, clock } = await tableOfKilledListener(t, 8124);
+    clock.now = 4000;
     assert.deepEqual(table.ports(), [], 'an old read is not served while a new one is made');
   });
 
