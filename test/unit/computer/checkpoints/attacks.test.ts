@@ -1,43 +1,10 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { PaddockError } from '../../../../src/shared/errors.js';
 import { pollUntil } from '../../../helpers/poll.js';
-import { scratch, storeHolds } from './tree-fixture.js';
-
-/** Runs `source` in a separate Node process (a real concurrent attacker or writer). */
-function startNode(source: string, args: string[]): ChildProcess {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', source, ...args], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
-}
-
-const SWAPPER = `
-import { renameSync, symlinkSync, unlinkSync } from 'node:fs';
-const [src, outside] = process.argv.slice(1);
-const pause = () => new Promise((r) => setImmediate(r));
-for (;;) {
-  renameSync(src + '/d', src + '/d.real');
-  symlinkSync(outside, src + '/d');
-  renameSync(src + '/x', src + '/x.real');
-  symlinkSync(outside + '/f', src + '/x');
-  await pause();
-  unlinkSync(src + '/d');
-  renameSync(src + '/d.real', src + '/d');
-  unlinkSync(src + '/x');
-  renameSync(src + '/x.real', src + '/x');
-  await pause();
-}`;
+import { scratch, startNode, startSwapper, stop, storeHolds } from './tree-fixture.js';
 
 const WRITER = `
 import { openSync, writeSync } from 'node:fs';
@@ -70,7 +37,7 @@ describe('checkpoint store under attack', () => {
     writeFileSync(join(outside, 'sub', 'g'), 'HOST SECRET');
     for (let i = 0; i < 50; i++) writeFileSync(join(src, 'd', `f${i}`), `inside ${i}`);
     writeFileSync(join(src, 'x'), 'inside x');
-    const swapper = startNode(SWAPPER, [src, outside]);
+    const swapper = startSwapper(src, outside);
     try {
       const ids: string[] = [];
       // a file the swapper renames over and over may keep changing through every try: that

@@ -6,7 +6,7 @@
  * made in a mount namespace of their own, by `unshare`). Needs root, overlayfs and the attr tools.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { PaddockError } from '../../../../src/shared/errors.js';
 import { describeLayer, opaqueOf, skipReason } from './layer-fixture.js';
-import { scratch, storeHolds } from './tree-fixture.js';
+import { scratch, startSwapper, stop, storeHolds } from './tree-fixture.js';
 
 const IMAGE = { name: 'test-image', layers: ['top', 'abc'] };
 const ROOT_ID = 640_000_000;
@@ -201,34 +201,3 @@ describe('checkpoints of a root layer', { skip: skipReason() }, () => {
     }
   });
 });
-
-const SWAPPER = `
-import { renameSync, symlinkSync, unlinkSync } from 'node:fs';
-const [src, outside] = process.argv.slice(1);
-const pause = () => new Promise((r) => setImmediate(r));
-for (;;) {
-  renameSync(src + '/d', src + '/d.real');
-  symlinkSync(outside, src + '/d');
-  renameSync(src + '/x', src + '/x.real');
-  symlinkSync(outside + '/f', src + '/x');
-  await pause();
-  unlinkSync(src + '/d');
-  renameSync(src + '/d.real', src + '/d');
-  unlinkSync(src + '/x');
-  renameSync(src + '/x.real', src + '/x');
-  await pause();
-}`;
-
-/** Swaps `d` and `x` of `src` for symlinks into `outside` and back, without pause, in another process. */
-function startSwapper(src: string, outside: string): ChildProcess {
-  return spawn(process.execPath, ['--input-type=module', '-e', SWAPPER, src, outside], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
-}

@@ -2,6 +2,7 @@
  * Helpers of the checkpoint tests: a fresh data directory and a description of a tree as the
  * kernel reports it (lstat, never following a link), to compare a restored tree with its source.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,4 +60,41 @@ export function storeHolds(dir: string, text: string): boolean {
     if (e.isFile() && readFileSync(join(e.parentPath, e.name)).includes(text)) return true;
   }
   return false;
+}
+
+/** Runs `source` in a separate Node process (a real concurrent attacker or writer). */
+export function startNode(source: string, args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--input-type=module', '-e', source, ...args], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+/** Kills a process started by {@link startNode} and waits until it is gone. */
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+const SWAPPER = `
+import { renameSync, symlinkSync, unlinkSync } from 'node:fs';
+const [src, outside] = process.argv.slice(1);
+const pause = () => new Promise((r) => setImmediate(r));
+for (;;) {
+  renameSync(src + '/d', src + '/d.real');
+  symlinkSync(outside, src + '/d');
+  renameSync(src + '/x', src + '/x.real');
+  symlinkSync(outside + '/f', src + '/x');
+  await pause();
+  unlinkSync(src + '/d');
+  renameSync(src + '/d.real', src + '/d');
+  unlinkSync(src + '/x');
+  renameSync(src + '/x.real', src + '/x');
+  await pause();
+}`;
+
+/** Swaps `d` and `x` of `src` for symlinks into `outside` and back, over and over, in another process. */
+export function startSwapper(src: string, outside: string): ChildProcess {
+  return startNode(SWAPPER, [src, outside]);
 }
