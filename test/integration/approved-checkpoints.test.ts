@@ -45,7 +45,7 @@ async function tree(client: Client, dir: string): Promise<string> {
     if (e.type === 'file') {
       const hash = createHash('sha256');
       for (let offset = 0, eof = false; !eof; ) {
-        const r = await answer(client, 'read_file', {
+        const r = await callOk(client, 'read_file', {
           path: e.path,
           encoding: 'base64',
           offset,
@@ -92,18 +92,6 @@ interface CheckpointJson {
   id: string;
   trigger: string;
   before: { invocationId: string; tool: string; approvalId: string | null } | null;
-}
-
-/** The structured answer of a tool, or its text parsed as JSON when it answers with text only. */
-async function answer(
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
-  const r = await client.callTool({ name, arguments: args });
-  assert.notEqual(r.isError, true, `${name}: ${JSON.stringify(r.content)}`);
-  if (r.structuredContent) return r.structuredContent as Record<string, unknown>;
-  return JSON.parse((r.content as { text: string }[])[0]!.text) as Record<string, unknown>;
 }
 
 async function cli(project: TempProject, args: string[]): Promise<string> {
