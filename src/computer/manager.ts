@@ -9,7 +9,7 @@ import { PaddockError } from '../shared/errors.js';
 import type { CallerContext } from '../tools/tool.js';
 import { checkpointOnStop } from './checkpoint-actions.js';
 import type { CheckpointStore } from './checkpoints/store.js';
-import type { CheckpointInfo, RootSeed } from './checkpoints/types.js';
+import type { RootSeed } from './checkpoints/types.js';
 import { type ComebackHost, comebackOf } from './comeback.js';
 import type { Generation } from './generation/generation.js';
 import { followServices, listeningPortsOf, servicesOf } from './generation/services.js';
